@@ -1,0 +1,65 @@
+//! `sramfit`: the command-line front end of the sramfit planner.
+//!
+//! Each subcommand lives in its own module and exposes `run(args) -> Result<(), CliError>`.
+
+mod plan_cmd;
+
+use std::fmt;
+use std::process::ExitCode;
+
+/// Top-level usage text.
+const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]   plan a MiniMalloc CSV instance";
+
+/// A failed command: the message to print and the process exit code.
+pub struct CliError {
+    /// Exit code: 2 for bad usage or bad input, 1 for other failures.
+    pub code: u8,
+    /// One-line message, printed to stderr after `sramfit: `.
+    pub message: String,
+}
+
+impl CliError {
+    /// Bad usage or bad input (exit code 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            code: 2,
+            message: message.into(),
+        }
+    }
+
+    /// Any other failure, such as an unwritable output file (exit code 1).
+    pub fn failure(message: impl Into<String>) -> Self {
+        CliError {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let result = match args.next().as_deref() {
+        Some("plan") => plan_cmd::run(args.collect()),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(CliError::usage(format!(
+            "unknown command `{other}`\n{USAGE}"
+        ))),
+        None => Err(CliError::usage(USAGE)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sramfit: {e}");
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The `sramfit::model!` procedural macro: a thin shell over `sramfit-planner-core`.
+//!
+//! It parses the macro input, resolves the model path, calls the planner core, and turns every
+//! failure — including a panic inside a dependency — into a `compile_error!` spanned on the macro
+//! argument responsible. No planning logic lives here.
+
+mod input;
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+use proc_macro::TokenStream;
+use proc_macro2::Span;
+use quote::quote;
+use sramfit_planner_core::budget;
+use sramfit_planner_core::codegen::{self, CodegenOptions};
+use sramfit_planner_core::compile::{self, ModelSpec, Program};
+use sramfit_planner_core::error::{Argument, CompileError};
+use sramfit_planner_core::import::InputShape;
+
+use input::{Budget, ModelInput};
+
+/// Compiles an ONNX model into a module with a statically planned, allocation-free `run` function.
+///
+/// ```ignore
+/// sramfit::model! {
+///     /// Keyword spotting, 12 classes.
+///     pub mod kws {
+///         path: "models/kws.onnx",     // relative to the crate's Cargo.toml
+///         sram: 64 KiB,                // arena budget: bytes, KiB, MiB, kB, MB, or a const expression
+///         flash: 256 KiB,              // optional weight budget
+///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions
+///     }
+/// }
+/// ```
+///
+/// The module contains `ARENA_BYTES`, `LOWER_BOUND_BYTES`, `NAIVE_BYTES`, `WEIGHT_BYTES`,
+/// `INPUT_SHAPES`, `OUTPUT_SHAPES`, `struct Arena`, and `run`, `run_in`, `run_dyn`, `run_dyn_in`.
+/// A model that does not fit `sram` fails the build with the bytes needed, the lower bound, the peak
+/// step and what to change.
+#[proc_macro]
+pub fn model(input: TokenStream) -> TokenStream {
+    let parsed = syn::parse_macro_input!(input as ModelInput);
+    expand(&parsed).unwrap_or_else(|e| e.to_compile_error()).into()
+}
+
+fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
+    let path = resolve(&m.path.value());
+    let spec = ModelSpec {
+        path: path.clone(),
+        inputs: m
+            .inputs
+            .iter()
+            .flat_map(|(_, entries)| entries)
+            .map(|e| InputShape { name: e.name.value(), dims: e.dims.clone() })
+            .collect(),
+    };
+    let program = catch_panics(&m.path.value(), || compile::compile_model(&spec))
+        .map_err(|e| syn::Error::new(span_for(m, e.argument()), message(&e, &m.path.value())))?;
+    if let Some(Budget::Bytes { bytes, span }) = &m.sram {
+        if program.plan.arena_bytes > *bytes {
+            return Err(syn::Error::new(*span, budget::sram_overflow_report(&program, *bytes)));
+        }
+    }
+    if let Some(Budget::Bytes { bytes, span }) = &m.flash {
+        let w = program.weights.bytes.len() as u64;
+        if w > *bytes {
+            return Err(syn::Error::new(
+                *span,
+                format!("the model's weights need {w} bytes of flash, but the `flash` budget is {bytes} bytes: {} bytes over", w - bytes),
+            ));
+        }
+    }
+    let options = CodegenOptions {
+        sram_budget: m.sram.as_ref().map(budget_tokens),
+        flash_budget: m.flash.as_ref().map(budget_tokens),
+        weights_file: write_weights(&program, &m.name.to_string()),
+        track_file: Some(path),
+    };
+    let items = codegen::emit(&program, &options);
+    let (attrs, vis, name) = (&m.attrs, &m.vis, &m.name);
+    Ok(quote! {
+        #(#attrs)*
+        #vis mod #name {
+            #items
+        }
+    })
+}
+
+/// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`.
+fn resolve(given: &str) -> PathBuf {
+    let p = Path::new(given);
+    if p.is_absolute() {
+        return p.to_owned();
+    }
+    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default().join(p)
+}
+
+/// Runs `f`, turning a panic in a dependency into an error naming the model file.
+fn catch_panics(
+    path: &str,
+    f: impl FnOnce() -> Result<Program, CompileError>,
+) -> Result<Program, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(CompileError::InvalidModel { path: path.into(), message: format!("the ONNX loader panicked: {what}") })
+    })
+}
+
+/// The error text, with paths as the user wrote them (not absolute, so messages are stable).
+fn message(e: &CompileError, given: &str) -> String {
+    let with_given = match e {
+        CompileError::NotFound { .. } => CompileError::NotFound { path: given.into() },
+        CompileError::NotAFile { .. } => CompileError::NotAFile { path: given.into() },
+        CompileError::Io { message, .. } => CompileError::Io { path: given.into(), message: message.clone() },
+        CompileError::InvalidModel { message, .. } => {
+            CompileError::InvalidModel { path: given.into(), message: message.clone() }
+        }
+        other => other.clone(),
+    };
+    with_given.to_string()
+}
+
+fn span_for(m: &ModelInput, arg: Argument) -> Span {
+    match arg {
+        Argument::Path => m.path.span(),
+        Argument::Inputs => m.inputs.as_ref().map_or(m.path.span(), |(s, _)| *s),
+        Argument::Sram => m.sram.as_ref().map_or(m.name.span(), Budget::span),
+        Argument::Flash => m.flash.as_ref().map_or(m.name.span(), Budget::span),
+    }
+}
+
+fn budget_tokens(b: &Budget) -> proc_macro2::TokenStream {
+    match b {
+        Budget::Bytes { bytes, .. } => {
+            let n = *bytes as usize;
+            quote!(#n)
+        }
+        Budget::Expr(e) => quote!(#e),
+    }
+}
+
+/// Writes the weight blob into `OUT_DIR` (when the user's crate has a build script) so that it can
+/// be embedded with `include_bytes!`, which compiles much faster than a literal for large models.
+fn write_weights(p: &Program, module: &str) -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("OUT_DIR")?);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    p.weights.bytes.hash(&mut h);
+    let file = dir.join(format!("sramfit-{module}-{:016x}.bin", h.finish()));
+    if std::fs::metadata(&file).map(|m| m.len()).ok() != Some(p.weights.bytes.len() as u64) {
+        std::fs::write(&file, &p.weights.bytes).ok()?;
+    }
+    Some(file)
+}

@@ -1,0 +1,168 @@
+//! One kernel call per schedule step.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::params::{self, f32_expr, slice_expr};
+use super::Access;
+use crate::ir::{Binary, Node, Op, Reducer, Unary};
+
+/// The statements of one step: slice bindings, then the kernel call. Empty for views.
+pub fn step(node: &Node, step: usize, access: &Access) -> TokenStream {
+    let out = &access.tensors[node.output];
+    let read = |i: usize| access.read(node.inputs[i], step);
+    let y = access.write(node.output, step);
+    match &node.op {
+        Op::View => TokenStream::new(),
+        Op::Conv(p) => {
+            let (x, w) = (read(0), read(1));
+            let bias = optional(node, 2, access, step);
+            let scratch = match access.scratch(step) {
+                Some(s) => s,
+                None => quote!(&mut []),
+            };
+            let p = params::conv2d(p);
+            quote!(::sramfit::kernels::conv2d(&#p, #x, #w, #bias, #y, #scratch);)
+        }
+        Op::MatMul(p) => {
+            let (a, b) = (read(0), read(1));
+            let bias = optional(node, 2, access, step);
+            let p = params::matmul(p);
+            quote!(::sramfit::kernels::matmul(&#p, #a, #b, #bias, #y);)
+        }
+        Op::Unary(u) => unary(*u, read(0), y),
+        Op::Binary { kind, a_strides, b_strides } => {
+            let f = format_ident!("{}", binary_name(*kind));
+            let (shape, sa, sb) = (slice_expr(&out.shape), slice_expr(a_strides), slice_expr(b_strides));
+            let (a, b) = (read(0), read(1));
+            quote!(::sramfit::kernels::#f(
+                &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #sb },
+                #a, #b, #y);)
+        }
+        Op::MaxPool(p) => {
+            let (p, x) = (params::pool2d(p), read(0));
+            quote!(::sramfit::kernels::max_pool2d(&#p, #x, #y);)
+        }
+        Op::AvgPool(p) => {
+            let (p, x) = (params::pool2d(p), read(0));
+            quote!(::sramfit::kernels::avg_pool2d(&#p, #x, #y);)
+        }
+        Op::Reduce { kind, out_in_strides, red_shape, red_strides } => {
+            let f = format_ident!("{}", reduce_name(*kind));
+            let (shape, os, rs, rst) =
+                (slice_expr(&out.shape), slice_expr(out_in_strides), slice_expr(red_shape), slice_expr(red_strides));
+            let x = read(0);
+            quote!(::sramfit::kernels::#f(
+                &::sramfit::kernels::Reduce { out_shape: #shape, out_in_strides: #os, red_shape: #rs, red_strides: #rst },
+                #x, #y);)
+        }
+        Op::Softmax { log, outer, axis_len, inner } => {
+            let f = if *log { quote!(log_softmax) } else { quote!(softmax) };
+            let x = read(0);
+            quote!(::sramfit::kernels::#f(#x, #y, #outer, #axis_len, #inner);)
+        }
+        Op::Copy(copies) => {
+            let calls = copies.iter().map(|c| {
+                let x = read(c.input);
+                let y = access.write(node.output, step);
+                let (shape, so, ss, d_o, ds) = (
+                    slice_expr(&c.shape),
+                    c.src_offset,
+                    slice_expr(&c.src_strides),
+                    c.dst_offset,
+                    slice_expr(&c.dst_strides),
+                );
+                quote!(::sramfit::kernels::copy_strided(
+                    &::sramfit::kernels::Strided { shape: #shape, src_offset: #so, src_strides: #ss, dst_offset: #d_o, dst_strides: #ds },
+                    #x, #y);)
+            });
+            quote!(#(#calls)*)
+        }
+        Op::Pad { pads_begin, mode } => {
+            let in_shape = &access.tensors[node.inputs[0]].shape;
+            let (is, pb, os, mode) =
+                (slice_expr(in_shape), slice_expr(pads_begin), slice_expr(&out.shape), params::pad_mode(*mode));
+            let x = read(0);
+            quote!(::sramfit::kernels::pad(
+                &::sramfit::kernels::Pad { in_shape: #is, pads_begin: #pb, out_shape: #os, mode: #mode },
+                #x, #y);)
+        }
+    }
+}
+
+/// `Some(slice)` for input `i` when the node has it, else `None`.
+fn optional(node: &Node, i: usize, access: &Access, step: usize) -> TokenStream {
+    match node.inputs.get(i) {
+        Some(&t) => {
+            let s = access.read(t, step);
+            quote!(Some(#s))
+        }
+        None => quote!(None),
+    }
+}
+
+fn unary(u: Unary, x: TokenStream, y: TokenStream) -> TokenStream {
+    let simple = |name: &str| {
+        let f = format_ident!("{name}");
+        quote!(::sramfit::kernels::#f(#x, #y);)
+    };
+    match u {
+        Unary::Relu => simple("relu"),
+        Unary::Sigmoid => simple("sigmoid"),
+        Unary::Tanh => simple("tanh"),
+        Unary::Exp => simple("exp"),
+        Unary::Ln => simple("ln"),
+        Unary::Sqrt => simple("sqrt"),
+        Unary::Rsqrt => simple("rsqrt"),
+        Unary::Reciprocal => simple("reciprocal"),
+        Unary::Abs => simple("abs"),
+        Unary::Neg => simple("neg"),
+        Unary::Square => simple("square"),
+        Unary::Erf => simple("erf"),
+        Unary::Floor => simple("floor"),
+        Unary::Ceil => simple("ceil"),
+        Unary::Round => simple("round"),
+        Unary::Sin => simple("sin"),
+        Unary::Cos => simple("cos"),
+        Unary::Softplus => simple("softplus"),
+        Unary::Softsign => simple("softsign"),
+        Unary::HardSwish => simple("hard_swish"),
+        Unary::Silu => simple("silu"),
+        Unary::Gelu => simple("gelu"),
+        Unary::Clip { min, max } => {
+            let (min, max) = (f32_expr(min), f32_expr(max));
+            quote!(::sramfit::kernels::clip(#x, #y, #min, #max);)
+        }
+        Unary::LeakyRelu { alpha } => {
+            let alpha = f32_expr(alpha);
+            quote!(::sramfit::kernels::leaky_relu(#x, #y, #alpha);)
+        }
+        Unary::PowScalar { exponent } => {
+            let e = f32_expr(exponent);
+            quote!(::sramfit::kernels::pow_scalar(#x, #y, #e);)
+        }
+    }
+}
+
+fn binary_name(b: Binary) -> &'static str {
+    match b {
+        Binary::Add => "add",
+        Binary::Sub => "sub",
+        Binary::Mul => "mul",
+        Binary::Div => "div",
+        Binary::Max => "max",
+        Binary::Min => "min",
+        Binary::Pow => "pow",
+    }
+}
+
+fn reduce_name(r: Reducer) -> &'static str {
+    match r {
+        Reducer::Sum => "reduce_sum",
+        Reducer::Mean => "reduce_mean",
+        Reducer::Max => "reduce_max",
+        Reducer::Min => "reduce_min",
+        Reducer::Prod => "reduce_prod",
+        Reducer::SumSquare => "reduce_sum_square",
+    }
+}

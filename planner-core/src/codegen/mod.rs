@@ -1,0 +1,264 @@
+//! Code generation: a planned, verified [`Program`] becomes the items of the user's model module,
+//! as a `proc_macro2::TokenStream`.
+//!
+//! The emitted code is straight-line: one block per schedule step, each calling one `runtime-min`
+//! kernel on slices at constant offsets of the arena, of the caller's buffers, or of the weight blob.
+//! Arena slices are built with `unsafe`; every step's doc comment states the verified plan fact that
+//! makes those slices sound.
+
+mod docs;
+mod kernels;
+mod names;
+mod params;
+pub mod weights;
+
+use std::path::PathBuf;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::compile::Program;
+use crate::liveness::Storage;
+
+/// Choices the caller of the generator makes.
+#[derive(Clone, Debug, Default)]
+pub struct CodegenOptions {
+    /// The SRAM budget as a Rust expression of type `usize`, checked against `ARENA_BYTES` by a
+    /// const assertion (it may be a constant the generator cannot evaluate).
+    pub sram_budget: Option<TokenStream>,
+    /// The flash budget for weights, likewise checked against `WEIGHT_BYTES`.
+    pub flash_budget: Option<TokenStream>,
+    /// Embed the weights with `include_bytes!` of this file (already written) instead of a literal.
+    pub weights_file: Option<PathBuf>,
+    /// A file to `include_bytes!` into an unused constant so that cargo rebuilds when it changes.
+    pub track_file: Option<PathBuf>,
+}
+
+/// How generated code reaches each tensor's data.
+pub(crate) struct Access<'a> {
+    p: &'a Program,
+    tensors: &'a [crate::ir::Tensor],
+    inputs: Vec<Ident>,
+    outputs: Vec<Ident>,
+}
+
+impl Access<'_> {
+    fn arena_slice(&self, buffer: usize, len: usize, mutable: bool) -> TokenStream {
+        let off = self.p.plan.offsets[buffer] as usize;
+        if mutable {
+            quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, #off, #len) })
+        } else {
+            quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, #off, #len) })
+        }
+    }
+
+    /// A `&[f32]` expression for tensor `t`.
+    fn read(&self, t: usize, _step: usize) -> TokenStream {
+        let len = self.tensors[t].len();
+        match self.p.live.storage[t] {
+            Storage::Input(i) => {
+                let id = &self.inputs[i];
+                quote!(&#id[..])
+            }
+            Storage::Output(j) => {
+                let id = &self.outputs[j];
+                quote!(&#id[..])
+            }
+            Storage::Const(root) => {
+                let off = self.p.weights.offsets[root].unwrap_or(0);
+                quote!(::sramfit::__private::weights_f32(&WEIGHTS.0, #off, #len))
+            }
+            Storage::Arena(b) => self.arena_slice(b, len, false),
+        }
+    }
+
+    /// A `&mut [f32]` expression for tensor `t` (an activation: in the arena or a caller's output).
+    fn write(&self, t: usize, _step: usize) -> TokenStream {
+        let len = self.tensors[t].len();
+        match self.p.live.storage[t] {
+            Storage::Output(j) => {
+                let id = &self.outputs[j];
+                quote!(&mut #id[..])
+            }
+            Storage::Arena(b) => self.arena_slice(b, len, true),
+            Storage::Input(_) | Storage::Const(_) => {
+                unreachable!("boundary::bind_outputs makes every written tensor an activation")
+            }
+        }
+    }
+
+    /// The step's scratch slice, if its kernel needs one.
+    fn scratch(&self, step: usize) -> Option<TokenStream> {
+        self.p.live.scratch[step].map(|b| {
+            let len = (self.p.live.problem.buffers[b].size / 4) as usize;
+            self.arena_slice(b, len, true)
+        })
+    }
+}
+
+/// Emits the items of the model module (to be placed inside `mod name { ... }`).
+pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
+    let g = &p.graph;
+    let mut taken = Vec::new();
+    let inputs: Vec<Ident> =
+        g.inputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "input", &mut taken)).collect();
+    let outputs: Vec<Ident> =
+        g.outputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "output", &mut taken)).collect();
+    let access = Access { p, tensors: &g.tensors, inputs: inputs.clone(), outputs: outputs.clone() };
+
+    let arena_bytes = p.plan.arena_bytes as usize;
+    let lower_bound = p.plan.lower_bound.bytes as usize;
+    let naive = p.naive_bytes() as usize;
+    let weight_bytes = p.weights.bytes.len();
+    let in_lens: Vec<usize> = g.inputs.iter().map(|&t| g.tensors[t].len()).collect();
+    let out_lens: Vec<usize> = g.outputs.iter().map(|&t| g.tensors[t].len()).collect();
+    let in_shapes = g.inputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
+    let out_shapes = g.outputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
+    let (n_in, n_out) = (inputs.len(), outputs.len());
+
+    let steps = g.nodes.iter().enumerate().filter(|(_, n)| n.op != crate::ir::Op::View).map(|(i, n)| {
+        let doc = docs::step_doc(p, i);
+        let body = kernels::step(n, i, &access);
+        quote! { #[doc = #doc] { #body } }
+    });
+    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
+    let base = if uses_arena {
+        quote!(let base: *mut u8 = arena.0.as_mut_ptr();)
+    } else {
+        quote!(let _ = arena;)
+    };
+
+    let budget_checks = budget_checks(p, o);
+    let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
+    let track = o.track_file.as_ref().map(|f| {
+        let f = f.to_string_lossy().into_owned();
+        quote!(const _: &[u8] = ::core::include_bytes!(#f);)
+    });
+    let summary = docs::module_doc(p);
+    let run_in_doc = docs::schedule_doc(p);
+
+    let in_params = inputs.iter().zip(&in_lens).map(|(id, n)| quote!(#id: &[f32; #n]));
+    let out_params = outputs.iter().zip(&out_lens).map(|(id, n)| quote!(#id: &mut [f32; #n]));
+    let params: Vec<TokenStream> = in_params.chain(out_params).collect();
+    let args: Vec<&Ident> = inputs.iter().chain(&outputs).collect();
+
+    let dyn_in = (0..n_in).map(|i| format_ident!("__in_{i}"));
+    let dyn_out = (0..n_out).map(|i| format_ident!("__out_{i}"));
+    let in_checks = inputs.iter().enumerate().zip(&in_lens).map(|((i, id), n)| {
+        let d = format_ident!("__in_{i}");
+        quote! {
+            let #id: &[f32; #n] = (*#d).try_into().map_err(|_| ::sramfit::Error::Shape {
+                port: ::sramfit::Port::Input(#i), expected: #n, found: #d.len() })?;
+        }
+    });
+    let out_checks = outputs.iter().enumerate().zip(&out_lens).map(|((i, id), n)| {
+        let d = format_ident!("__out_{i}");
+        quote! {
+            let __found = #d.len();
+            let #id: &mut [f32; #n] = (&mut **#d).try_into().map_err(|_| ::sramfit::Error::Shape {
+                port: ::sramfit::Port::Output(#i), expected: #n, found: __found })?;
+        }
+    });
+
+    quote! {
+        #![doc = #summary]
+
+        /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
+        pub const ARENA_BYTES: usize = #arena_bytes;
+        /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
+        pub const LOWER_BOUND_BYTES: usize = #lower_bound;
+        /// Arena bytes without any reuse (every buffer its own region), for comparison.
+        pub const NAIVE_BYTES: usize = #naive;
+        /// Bytes of weights kept in read-only memory (flash).
+        pub const WEIGHT_BYTES: usize = #weight_bytes;
+        /// Shapes of the graph inputs, in graph order.
+        pub const INPUT_SHAPES: &[&[usize]] = &[#(#in_shapes),*];
+        /// Shapes of the graph outputs, in graph order.
+        pub const OUTPUT_SHAPES: &[&[usize]] = &[#(#out_shapes),*];
+
+        #budget_checks
+        #track
+        #weights_static
+
+        /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
+        ///
+        /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
+        /// give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].
+        #[repr(C, align(16))]
+        pub struct Arena([u8; ARENA_BYTES]);
+
+        impl Arena {
+            /// A zeroed arena.
+            pub const fn new() -> Self {
+                Arena([0; ARENA_BYTES])
+            }
+        }
+
+        impl ::core::default::Default for Arena {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        static SHARED: ::sramfit::__private::StaticArena<Arena> = ::sramfit::__private::StaticArena::new(Arena::new());
+
+        /// Runs the model in the module's shared arena: inputs, then outputs, in graph order, as
+        /// flat row-major arrays.
+        ///
+        /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
+        /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
+        pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
+            let mut arena = SHARED.try_lock()?;
+            run_in(&mut arena, #(#args),*)
+        }
+
+        /// Like [`run`], with slices whose count and lengths are checked at run time
+        /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
+        pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+            let mut arena = SHARED.try_lock()?;
+            run_dyn_in(&mut arena, inputs, outputs)
+        }
+
+        /// Like [`run_dyn`], in a caller-owned arena.
+        pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+            let [#(#dyn_in),*] = inputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
+            };
+            let __outputs = outputs.len();
+            let [#(#dyn_out),*] = outputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
+            };
+            #(#in_checks)*
+            #(#out_checks)*
+            run_in(arena, #(#args),*)
+        }
+
+        #[doc = #run_in_doc]
+        #[allow(unused_doc_comments, unused_unsafe, clippy::all)]
+        pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
+            #base
+            #(#steps)*
+            Ok(())
+        }
+    }
+}
+
+fn params_slice(shape: &[usize]) -> TokenStream {
+    quote!(&[#(#shape),*])
+}
+
+/// Const assertions of the budgets given as expressions.
+fn budget_checks(p: &Program, o: &CodegenOptions) -> TokenStream {
+    let sram = o.sram_budget.as_ref().map(|b| {
+        let msg = docs::sram_assert_message(p);
+        quote!(const _: () = ::core::assert!(ARENA_BYTES <= (#b), #msg);)
+    });
+    let flash = o.flash_budget.as_ref().map(|b| {
+        let msg = format!(
+            "sramfit: the model's weights need {} bytes of flash, more than the `flash` budget",
+            p.weights.bytes.len()
+        );
+        quote!(const _: () = ::core::assert!(WEIGHT_BYTES <= (#b), #msg);)
+    });
+    quote!(#sram #flash)
+}

@@ -1,0 +1,177 @@
+//! Everything that can stop a model from compiling, with the argument of the macro it is about.
+//!
+//! Every variant's message names the cause and the fix; [`CompileError::argument`] says which macro
+//! argument a compile error should point at.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The macro argument an error is about (so the macro can put the error's span on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Argument {
+    /// `path:` — the model file itself.
+    Path,
+    /// `inputs:` — the input shapes.
+    Inputs,
+    /// `sram:` — the arena budget.
+    Sram,
+    /// `flash:` — the weight budget.
+    Flash,
+}
+
+/// One operator the runtime cannot execute.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnsupportedOp {
+    /// The ONNX node name (as tract names it).
+    pub node: String,
+    /// The operator (tract's name for it).
+    pub op: String,
+    /// Why, when more specific than "not implemented".
+    pub reason: String,
+}
+
+/// Why a model did not compile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CompileError {
+    /// The model file does not exist.
+    NotFound {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The path exists but is not a regular file.
+    NotAFile {
+        /// The resolved path.
+        path: PathBuf,
+    },
+    /// The file could not be read.
+    Io {
+        /// The resolved path.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// The file is not a valid ONNX model (not protobuf, truncated, or rejected by tract).
+    InvalidModel {
+        /// The resolved path.
+        path: PathBuf,
+        /// What the decoder said.
+        message: String,
+    },
+    /// The model declares no graph inputs.
+    NoInputs,
+    /// `inputs:` names a tensor that is not a graph input.
+    UnknownInput {
+        /// The name given.
+        name: String,
+        /// The model's input names.
+        known: Vec<String>,
+    },
+    /// `inputs:` gives a shape of the wrong rank.
+    InputRank {
+        /// The input.
+        name: String,
+        /// Rank declared by the model.
+        model_rank: usize,
+        /// Rank given.
+        given_rank: usize,
+    },
+    /// An input dimension is symbolic and was not fixed with `inputs:`.
+    SymbolicDim {
+        /// The input.
+        input: String,
+        /// Axis index.
+        axis: usize,
+        /// The dimension's symbol (or `?`).
+        symbol: String,
+        /// The input's shape with the symbol shown, for the suggested line.
+        shape: Vec<String>,
+    },
+    /// A tensor other than a float32 activation or weight survived constant folding.
+    UnsupportedType {
+        /// Tensor name.
+        tensor: String,
+        /// Its element type.
+        dtype: String,
+    },
+    /// Operators the runtime lacks.
+    Unsupported(Vec<UnsupportedOp>),
+    /// A tensor's size does not fit in `usize` bytes.
+    ShapeOverflow {
+        /// Tensor name.
+        tensor: String,
+    },
+    /// The planner produced a plan the verifier rejected (a bug in sramfit: please report it).
+    PlanRejected {
+        /// The verifier's description.
+        message: String,
+    },
+}
+
+impl CompileError {
+    /// Which macro argument this error is about.
+    pub fn argument(&self) -> Argument {
+        match self {
+            CompileError::UnknownInput { .. }
+            | CompileError::InputRank { .. }
+            | CompileError::SymbolicDim { .. } => Argument::Inputs,
+            _ => Argument::Path,
+        }
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use CompileError::*;
+        match self {
+            NotFound { path } => write!(
+                f,
+                "model file not found: {}\n  = help: `path` is relative to the directory of the crate's Cargo.toml",
+                path.display()
+            ),
+            NotAFile { path } => write!(f, "model path is not a file: {}\n  = help: point `path` at an .onnx file", path.display()),
+            Io { path, message } => write!(f, "cannot read model file {}: {message}", path.display()),
+            InvalidModel { path, message } => write!(
+                f,
+                "{} is not a valid ONNX model: {message}\n  = help: check that the file is a complete ONNX export (open it with `python -c \"import onnx; onnx.checker.check_model('FILE')\"`)",
+                path.display()
+            ),
+            NoInputs => write!(f, "the model has no graph inputs; sramfit needs at least one input to plan for"),
+            UnknownInput { name, known } => {
+                write!(f, "`inputs` names `{name}`, which is not an input of the model; its inputs are: {}", known.join(", "))
+            }
+            InputRank { name, model_rank, given_rank } => write!(
+                f,
+                "`inputs` gives `{name}` {given_rank} dimensions, but the model declares {model_rank}"
+            ),
+            SymbolicDim { input, axis, symbol, shape } => {
+                let fixed: Vec<String> =
+                    shape.iter().map(|d| if d.parse::<usize>().is_ok() { d.clone() } else { "1".into() }).collect();
+                write!(
+                    f,
+                    "input `{input}` has a symbolic dimension `{symbol}` at axis {axis} (shape [{}]); sramfit plans memory for fixed shapes\n  = help: fix it in the macro with: inputs: {{ \"{input}\": [{}] }}",
+                    shape.join(", "),
+                    fixed.join(", ")
+                )
+            }
+            UnsupportedType { tensor, dtype } => write!(
+                f,
+                "tensor `{tensor}` has element type {dtype}; sramfit runs float32 models (integer tensors must fold to constants)"
+            ),
+            Unsupported(ops) => {
+                writeln!(f, "the model uses {} operator(s) sramfit's runtime does not support:", ops.len())?;
+                for o in ops {
+                    write!(f, "  - node `{}`: {}", o.node, o.op)?;
+                    if !o.reason.is_empty() {
+                        write!(f, " ({})", o.reason)?;
+                    }
+                    writeln!(f)?;
+                }
+                write!(f, "  = help: see the supported operator list in sramfit's README.md")
+            }
+            ShapeOverflow { tensor } => write!(f, "tensor `{tensor}` is too large: its size in bytes overflows usize"),
+            PlanRejected { message } => write!(f, "internal error: the memory plan failed verification ({message}); please report this bug"),
+        }
+    }
+}
+
+impl std::error::Error for CompileError {}

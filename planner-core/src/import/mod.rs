@@ -1,0 +1,203 @@
+//! ONNX import: tract loads and declutters the model at a fixed input shape, and each tract node is
+//! lowered to an [`ir::Node`](crate::ir::Node) whose op is a `runtime-min` kernel call.
+//!
+//! tract's decluttered graph does not keep ONNX ops one to one (pinned by this module's tests):
+//! BatchNormalization folds into a preceding Conv, Gemm/MatMul and 1x1 convolutions become `EinSum`,
+//! Relu and Clip become `Max`/`Min` with a constant, AveragePool becomes `SumPool`, Flatten and
+//! Reshape become axis changes (views here), and cancelling transposes disappear. The lowering
+//! handles what tract really produces.
+
+mod einsum;
+mod lower;
+mod proto;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use tract_onnx::prelude::*;
+
+use crate::error::{CompileError, UnsupportedOp};
+use crate::ir::{Graph, TensorId, TensorKind};
+
+pub use einsum::{axes_from_positions, lower as lower_einsum, EinAxis};
+pub use proto::{declared_inputs, DeclaredInput};
+
+/// A fixed shape for a graph input (the macro's `inputs: { "name": [..] }`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputShape {
+    /// The graph input's name.
+    pub name: String,
+    /// Its dimensions.
+    pub dims: Vec<usize>,
+}
+
+/// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes.
+pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
+    let bytes = read_model(path)?;
+    let invalid = |e: &dyn std::fmt::Display| CompileError::InvalidModel { path: path.to_owned(), message: e.to_string() };
+    let onnx = tract_onnx::onnx();
+    let proto = onnx.proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(&format!("{e:#}")))?;
+    let declared = declared_inputs(&proto);
+    let shapes = proto::resolve_input_shapes(&declared, fixed)?;
+    let mut model = onnx.model_for_proto_model(&proto).map_err(|e| invalid(&format!("{e:#}")))?;
+    for (i, dims) in shapes.iter().enumerate() {
+        model.set_input_fact(i, f32::fact(dims).into()).map_err(|e| invalid(&format!("{e:#}")))?;
+    }
+    let typed = model
+        .into_typed()
+        .and_then(|m| m.into_decluttered())
+        .map_err(|e| invalid(&format!("{e:#}")))?;
+    lower_model(&typed)
+}
+
+fn read_model(path: &Path) -> Result<Vec<u8>, CompileError> {
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CompileError::NotFound { path: path.to_owned() },
+        _ => CompileError::Io { path: path.to_owned(), message: e.to_string() },
+    })?;
+    if !meta.is_file() {
+        return Err(CompileError::NotAFile { path: path.to_owned() });
+    }
+    std::fs::read(path).map_err(|e| CompileError::Io { path: path.to_owned(), message: e.to_string() })
+}
+
+/// Walks the decluttered model in evaluation order and lowers every node.
+fn lower_model(model: &TypedModel) -> Result<Graph, CompileError> {
+    let mut cx = Lowering { model, graph: Graph::default(), tensors: HashMap::new(), unsupported: Vec::new() };
+    let order = model.eval_order().map_err(|e| CompileError::InvalidModel {
+        path: Default::default(),
+        message: format!("{e:#}"),
+    })?;
+    for id in order {
+        cx.node(&model.nodes[id])?;
+    }
+    if !cx.unsupported.is_empty() {
+        return Err(CompileError::Unsupported(cx.unsupported));
+    }
+    for (i, outlet) in model.input_outlets().map_err(internal)?.iter().enumerate() {
+        debug_assert_eq!(cx.graph.tensors[cx.tensors[outlet]].kind, TensorKind::Input(i));
+        cx.graph.inputs.push(cx.tensors[outlet]);
+    }
+    for outlet in model.output_outlets().map_err(internal)? {
+        let t = cx.data(*outlet)?;
+        cx.graph.outputs.push(t);
+    }
+    Ok(cx.graph)
+}
+
+fn internal(e: TractError) -> CompileError {
+    CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") }
+}
+
+/// State of one lowering walk.
+struct Lowering<'m> {
+    model: &'m TypedModel,
+    graph: Graph,
+    /// IR tensor of each tract outlet that has been given one.
+    tensors: HashMap<OutletId, TensorId>,
+    unsupported: Vec<UnsupportedOp>,
+}
+
+impl Lowering<'_> {
+    /// The concrete shape of an outlet.
+    fn shape(&self, o: OutletId) -> Result<Vec<usize>, CompileError> {
+        let fact = self.model.outlet_fact(o).map_err(internal)?;
+        let name = self.outlet_name(o);
+        let shape = fact.shape.as_concrete().ok_or_else(|| CompileError::SymbolicDim {
+            input: name.clone(),
+            axis: 0,
+            symbol: format!("{:?}", fact.shape),
+            shape: fact.shape.iter().map(|d| d.to_string()).collect(),
+        })?;
+        let elems = shape.iter().try_fold(4usize, |acc, &d| acc.checked_mul(d));
+        if elems.is_none() {
+            return Err(CompileError::ShapeOverflow { tensor: name });
+        }
+        Ok(shape.to_vec())
+    }
+
+    fn outlet_name(&self, o: OutletId) -> String {
+        let n = &self.model.nodes[o.node];
+        if o.slot == 0 { n.name.clone() } else { format!("{}.{}", n.name, o.slot) }
+    }
+
+    /// The constant value of an outlet, if tract knows it.
+    fn konst(&self, o: OutletId) -> Option<Arc<Tensor>> {
+        self.model.outlet_fact(o).ok()?.konst.clone()
+    }
+
+    /// The IR tensor holding an outlet's data, creating constant tensors on first use.
+    fn data(&mut self, o: OutletId) -> Result<TensorId, CompileError> {
+        if let Some(&t) = self.tensors.get(&o) {
+            return Ok(t);
+        }
+        let name = self.outlet_name(o);
+        let k = self.konst(o).ok_or_else(|| CompileError::InvalidModel {
+            path: Default::default(),
+            message: format!("tensor `{name}` is used before it is computed"),
+        })?;
+        let values = f32_values(&k).ok_or_else(|| CompileError::UnsupportedType {
+            tensor: name.clone(),
+            dtype: format!("{:?}", k.datum_type()),
+        })?;
+        let t = self.graph.add_tensor(name, k.shape().to_vec(), TensorKind::Const(values));
+        self.tensors.insert(o, t);
+        Ok(t)
+    }
+
+    /// Adds a constant tensor computed at build time (e.g. an expanded bias).
+    fn add_const(&mut self, name: String, shape: Vec<usize>, values: Vec<f32>) -> TensorId {
+        self.graph.add_tensor(name, shape, TensorKind::Const(values))
+    }
+
+    fn node(&mut self, node: &TypedNode) -> Result<(), CompileError> {
+        if node.op_is::<tract_onnx::tract_core::ops::konst::Const>() {
+            return Ok(()); // materialised on first use by `data`
+        }
+        if node.op_is::<tract_onnx::tract_core::ops::source::TypedSource>() {
+            let i = self.model.input_outlets().map_err(internal)?.iter().position(|o| o.node == node.id).unwrap_or(0);
+            let shape = self.shape(node.id.into())?;
+            self.check_f32(node.id.into())?;
+            let t = self.graph.add_tensor(node.name.clone(), shape, TensorKind::Input(i));
+            self.tensors.insert(node.id.into(), t);
+            return Ok(());
+        }
+        if self.konst(node.id.into()).is_some() {
+            return Ok(()); // folded by tract: a constant, materialised on use
+        }
+        if node.outputs.len() != 1 {
+            self.unsupported(node, "operators with several outputs are not supported");
+            return Ok(());
+        }
+        self.check_f32(node.id.into())?;
+        match lower::lower(self, node)? {
+            Ok(()) => {}
+            Err(reason) => self.unsupported(node, &reason),
+        }
+        Ok(())
+    }
+
+    fn unsupported(&mut self, node: &TypedNode, reason: &str) {
+        self.unsupported.push(UnsupportedOp {
+            node: node.name.clone(),
+            op: node.op.name().to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
+    fn check_f32(&self, o: OutletId) -> Result<(), CompileError> {
+        let fact = self.model.outlet_fact(o).map_err(internal)?;
+        if fact.datum_type != f32::datum_type() {
+            return Err(CompileError::UnsupportedType { tensor: self.outlet_name(o), dtype: format!("{:?}", fact.datum_type) });
+        }
+        Ok(())
+    }
+}
+
+/// The values of a constant as `f32`, if it is a float32 tensor.
+fn f32_values(t: &Tensor) -> Option<Vec<f32>> {
+    if t.datum_type() != f32::datum_type() {
+        return None;
+    }
+    t.to_plain_array_view::<f32>().ok().map(|v| v.iter().copied().collect())
+}

@@ -1,0 +1,312 @@
+//! The graph IR: tensors with static shapes, and nodes in schedule order whose ops are already
+//! resolved to the kernel calls of `runtime-min`.
+//!
+//! [`crate::import`] builds it from ONNX; [`crate::liveness`] derives lifetimes from it;
+//! [`crate::codegen`] emits one kernel call per node. It can be built by hand in tests.
+
+use sramfit_runtime_min as rt;
+
+/// Index of a tensor in [`Graph::tensors`].
+pub type TensorId = usize;
+
+/// Where a tensor's data comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorKind {
+    /// Graph input `i`, read from the caller's buffer.
+    Input(usize),
+    /// Constant data (weights), stored in read-only memory; `f32` values, row-major.
+    Const(Vec<f32>),
+    /// Computed by a node.
+    Activation,
+}
+
+/// A tensor: a name, a static shape, and where its data lives. Every tensor is `f32`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    /// The ONNX tensor (or node output) name, for messages and reports.
+    pub name: String,
+    /// Static shape, row-major.
+    pub shape: Vec<usize>,
+    /// Origin of the data.
+    pub kind: TensorKind,
+}
+
+impl Tensor {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Size in bytes (`f32` elements).
+    pub fn bytes(&self) -> u64 {
+        self.len() as u64 * 4
+    }
+}
+
+/// One strided copy from an input into the node's output (see [`rt::Strided`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StridedCopy {
+    /// Which of the node's inputs to read.
+    pub input: usize,
+    /// Extent of the copied block.
+    pub shape: Vec<usize>,
+    /// First source element.
+    pub src_offset: usize,
+    /// Source strides, in elements (negative: reversed axes).
+    pub src_strides: Vec<isize>,
+    /// First destination element.
+    pub dst_offset: usize,
+    /// Destination strides, in elements.
+    pub dst_strides: Vec<isize>,
+}
+
+/// Elementwise functions of one tensor (kernel `name(x, y)`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Unary {
+    /// `max(x, 0)`.
+    Relu,
+    /// `1 / (1 + e^-x)`.
+    Sigmoid,
+    /// Hyperbolic tangent.
+    Tanh,
+    /// `e^x`.
+    Exp,
+    /// Natural logarithm.
+    Ln,
+    /// Square root.
+    Sqrt,
+    /// `1 / sqrt(x)`.
+    Rsqrt,
+    /// `1 / x`.
+    Reciprocal,
+    /// Absolute value.
+    Abs,
+    /// Negation.
+    Neg,
+    /// `x * x`.
+    Square,
+    /// Error function.
+    Erf,
+    /// Round down.
+    Floor,
+    /// Round up.
+    Ceil,
+    /// Round half to even.
+    Round,
+    /// Sine.
+    Sin,
+    /// Cosine.
+    Cos,
+    /// `ln(1 + e^x)`.
+    Softplus,
+    /// `x / (1 + |x|)`.
+    Softsign,
+    /// `x * relu6(x + 3) / 6`.
+    HardSwish,
+    /// `x * sigmoid(x)`.
+    Silu,
+    /// `0.5 x (1 + erf(x / sqrt 2))`.
+    Gelu,
+    /// `min(max(x, min), max)`.
+    Clip {
+        /// Lower bound.
+        min: f32,
+        /// Upper bound.
+        max: f32,
+    },
+    /// `x` if positive, else `alpha * x`.
+    LeakyRelu {
+        /// Negative slope.
+        alpha: f32,
+    },
+    /// `x^e` for a constant exponent.
+    PowScalar {
+        /// The exponent.
+        exponent: f32,
+    },
+}
+
+/// Elementwise functions of two broadcast tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binary {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b`.
+    Div,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+    /// `a ^ b`.
+    Pow,
+}
+
+/// Reductions over some axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reducer {
+    /// Sum.
+    Sum,
+    /// Arithmetic mean.
+    Mean,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+    /// Product.
+    Prod,
+    /// Sum of squares.
+    SumSquare,
+}
+
+/// What a node computes, with every parameter resolved to constants.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// The output is the input's bytes under another shape (Reshape, Flatten, Squeeze, Unsqueeze,
+    /// Identity, Dropout in inference): no code, no memory.
+    View,
+    /// 2-D (or 1-D) convolution; inputs `[x, weights, bias?]`.
+    Conv(rt::Conv2d),
+    /// Batched strided matrix product; inputs `[a, b, bias?]`.
+    MatMul(rt::MatMul),
+    /// Elementwise function of input 0.
+    Unary(Unary),
+    /// Broadcast elementwise function of inputs 0 and 1; strides address each input in the output's
+    /// index space (0 on broadcast axes).
+    Binary {
+        /// The function.
+        kind: Binary,
+        /// Strides of input 0 over the output shape.
+        a_strides: Vec<usize>,
+        /// Strides of input 1 over the output shape.
+        b_strides: Vec<usize>,
+    },
+    /// Max pooling over H, W.
+    MaxPool(rt::Pool2d),
+    /// Average pooling over H, W.
+    AvgPool(rt::Pool2d),
+    /// Reduction: the output index space is `out_shape`, addressed in the input by `out_in_strides`;
+    /// the reduced block is `red_shape` with `red_strides`.
+    Reduce {
+        /// The reducer.
+        kind: Reducer,
+        /// Input strides of each output axis.
+        out_in_strides: Vec<usize>,
+        /// Extents of the reduced axes.
+        red_shape: Vec<usize>,
+        /// Input strides of the reduced axes.
+        red_strides: Vec<usize>,
+    },
+    /// Softmax (or log-softmax) over the middle axis of an `[outer, axis, inner]` view.
+    Softmax {
+        /// Log-softmax instead of softmax.
+        log: bool,
+        /// Product of the axes before the softmax axis.
+        outer: usize,
+        /// Extent of the softmax axis.
+        axis_len: usize,
+        /// Product of the axes after it.
+        inner: usize,
+    },
+    /// Strided copies from inputs into the output (Transpose, Slice, Concat, broadcast).
+    Copy(Vec<StridedCopy>),
+    /// Padding of input 0 (`pads_begin` per axis, negative crops).
+    Pad {
+        /// Leading pad per axis.
+        pads_begin: Vec<isize>,
+        /// The padding mode.
+        mode: rt::PadMode,
+    },
+}
+
+impl Op {
+    /// The kernel's scratch requirement in `f32` elements (planned as a one-step arena buffer).
+    pub fn scratch_elems(&self) -> usize {
+        match self {
+            Op::Conv(p) => rt::conv2d_scratch_len(p),
+            _ => 0,
+        }
+    }
+
+    /// A short name of the kernel, for reports.
+    pub fn kernel_name(&self) -> &'static str {
+        match self {
+            Op::View => "view",
+            Op::Conv(_) => "conv2d",
+            Op::MatMul(_) => "matmul",
+            Op::Unary(_) => "unary",
+            Op::Binary { .. } => "binary",
+            Op::MaxPool(_) => "max_pool2d",
+            Op::AvgPool(_) => "avg_pool2d",
+            Op::Reduce { .. } => "reduce",
+            Op::Softmax { log: false, .. } => "softmax",
+            Op::Softmax { log: true, .. } => "log_softmax",
+            Op::Copy(_) => "copy_strided",
+            Op::Pad { .. } => "pad",
+        }
+    }
+}
+
+/// One step of the schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// The ONNX node name this step comes from (tract may add a suffix).
+    pub name: String,
+    /// The source operator's name, as tract reports it (e.g. `Conv`, `EinSum`, `Add`).
+    pub source_op: String,
+    /// The computation.
+    pub op: Op,
+    /// Input tensors, in the order the op defines.
+    pub inputs: Vec<TensorId>,
+    /// The output tensor (every op here has exactly one).
+    pub output: TensorId,
+}
+
+/// A model: tensors, and nodes in execution order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Graph {
+    /// All tensors.
+    pub tensors: Vec<Tensor>,
+    /// Nodes in schedule order; every input of a node is a graph input, a constant or the output
+    /// of an earlier node.
+    pub nodes: Vec<Node>,
+    /// Graph inputs, in ONNX order.
+    pub inputs: Vec<TensorId>,
+    /// Graph outputs, in ONNX order.
+    pub outputs: Vec<TensorId>,
+}
+
+impl Graph {
+    /// Adds a tensor and returns its id.
+    pub fn add_tensor(&mut self, name: impl Into<String>, shape: Vec<usize>, kind: TensorKind) -> TensorId {
+        self.tensors.push(Tensor { name: name.into(), shape, kind });
+        self.tensors.len() - 1
+    }
+
+    /// The node that writes `t`, if any.
+    pub fn producer(&self, t: TensorId) -> Option<usize> {
+        self.nodes.iter().position(|n| n.output == t)
+    }
+
+    /// Total bytes of constant tensors.
+    pub fn weight_bytes(&self) -> u64 {
+        self.tensors.iter().filter(|t| matches!(t.kind, TensorKind::Const(_))).map(Tensor::bytes).sum()
+    }
+}
+
+/// Row-major strides (in elements) of a shape.
+pub fn strides_of(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}

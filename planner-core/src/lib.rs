@@ -1,0 +1,26 @@
+//! sramfit's compiler core.
+//!
+//! Data flows one way through this crate, and every arrow is a plain data structure:
+//!
+//! ```text
+//! import (tract -> ir::Graph) -> boundary -> liveness (storage + Problem)
+//!        -> plan (planners, lower bound) -> verify -> codegen (proc_macro2::TokenStream)
+//! ```
+//!
+//! [`compile::compile_model`] runs the stages up to a verified [`compile::Program`];
+//! [`codegen::emit`] turns that into the items of the user's model module. Nothing here depends on
+//! proc-macro types beyond `proc_macro2`, so the macro, a build script and the CLI all share it.
+
+pub mod boundary;
+pub mod budget;
+pub mod codegen;
+pub mod compile;
+pub mod csv;
+pub mod error;
+#[cfg(feature = "onnx")]
+pub mod import;
+pub mod ir;
+pub mod liveness;
+pub mod plan;
+pub mod problem;
+pub mod verify;

@@ -1,0 +1,147 @@
+//! Elementwise binary kernels with NumPy (ONNX multidirectional)
+//! broadcasting.
+
+use crate::util::{contiguous_strides, Layout};
+
+/// Broadcasting description for the binary kernels.
+///
+/// The output `y` is contiguous (row-major) with shape `out_shape`; output
+/// element at index `(i_0, .., i_{r-1})` reads `a[sum(i_d * a_strides[d])]`
+/// and `b[sum(i_d * b_strides[d])]`. Strides are in elements and are 0 on
+/// broadcast axes. All three slices have the same length `r <= MAX_RANK`;
+/// rank 0 means a single scalar element. Axes are coalesced internally, so
+/// contiguous, scalar and row/column broadcasts all run as contiguous inner
+/// loops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Broadcast<'a> {
+    /// Shape of the output.
+    pub out_shape: &'a [usize],
+    /// Strides of `a` for every output axis (0 = broadcast).
+    pub a_strides: &'a [usize],
+    /// Strides of `b` for every output axis (0 = broadcast).
+    pub b_strides: &'a [usize],
+}
+
+/// Shared driver: `y = f(a, b)` elementwise under broadcasting.
+#[inline(always)]
+fn binary(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32], f: impl Fn(f32, f32) -> f32) {
+    let ys = contiguous_strides(p.out_shape);
+    let Some(l) = Layout::<3>::new(p.out_shape, |s, d| match s {
+        0 => ys[d],
+        1 => p.a_strides[d] as isize,
+        _ => p.b_strides[d] as isize,
+    }) else {
+        return;
+    };
+    let (n, st) = l.inner();
+    let (sa, sb) = (st[1] as usize, st[2] as usize);
+    l.for_each_outer([0; 3], |[yo, ao, bo]| {
+        let (ao, bo) = (ao as usize, bo as usize);
+        let yr = &mut y[yo as usize..][..n];
+        match (sa, sb) {
+            (1, 1) => {
+                for ((yv, &av), &bv) in yr.iter_mut().zip(&a[ao..][..n]).zip(&b[bo..][..n]) {
+                    *yv = f(av, bv);
+                }
+            }
+            (0, 1) => {
+                let av = a[ao];
+                for (yv, &bv) in yr.iter_mut().zip(&b[bo..][..n]) {
+                    *yv = f(av, bv);
+                }
+            }
+            (1, 0) => {
+                let bv = b[bo];
+                for (yv, &av) in yr.iter_mut().zip(&a[ao..][..n]) {
+                    *yv = f(av, bv);
+                }
+            }
+            (0, 0) => yr.fill(f(a[ao], b[bo])),
+            _ => {
+                for (t, yv) in yr.iter_mut().enumerate() {
+                    *yv = f(a[ao + t * sa], b[bo + t * sb]);
+                }
+            }
+        }
+    });
+}
+
+/// Shared driver: `acc = f(acc, b)` elementwise, `acc` contiguous with the
+/// output shape, `b` broadcast through `p.b_strides` (`p.a_strides` ignored).
+#[inline(always)]
+fn binary_in_place(p: &Broadcast, acc: &mut [f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    let ys = contiguous_strides(p.out_shape);
+    let Some(l) = Layout::<2>::new(p.out_shape, |s, d| match s {
+        0 => ys[d],
+        _ => p.b_strides[d] as isize,
+    }) else {
+        return;
+    };
+    let (n, st) = l.inner();
+    let sb = st[1] as usize;
+    l.for_each_outer([0; 2], |[yo, bo]| {
+        let bo = bo as usize;
+        let yr = &mut acc[yo as usize..][..n];
+        match sb {
+            1 => {
+                for (yv, &bv) in yr.iter_mut().zip(&b[bo..][..n]) {
+                    *yv = f(*yv, bv);
+                }
+            }
+            0 => {
+                let bv = b[bo];
+                for yv in yr.iter_mut() {
+                    *yv = f(*yv, bv);
+                }
+            }
+            _ => {
+                for (t, yv) in yr.iter_mut().enumerate() {
+                    *yv = f(*yv, b[bo + t * sb]);
+                }
+            }
+        }
+    });
+}
+
+macro_rules! binary_kernels {
+    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {$(
+        #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]).", $note)]
+        pub fn $name(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
+            binary(p, a, b, y, $f);
+        }
+        #[doc = concat!("In place `acc = ", $doc, "` with `a = acc`: `acc` is contiguous with ",
+            "`p.out_shape`, `b` is broadcast through `p.b_strides`; `p.a_strides` is ignored.")]
+        pub fn $in_place(p: &Broadcast, acc: &mut [f32], b: &[f32]) {
+            binary_in_place(p, acc, b, $f);
+        }
+    )*};
+}
+
+binary_kernels! {
+    add, add_in_place, "a + b", "", |a, b| a + b;
+    sub, sub_in_place, "a - b", "", |a, b| a - b;
+    mul, mul_in_place, "a * b", "", |a, b| a * b;
+    div, div_in_place, "a / b", "", |a, b| a / b;
+    max, max_in_place, "max(a, b)",
+        " ONNX Max; if one operand is NaN the other one is returned (`f32::max`).", f32::max;
+    min, min_in_place, "min(a, b)",
+        " ONNX Min; if one operand is NaN the other one is returned (`f32::min`).", f32::min;
+}
+
+/// Elementwise `y = a ^ b` (ONNX Pow, `powf`) with broadcasting (see
+/// [`Broadcast`]).
+pub fn pow(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
+    binary(p, a, b, y, libm::powf);
+}
+
+/// Elementwise `y = fmod(a, b)` (ONNX Mod with `fmod = 1`: the result has the
+/// sign of `a`) with broadcasting (see [`Broadcast`]).
+pub fn fmod(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
+    binary(p, a, b, y, libm::fmodf);
+}
+
+/// ONNX PRelu: `y = x` if `x >= 0`, else `slope * x`, with `slope`
+/// broadcast to `x` (`p.a_strides` describe `x`, `p.b_strides` the slope).
+pub fn prelu(p: &Broadcast, x: &[f32], slope: &[f32], y: &mut [f32]) {
+    binary(p, x, slope, y, crate::activation::leaky_relu_f);
+}

@@ -1,0 +1,367 @@
+//! 2-D (and 1-D) convolution and transposed convolution, NCHW.
+
+use crate::gemm::{gemm, Bias, Gemm};
+use crate::util::{gather_strided, valid_range};
+use crate::Activation;
+
+/// Number of output positions processed per im2col tile; bounds the scratch
+/// memory of [`conv2d`] to `in_channels/groups * kernel_h * kernel_w *
+/// min(out_h * out_w, CONV_TILE)` floats.
+pub const CONV_TILE: usize = 64;
+
+/// Parameters of [`conv2d`]: ONNX Conv on NCHW data with OIHW weights
+/// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`).
+///
+/// ```text
+/// y[n, oc, oh, ow] = act(bias[oc] + sum_{ic, kh, kw} x[n, g * icg + ic, ih, iw] * w[oc, ic, kh, kw])
+/// ```
+/// with `g = oc / (out_channels / groups)`,
+/// `icg = in_channels / groups`, `ih = oh * stride_h + kh * dilation_h - pad_top`,
+/// `iw = ow * stride_w + kw * dilation_w - pad_left`; input positions outside
+/// `[0, in_h) x [0, in_w)` contribute zero (so bottom/right padding is implied
+/// by `out_h`/`out_w`). 1-D convolution: `in_h = out_h = kernel_h = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conv2d {
+    /// N.
+    pub batch: usize,
+    /// C of the input.
+    pub in_channels: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// C of the output.
+    pub out_channels: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Kernel height.
+    pub kernel_h: usize,
+    /// Kernel width.
+    pub kernel_w: usize,
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Vertical dilation (>= 1).
+    pub dilation_h: usize,
+    /// Horizontal dilation (>= 1).
+    pub dilation_w: usize,
+    /// Zero rows added above the input.
+    pub pad_top: usize,
+    /// Zero columns added left of the input.
+    pub pad_left: usize,
+    /// Number of groups; divides both channel counts (depthwise:
+    /// `groups == in_channels`).
+    pub groups: usize,
+    /// Fused activation applied after the bias.
+    pub act: Activation,
+}
+
+#[inline(always)]
+const fn conv_is_pointwise(p: &Conv2d) -> bool {
+    p.kernel_h == 1
+        && p.kernel_w == 1
+        && p.stride_h == 1
+        && p.stride_w == 1
+        && p.pad_top == 0
+        && p.pad_left == 0
+        && p.out_h == p.in_h
+        && p.out_w == p.in_w
+}
+
+/// Length in f32 elements of the `scratch` slice [`conv2d`] needs: 0 for
+/// pointwise (1x1, stride 1, no padding) and for `in_channels / groups == 1`
+/// (depthwise and single-input-channel convolutions), otherwise
+/// `in_channels / groups * kernel_h * kernel_w * min(out_h * out_w, CONV_TILE)`.
+pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
+    if p.groups == 0 {
+        return 0;
+    }
+    let icg = p.in_channels / p.groups;
+    if icg == 1 || conv_is_pointwise(p) {
+        return 0;
+    }
+    let positions = p.out_h * p.out_w;
+    let tile = if positions < CONV_TILE {
+        positions
+    } else {
+        CONV_TILE
+    };
+    icg * p.kernel_h * p.kernel_w * tile
+}
+
+/// 2-D convolution (ONNX Conv), see [`Conv2d`]. `x`: `[batch, in_channels,
+/// in_h, in_w]`, `w`: `[out_channels, in_channels / groups, kernel_h,
+/// kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch, out_channels, out_h,
+/// out_w]`; `scratch` must hold at least [`conv2d_scratch_len`] elements.
+///
+/// Paths: pointwise convolutions are one GEMM per (image, group) straight on
+/// the input; `in_channels / groups == 1` (depthwise, with any channel
+/// multiplier) is a direct row-wise convolution; everything else is im2col
+/// over tiles of [`CONV_TILE`] output positions followed by the tiled GEMM.
+pub fn conv2d(
+    p: &Conv2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
+    let positions = p.out_h * p.out_w;
+    if p.batch == 0 || p.out_channels == 0 || positions == 0 {
+        return;
+    }
+    let icg = p.in_channels / p.groups;
+    let ocg = p.out_channels / p.groups;
+    if icg == 1 {
+        conv_depthwise(p, ocg, x, w, bias, y);
+        return;
+    }
+    let in_plane = p.in_h * p.in_w;
+    let kk = icg * p.kernel_h * p.kernel_w;
+    let pointwise = conv_is_pointwise(p);
+    for n in 0..p.batch {
+        for g in 0..p.groups {
+            let xg = &x[(n * p.in_channels + g * icg) * in_plane..][..icg * in_plane];
+            let wg = &w[g * ocg * kk..][..ocg * kk];
+            let yg = &mut y[(n * p.out_channels + g * ocg) * positions..][..ocg * positions];
+            let gb = match bias {
+                Some(b) => Bias::Row(&b[g * ocg..][..ocg]),
+                None => Bias::None,
+            };
+            let mut gm = Gemm {
+                m: ocg,
+                n: positions,
+                k: kk,
+                a_rs: kk,
+                a_cs: 1,
+                b_rs: positions,
+                b_cs: 1,
+                c_rs: positions,
+                alpha: 1.0,
+                act: p.act,
+            };
+            if pointwise {
+                gemm(&gm, wg, xg, gb, yg);
+                continue;
+            }
+            let mut p0 = 0;
+            while p0 < positions {
+                let t = CONV_TILE.min(positions - p0);
+                let cols = &mut scratch[..kk * t];
+                im2col_tile(p, icg, xg, p0, t, cols);
+                gm.n = t;
+                gm.b_rs = t;
+                gemm(&gm, wg, cols, gb, &mut yg[p0..]);
+                p0 += t;
+            }
+        }
+    }
+}
+
+/// Fills `cols` (`icg * kh * kw` rows of `t` values) with the input values
+/// seen by output positions `p0..p0 + t` (zero outside the input).
+fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &mut [f32]) {
+    let in_plane = p.in_h * p.in_w;
+    let mut rows = cols.chunks_exact_mut(t);
+    for ic in 0..icg {
+        let xplane = &xg[ic * in_plane..][..in_plane];
+        for kh in 0..p.kernel_h {
+            let h_off = (kh * p.dilation_h) as isize - p.pad_top as isize;
+            for kw in 0..p.kernel_w {
+                let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
+                let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
+                let row = rows.next().unwrap();
+                let (mut oh, mut ow) = (p0 / p.out_w, p0 % p.out_w);
+                let mut dst = row;
+                while !dst.is_empty() {
+                    let seg = dst.len().min(p.out_w - ow);
+                    let (d, rest) = dst.split_at_mut(seg);
+                    let ih = (oh * p.stride_h) as isize + h_off;
+                    if ih < 0 || ih >= p.in_h as isize {
+                        d.fill(0.0);
+                    } else {
+                        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
+                        let a = lo.clamp(ow, ow + seg);
+                        let b = hi.clamp(a, ow + seg);
+                        d[..a - ow].fill(0.0);
+                        d[b - ow..].fill(0.0);
+                        if b > a {
+                            let s = ((a * p.stride_w) as isize + w_off) as usize;
+                            gather_strided(
+                                &mut d[a - ow..b - ow],
+                                &xrow[s..],
+                                p.stride_w,
+                                |d, v| *d = v,
+                            );
+                        }
+                    }
+                    dst = rest;
+                    ow = 0;
+                    oh += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Direct convolution for one input channel per group (depthwise with any
+/// channel multiplier): each output row accumulates `kernel_h * kernel_w`
+/// scaled, strided input row segments.
+fn conv_depthwise(
+    p: &Conv2d,
+    ocg: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let in_plane = p.in_h * p.in_w;
+    let out_plane = p.out_h * p.out_w;
+    let ksize = p.kernel_h * p.kernel_w;
+    for n in 0..p.batch {
+        for g in 0..p.groups {
+            let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
+            for m in 0..ocg {
+                let oc = g * ocg + m;
+                let wk = &w[oc * ksize..][..ksize];
+                let b = bias.map_or(0.0, |b| b[oc]);
+                let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+                for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
+                    yrow.fill(b);
+                    for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
+                        let ih =
+                            (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                        if ih < 0 || ih >= p.in_h as isize {
+                            continue;
+                        }
+                        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
+                        for (kw, &wv) in wrow.iter().enumerate() {
+                            let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
+                            let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
+                            if lo >= hi {
+                                continue;
+                            }
+                            let s = ((lo * p.stride_w) as isize + w_off) as usize;
+                            gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| {
+                                *d += wv * v
+                            });
+                        }
+                    }
+                    p.act.apply_in_place(yrow);
+                }
+            }
+        }
+    }
+}
+
+/// Parameters of [`conv_transpose2d`]: ONNX ConvTranspose on NCHW data with
+/// weights `[in_channels, out_channels / groups, kernel_h, kernel_w]`.
+///
+/// `y[n, oc, oh, ow] = bias[oc] + sum x[n, ic, ih, iw] * w[ic, oc % ocg, kh, kw]`
+/// over all `ic` of the group of `oc` and all `(ih, iw, kh, kw)` with
+/// `oh = ih * stride_h + kh * dilation_h - pad_top` and
+/// `ow = iw * stride_w + kw * dilation_w - pad_left`; contributions landing
+/// outside `[0, out_h) x [0, out_w)` are dropped (output_padding and bottom/
+/// right pads are implied by `out_h`/`out_w`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConvTranspose2d {
+    /// N.
+    pub batch: usize,
+    /// C of the input.
+    pub in_channels: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// C of the output.
+    pub out_channels: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Kernel height.
+    pub kernel_h: usize,
+    /// Kernel width.
+    pub kernel_w: usize,
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Vertical dilation (>= 1).
+    pub dilation_h: usize,
+    /// Horizontal dilation (>= 1).
+    pub dilation_w: usize,
+    /// Rows cropped from the top of the full output.
+    pub pad_top: usize,
+    /// Columns cropped from the left of the full output.
+    pub pad_left: usize,
+    /// Number of groups; divides both channel counts.
+    pub groups: usize,
+}
+
+/// Transposed 2-D convolution (ONNX ConvTranspose), see [`ConvTranspose2d`].
+/// `x`: `[batch, in_channels, in_h, in_w]`, `w`: `[in_channels, out_channels
+/// / groups, kernel_h, kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch,
+/// out_channels, out_h, out_w]`. Needs no scratch.
+pub fn conv_transpose2d(
+    p: &ConvTranspose2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let out_plane = p.out_h * p.out_w;
+    if p.batch == 0 || p.out_channels == 0 || out_plane == 0 {
+        return;
+    }
+    let icg = p.in_channels / p.groups;
+    let ocg = p.out_channels / p.groups;
+    let in_plane = p.in_h * p.in_w;
+    let ksize = p.kernel_h * p.kernel_w;
+    for n in 0..p.batch {
+        let yn = &mut y[n * p.out_channels * out_plane..][..p.out_channels * out_plane];
+        for (oc, yplane) in yn.chunks_exact_mut(out_plane).enumerate() {
+            yplane.fill(bias.map_or(0.0, |b| b[oc]));
+        }
+        if in_plane == 0 {
+            continue;
+        }
+        for g in 0..p.groups {
+            for icl in 0..icg {
+                let ic = g * icg + icl;
+                let xplane = &x[(n * p.in_channels + ic) * in_plane..][..in_plane];
+                for ocl in 0..ocg {
+                    let oc = g * ocg + ocl;
+                    let wk = &w[(ic * ocg + ocl) * ksize..][..ksize];
+                    let yplane = &mut yn[oc * out_plane..][..out_plane];
+                    for (ih, xrow) in xplane.chunks_exact(p.in_w).enumerate() {
+                        for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
+                            let oh =
+                                (ih * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                            if oh < 0 || oh >= p.out_h as isize {
+                                continue;
+                            }
+                            let yrow = &mut yplane[oh as usize * p.out_w..][..p.out_w];
+                            for (kw, &wv) in wrow.iter().enumerate() {
+                                let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
+                                let (lo, hi) = valid_range(p.in_w, p.stride_w, w_off, p.out_w);
+                                if lo >= hi {
+                                    continue;
+                                }
+                                let os = ((lo * p.stride_w) as isize + w_off) as usize;
+                                let xs = &xrow[lo..hi];
+                                let ys = &mut yrow[os..][..(xs.len() - 1) * p.stride_w + 1];
+                                for (yv, &xv) in ys.iter_mut().step_by(p.stride_w).zip(xs) {
+                                    *yv += wv * xv;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

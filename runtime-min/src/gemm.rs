@@ -1,0 +1,289 @@
+//! Batched strided GEMM (`matmul`) and the register-tiled GEMM core shared
+//! with the convolution kernels.
+
+use crate::util::dot;
+use crate::Activation;
+
+/// Rows of the register tile.
+const MR: usize = 4;
+/// Columns of the register tile.
+const NR: usize = 8;
+/// Depth of one packed panel (stack use: `MR*KC + KC*NR` floats = 3 KiB).
+const KC: usize = 64;
+
+/// Batched, strided matrix multiplication parameters for [`matmul`].
+///
+/// For every batch index `(b0, b1, b2, b3)` in `batch`, computes
+/// `C[i, j] = act(alpha * sum_k A[i, k] * B[k, j] + bias[j])` where element
+/// `(i, k)` of `A` is `a[sum(b_t * a_batch_strides[t]) + i * a_row_stride +
+/// k * a_col_stride]` (likewise for `B`), and `C[i, j]` is
+/// `c[sum(b_t * c_batch_strides[t]) + i * c_row_stride + j]` (C's column
+/// stride is 1). A transposed operand is expressed by swapping its row and
+/// column strides; a broadcast batch axis has stride 0. Unused batch axes
+/// have length 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatMul {
+    /// Lengths of the (up to 4) batch axes; unused axes are 1.
+    pub batch: [usize; 4],
+    /// Stride of `a` along each batch axis (0 = broadcast).
+    pub a_batch_strides: [usize; 4],
+    /// Stride of `b` along each batch axis (0 = broadcast).
+    pub b_batch_strides: [usize; 4],
+    /// Stride of `c` along each batch axis.
+    pub c_batch_strides: [usize; 4],
+    /// Rows of `A` and `C`.
+    pub m: usize,
+    /// Columns of `B` and `C`.
+    pub n: usize,
+    /// Columns of `A` = rows of `B`.
+    pub k: usize,
+    /// Stride between consecutive rows of `A`.
+    pub a_row_stride: usize,
+    /// Stride between consecutive columns of `A`.
+    pub a_col_stride: usize,
+    /// Stride between consecutive rows of `B`.
+    pub b_row_stride: usize,
+    /// Stride between consecutive columns of `B`.
+    pub b_col_stride: usize,
+    /// Stride between consecutive rows of `C`.
+    pub c_row_stride: usize,
+    /// Scale applied to the product (ONNX Gemm `alpha`; 1 for MatMul).
+    pub alpha: f32,
+    /// Fused activation applied after the bias.
+    pub act: Activation,
+}
+
+/// Batched strided GEMM: see [`MatMul`] for the exact semantics. `bias`, if
+/// present, has length `n` and is added to every row of every `C` (ONNX Gemm
+/// with `beta * C` folded into a per-column bias at build time).
+///
+/// Fast paths: row-major `B` (`b_col_stride == 1`) uses a 4x8 register-tiled
+/// micro-kernel over packed `A` panels; `A` row-contiguous with `B`
+/// column-contiguous (`B` transposed, e.g. ONNX Gemm `transB=1`) uses dot
+/// products. Any other strides use on-stack packed panels (3 KiB).
+pub fn matmul(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+    if p.m == 0 || p.n == 0 || p.batch.contains(&0) {
+        return;
+    }
+    let g = Gemm {
+        m: p.m,
+        n: p.n,
+        k: p.k,
+        a_rs: p.a_row_stride,
+        a_cs: p.a_col_stride,
+        b_rs: p.b_row_stride,
+        b_cs: p.b_col_stride,
+        c_rs: p.c_row_stride,
+        alpha: p.alpha,
+        act: p.act,
+    };
+    let bias = match bias {
+        Some(v) => Bias::Col(v),
+        None => Bias::None,
+    };
+    let (sa, sb, sc) = (p.a_batch_strides, p.b_batch_strides, p.c_batch_strides);
+    for b0 in 0..p.batch[0] {
+        for b1 in 0..p.batch[1] {
+            for b2 in 0..p.batch[2] {
+                for b3 in 0..p.batch[3] {
+                    let ao = b0 * sa[0] + b1 * sa[1] + b2 * sa[2] + b3 * sa[3];
+                    let bo = b0 * sb[0] + b1 * sb[1] + b2 * sb[2] + b3 * sb[3];
+                    let co = b0 * sc[0] + b1 * sc[1] + b2 * sc[2] + b3 * sc[3];
+                    gemm(&g, &a[ao..], &b[bo..], bias, &mut c[co..]);
+                }
+            }
+        }
+    }
+}
+
+/// Bias added in the GEMM epilogue.
+#[derive(Clone, Copy)]
+pub(crate) enum Bias<'a> {
+    None,
+    /// One value per row of C (convolution: per output channel).
+    Row(&'a [f32]),
+    /// One value per column of C (matmul / Gemm).
+    Col(&'a [f32]),
+}
+
+/// One (unbatched) GEMM with offsets already applied to the slices.
+pub(crate) struct Gemm {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a_rs: usize,
+    pub a_cs: usize,
+    pub b_rs: usize,
+    pub b_cs: usize,
+    pub c_rs: usize,
+    pub alpha: f32,
+    pub act: Activation,
+}
+
+/// Epilogue on a finished row segment `C[i, j0..j0 + dst.len()]` holding the
+/// raw sums: scale, bias, activation.
+#[inline(always)]
+fn finish(dst: &mut [f32], g: &Gemm, bias: Bias, i: usize, j0: usize) {
+    let alpha = g.alpha;
+    match bias {
+        Bias::None => {
+            if alpha != 1.0 {
+                for v in dst.iter_mut() {
+                    *v *= alpha;
+                }
+            }
+        }
+        Bias::Row(bv) => {
+            let bb = bv[i];
+            for v in dst.iter_mut() {
+                *v = alpha * *v + bb;
+            }
+        }
+        Bias::Col(bv) => {
+            let bv = &bv[j0..j0 + dst.len()];
+            for (v, &bb) in dst.iter_mut().zip(bv) {
+                *v = alpha * *v + bb;
+            }
+        }
+    }
+    g.act.apply_in_place(dst);
+}
+
+/// `C = act(alpha * A B + bias)` for one matrix triple.
+pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    if g.m == 0 || g.n == 0 {
+        return;
+    }
+    if g.k == 0 {
+        for i in 0..g.m {
+            let row = &mut c[i * g.c_rs..][..g.n];
+            row.fill(0.0);
+            finish(row, g, bias, i, 0);
+        }
+    } else if g.a_cs == 1 && g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
+        gemm_dot(g, a, b, bias, c);
+    } else if g.b_cs == 1 {
+        let m_main = g.m - g.m % MR;
+        gemm_tiled(g, m_main, a, b, bias, c);
+        for i in m_main..g.m {
+            gemm_axpy_row(g, i, a, b, bias, c);
+        }
+    } else {
+        gemm_tiled(g, g.m, a, b, bias, c);
+    }
+}
+
+/// Both operands contiguous along k: one lane-parallel dot product per output.
+fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    for i in 0..g.m {
+        let arow = &a[i * g.a_rs..][..g.k];
+        let crow = &mut c[i * g.c_rs..][..g.n];
+        for (j, cv) in crow.iter_mut().enumerate() {
+            *cv = dot(arow, &b[j * g.b_cs..][..g.k]);
+        }
+        finish(crow, g, bias, i, 0);
+    }
+}
+
+/// One row of C as a sum of scaled contiguous rows of B (used for the rows
+/// left over by the 4-row tiling, e.g. `m == 1`).
+fn gemm_axpy_row(g: &Gemm, i: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let crow = &mut c[i * g.c_rs..][..g.n];
+    crow.fill(0.0);
+    let abase = i * g.a_rs;
+    for kk in 0..g.k {
+        let av = a[abase + kk * g.a_cs];
+        let brow = &b[kk * g.b_rs..][..g.n];
+        for (cv, &bv) in crow.iter_mut().zip(brow) {
+            *cv += av * bv;
+        }
+    }
+    finish(crow, g, bias, i, 0);
+}
+
+/// The register-tile micro-kernel: `acc += Apanel(kc x MR)^T * B(kc x NR)`,
+/// where row `kk` of B is `b[kk * bs..kk * bs + NR]`.
+#[inline(always)]
+fn micro(kc: usize, ap: &[f32], b: &[f32], bs: usize, mut acc: [[f32; NR]; MR]) -> [[f32; NR]; MR] {
+    for (kk, arow) in ap[..kc * MR].chunks_exact(MR).enumerate() {
+        let brow: &[f32; NR] = b[kk * bs..kk * bs + NR].try_into().unwrap();
+        for r in 0..MR {
+            let av = arow[r];
+            for (acc_v, &bv) in acc[r].iter_mut().zip(brow) {
+                *acc_v += av * bv;
+            }
+        }
+    }
+    acc
+}
+
+/// Tiled GEMM over rows `0..m_rows` of C (all rows when B is not row-major;
+/// missing rows of a partial tile are zero-padded in the packed A panel).
+fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let mut apack = [0.0f32; MR * KC];
+    let mut bpack = [0.0f32; KC * NR];
+    let mut k0 = 0;
+    while k0 < g.k {
+        let kc = KC.min(g.k - k0);
+        let first = k0 == 0;
+        let last = k0 + kc == g.k;
+        let mut i0 = 0;
+        while i0 < m_rows {
+            let mr = MR.min(m_rows - i0);
+            // Pack A[i0..i0+MR, k0..k0+kc] as kc groups of MR values.
+            for r in 0..MR {
+                if r < mr {
+                    let src = &a[(i0 + r) * g.a_rs + k0 * g.a_cs..];
+                    let dst = apack[..kc * MR].iter_mut().skip(r).step_by(MR);
+                    if g.a_cs == 1 {
+                        for (d, &s) in dst.zip(&src[..kc]) {
+                            *d = s;
+                        }
+                    } else {
+                        let src = &src[..(kc - 1) * g.a_cs + 1];
+                        for (d, &s) in dst.zip(src.iter().step_by(g.a_cs)) {
+                            *d = s;
+                        }
+                    }
+                } else {
+                    for d in apack[..kc * MR].iter_mut().skip(r).step_by(MR) {
+                        *d = 0.0;
+                    }
+                }
+            }
+            let mut j0 = 0;
+            while j0 < g.n {
+                let nr = NR.min(g.n - j0);
+                let (bsrc, bs): (&[f32], usize) = if g.b_cs == 1 && nr == NR {
+                    (&b[k0 * g.b_rs + j0..], g.b_rs)
+                } else {
+                    for (kk, dst) in bpack[..kc * NR].chunks_exact_mut(NR).enumerate() {
+                        let base = (k0 + kk) * g.b_rs + j0 * g.b_cs;
+                        for (jj, d) in dst.iter_mut().enumerate() {
+                            *d = if jj < nr { b[base + jj * g.b_cs] } else { 0.0 };
+                        }
+                    }
+                    (&bpack[..], NR)
+                };
+                let mut acc = [[0.0f32; NR]; MR];
+                if !first {
+                    for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
+                        let crow = &c[(i0 + r) * g.c_rs + j0..][..nr];
+                        acc_r[..nr].copy_from_slice(crow);
+                    }
+                }
+                let acc = micro(kc, &apack, bsrc, bs, acc);
+                for (r, acc_r) in acc.iter().enumerate().take(mr) {
+                    let crow = &mut c[(i0 + r) * g.c_rs + j0..][..nr];
+                    crow.copy_from_slice(&acc_r[..nr]);
+                    if last {
+                        finish(crow, g, bias, i0 + r, j0);
+                    }
+                }
+                j0 += NR;
+            }
+            i0 += MR;
+        }
+        k0 += kc;
+    }
+}

@@ -1,0 +1,84 @@
+//! `no_std`, allocation-free `f32` kernels called by the straight-line code
+//! that sramfit generates.
+//!
+//! All tensors are `f32` slices in row-major (NCHW) layout, carved out of one
+//! statically planned arena. Kernels never allocate; the few that need
+//! temporary memory take a caller-provided `scratch` slice whose length is
+//! given by a `const fn *_scratch_len`. Every kernel is a separate,
+//! non-generic `pub fn`, so the linker drops the ones a model never calls.
+//! Shape parameters are plain `Copy` structs with public fields (or slices of
+//! at most [`MAX_RANK`] axes), so generated code can write them as `const`
+//! struct literals. Kernels assume correctly sized slices; wrong sizes panic
+//! (never UB: the crate forbids `unsafe`).
+//!
+//! Semantics follow ONNX unless stated otherwise.
+//!
+//! # Kernel families
+//!
+//! - **Fused activation**: [`Activation`] (None, Relu, Clip, LeakyRelu,
+//!   HardSwish, Sigmoid, Tanh), applied after the bias by conv / matmul.
+//! - **Convolution**: [`conv2d`] ([`Conv2d`], [`conv2d_scratch_len`]; groups,
+//!   depthwise, dilation, asymmetric padding, 1-D as `in_h = 1`) and
+//!   [`conv_transpose2d`] ([`ConvTranspose2d`]).
+//! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
+//!   (transposes and batch broadcast via strides), with alpha, bias and a
+//!   fused activation (ONNX MatMul and Gemm).
+//! - **Broadcast binaries** ([`Broadcast`]): [`add`], [`sub`], [`mul`],
+//!   [`div`], [`max`], [`min`], [`pow`], [`fmod`], [`prelu`], and in-place
+//!   [`add_in_place`], [`sub_in_place`], [`mul_in_place`], [`div_in_place`],
+//!   [`max_in_place`], [`min_in_place`].
+//! - **Unary** (`name(x, y)` and `name_in_place(xy)`): [`relu`],
+//!   [`sigmoid`], [`tanh`], [`exp`], [`ln`], [`sqrt`], [`rsqrt`],
+//!   [`reciprocal`], [`abs`], [`neg`], [`square`], [`erf`], [`floor`],
+//!   [`ceil`], [`round`], [`sin`], [`cos`], [`softplus`], [`softsign`],
+//!   [`hard_swish`], [`gelu`]; parameterised [`clip`], [`leaky_relu`],
+//!   [`elu`], [`selu`], [`hard_sigmoid`], [`celu`], [`pow_scalar`]; and
+//!   [`copy`], [`fill`].
+//! - **Pooling**: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; ceil mode,
+//!   dilation, `count_include_pad`, 1-D).
+//! - **Reductions** ([`Reduce`], rank-generic): [`reduce_sum`],
+//!   [`reduce_mean`], [`reduce_max`], [`reduce_min`], [`reduce_prod`],
+//!   [`reduce_sum_square`], [`reduce_l1`], [`reduce_l2`],
+//!   [`reduce_log_sum_exp`] (global pooling = mean / max over H, W).
+//! - **Softmax**: [`softmax`], [`log_softmax`] over the middle axis of an
+//!   `[outer, axis, inner]` view.
+//! - **Data movement**: [`copy_strided`] ([`Strided`]; Transpose, Slice,
+//!   Concat, Split, Expand, Tile, DepthToSpace, SpaceToDepth, constant
+//!   Gather), [`pad`] ([`Pad`], [`PadMode`]: constant, reflect, edge, wrap,
+//!   negative pads crop), [`gather`].
+//! - **Normalisation**: [`channel_affine`] / [`channel_affine_in_place`]
+//!   (folded BatchNormalization), [`instance_norm`], [`layer_norm`], [`lrn`].
+//! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
+//!   [`CoordMode`], [`NearestMode`]).
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod activation;
+mod binary;
+mod conv;
+mod gemm;
+mod norm;
+mod pool;
+mod reduce;
+mod resize;
+mod softmax;
+mod strided;
+mod unary;
+mod util;
+
+pub use activation::Activation;
+pub use binary::*;
+pub use conv::*;
+pub use gemm::{matmul, MatMul};
+pub use norm::*;
+pub use pool::*;
+pub use reduce::*;
+pub use resize::*;
+pub use softmax::*;
+pub use strided::*;
+pub use unary::*;
+
+/// Maximum tensor rank supported by the rank-generic kernels
+/// ([`Broadcast`], [`Reduce`], [`Strided`], [`Pad`]).
+pub const MAX_RANK: usize = 8;

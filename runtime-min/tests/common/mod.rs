@@ -1,0 +1,118 @@
+//! Shared test helpers: a tiny deterministic PRNG and tolerance checks.
+#![allow(dead_code)]
+
+/// xorshift64* PRNG.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in [-1, 1).
+    pub fn f(&mut self) -> f32 {
+        ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+    }
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (self.f() + 1.0) * 0.5 * (hi - lo)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f()).collect()
+    }
+    pub fn vec_in(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+        (0..n).map(|_| self.uniform(lo, hi)).collect()
+    }
+}
+
+/// `|got - want| <= 1e-6 + 1e-5 * max(|want|, mag)` for every element,
+/// where `mag` (if given) is the sum of the magnitudes of the terms that
+/// produced `want` (condition-aware relative tolerance for long sums).
+pub fn assert_close_mag(got: &[f32], want: &[f64], mag: Option<&[f64]>, ctx: &str) {
+    assert_eq!(got.len(), want.len(), "{ctx}: length mismatch");
+    for i in 0..got.len() {
+        let (g, w) = (got[i] as f64, want[i]);
+        let m = mag.map_or(0.0, |m| m[i]).max(w.abs());
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= 1e-6 + 1e-5 * m
+        };
+        assert!(ok, "{ctx}: element {i}: got {g}, want {w} (mag {m})");
+    }
+}
+
+pub fn assert_close(got: &[f32], want: &[f64], ctx: &str) {
+    assert_close_mag(got, want, None, ctx);
+}
+
+/// Row-major contiguous strides.
+pub fn strides_of(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![0; shape.len()];
+    let mut acc = 1;
+    for d in (0..shape.len()).rev() {
+        s[d] = acc;
+        acc *= shape[d];
+    }
+    s
+}
+
+/// Every multi-index of `shape` in row-major order.
+pub fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
+    let total: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(total);
+    for mut flat in 0..total {
+        let mut idx = vec![0; shape.len()];
+        for d in (0..shape.len()).rev() {
+            idx[d] = flat % shape[d];
+            flat /= shape[d];
+        }
+        out.push(idx);
+    }
+    out
+}
+
+/// Reference activation in f64.
+pub fn act_ref(a: sramfit_runtime_min::Activation, v: f64) -> f64 {
+    use sramfit_runtime_min::Activation::*;
+    match a {
+        None => v,
+        Relu => v.max(0.0),
+        Clip { min, max } => v.max(min as f64).min(max as f64),
+        LeakyRelu { alpha } => {
+            if v < 0.0 {
+                alpha as f64 * v
+            } else {
+                v
+            }
+        }
+        HardSwish => v * (v / 6.0 + 0.5).clamp(0.0, 1.0),
+        Sigmoid => 1.0 / (1.0 + (-v).exp()),
+        Tanh => v.tanh(),
+    }
+}
+
+pub const ACTS: [sramfit_runtime_min::Activation; 7] = [
+    sramfit_runtime_min::Activation::None,
+    sramfit_runtime_min::Activation::Relu,
+    sramfit_runtime_min::Activation::Clip {
+        min: -0.5,
+        max: 0.75,
+    },
+    sramfit_runtime_min::Activation::LeakyRelu { alpha: 0.1 },
+    sramfit_runtime_min::Activation::HardSwish,
+    sramfit_runtime_min::Activation::Sigmoid,
+    sramfit_runtime_min::Activation::Tanh,
+];

@@ -1,0 +1,566 @@
+mod common;
+use common::*;
+use sramfit_runtime_min::*;
+
+#[allow(clippy::too_many_arguments)]
+fn conv_params(
+    batch: usize,
+    ic: usize,
+    oc: usize,
+    (in_h, in_w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (dh, dw): (usize, usize),
+    (pt, pl, pb, pr): (usize, usize, usize, usize),
+    groups: usize,
+    act: Activation,
+) -> Conv2d {
+    let out_h = (in_h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+    let out_w = (in_w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+    Conv2d {
+        batch,
+        in_channels: ic,
+        in_h,
+        in_w,
+        out_channels: oc,
+        out_h,
+        out_w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        dilation_h: dh,
+        dilation_w: dw,
+        pad_top: pt,
+        pad_left: pl,
+        groups,
+        act,
+    }
+}
+
+/// Direct ONNX Conv in f64; returns (value, magnitude).
+fn conv_ref(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f64>, Vec<f64>) {
+    let icg = p.in_channels / p.groups;
+    let ocg = p.out_channels / p.groups;
+    let mut out = vec![];
+    let mut mag = vec![];
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let g = oc / ocg;
+            for oh in 0..p.out_h {
+                for ow in 0..p.out_w {
+                    let b = bias.map_or(0.0, |b| b[oc] as f64);
+                    let (mut s, mut m) = (b, b.abs());
+                    for ic in 0..icg {
+                        for kh in 0..p.kernel_h {
+                            for kw in 0..p.kernel_w {
+                                let ih = (oh * p.stride_h + kh * p.dilation_h) as isize
+                                    - p.pad_top as isize;
+                                let iw = (ow * p.stride_w + kw * p.dilation_w) as isize
+                                    - p.pad_left as isize;
+                                if ih < 0
+                                    || iw < 0
+                                    || ih >= p.in_h as isize
+                                    || iw >= p.in_w as isize
+                                {
+                                    continue;
+                                }
+                                let xv = x[((n * p.in_channels + g * icg + ic) * p.in_h
+                                    + ih as usize)
+                                    * p.in_w
+                                    + iw as usize] as f64;
+                                let wv =
+                                    w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
+                                s += xv * wv;
+                                m += (xv * wv).abs();
+                            }
+                        }
+                    }
+                    out.push(act_ref(p.act, s));
+                    mag.push(m);
+                }
+            }
+        }
+    }
+    (out, mag)
+}
+
+fn check(p: Conv2d, with_bias: bool, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let icg = p.in_channels / p.groups;
+    let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+    let w = rng.vec(p.out_channels * icg * p.kernel_h * p.kernel_w);
+    let b = rng.vec(p.out_channels);
+    let bias = if with_bias { Some(&b[..]) } else { None };
+    let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
+    let mut scratch = vec![f32::NAN; conv2d_scratch_len(&p)];
+    conv2d(&p, &x, &w, bias, &mut y, &mut scratch);
+    let (want, mag) = conv_ref(&p, &x, &w, bias);
+    assert_close_mag(&y, &want, Some(&mag), &format!("{p:?}"));
+}
+
+const A0: Activation = Activation::None;
+
+#[test]
+fn pointwise_gemm_without_scratch() {
+    let p = conv_params(2, 5, 7, (6, 5), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, A0);
+    assert_eq!(conv2d_scratch_len(&p), 0);
+    check(p, true, 1);
+    check(p, false, 2);
+    // Many channels: K > the GEMM panel depth, M not a multiple of the tile.
+    let p = conv_params(
+        1,
+        150,
+        13,
+        (3, 7),
+        (1, 1),
+        (1, 1),
+        (1, 1),
+        (0, 0, 0, 0),
+        1,
+        Activation::Relu,
+    );
+    check(p, true, 3);
+}
+
+#[test]
+fn scratch_len_is_const() {
+    const P: Conv2d = Conv2d {
+        batch: 1,
+        in_channels: 4,
+        in_h: 10,
+        in_w: 10,
+        out_channels: 8,
+        out_h: 10,
+        out_w: 10,
+        kernel_h: 3,
+        kernel_w: 3,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: 1,
+        pad_left: 1,
+        groups: 1,
+        act: Activation::None,
+    };
+    const L: usize = conv2d_scratch_len(&P);
+    assert_eq!(L, 4 * 9 * CONV_TILE);
+    const DW: Conv2d = Conv2d {
+        groups: 4,
+        out_channels: 4,
+        ..P
+    };
+    const LDW: usize = conv2d_scratch_len(&DW);
+    assert_eq!(LDW, 0);
+    const SMALL: Conv2d = Conv2d {
+        in_h: 3,
+        in_w: 3,
+        out_h: 3,
+        out_w: 3,
+        ..P
+    };
+    assert_eq!(conv2d_scratch_len(&SMALL), 4 * 9 * 9);
+}
+
+#[test]
+fn general_3x3() {
+    let p = conv_params(
+        1,
+        3,
+        10,
+        (9, 7),
+        (3, 3),
+        (1, 1),
+        (1, 1),
+        (1, 1, 1, 1),
+        1,
+        Activation::Relu,
+    );
+    check(p, true, 10);
+    // No padding, batch 2, odd channel counts.
+    let p = conv_params(2, 3, 5, (8, 8), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1, A0);
+    check(p, true, 11);
+}
+
+#[test]
+fn all_activations() {
+    for (i, act) in ACTS.iter().enumerate() {
+        let p = conv_params(
+            1,
+            2,
+            3,
+            (5, 6),
+            (3, 2),
+            (1, 1),
+            (1, 1),
+            (1, 0, 1, 1),
+            1,
+            *act,
+        );
+        check(p, i % 2 == 0, 20 + i as u64);
+    }
+}
+
+#[test]
+fn strided_dilated_asymmetric_pads() {
+    let p = conv_params(
+        1,
+        3,
+        4,
+        (11, 10),
+        (3, 2),
+        (2, 3),
+        (2, 2),
+        (0, 2, 1, 0),
+        1,
+        A0,
+    );
+    check(p, true, 30);
+    let p = conv_params(
+        2,
+        2,
+        3,
+        (9, 12),
+        (2, 3),
+        (1, 2),
+        (3, 1),
+        (3, 0, 0, 2),
+        1,
+        Activation::Tanh,
+    );
+    check(p, true, 31);
+}
+
+#[test]
+fn stride_larger_than_kernel() {
+    let p = conv_params(
+        1,
+        3,
+        5,
+        (13, 14),
+        (2, 2),
+        (3, 4),
+        (1, 1),
+        (0, 0, 0, 0),
+        1,
+        A0,
+    );
+    check(p, true, 40);
+    // 1x1 with stride 2 and padding (not pointwise: needs im2col).
+    let p = conv_params(1, 4, 6, (7, 8), (1, 1), (2, 2), (1, 1), (1, 1, 0, 0), 1, A0);
+    assert!(conv2d_scratch_len(&p) > 0);
+    check(p, true, 41);
+}
+
+#[test]
+fn grouped() {
+    let p = conv_params(2, 4, 6, (7, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, A0);
+    check(p, true, 50);
+    let p = conv_params(
+        1,
+        6,
+        9,
+        (5, 9),
+        (3, 1),
+        (2, 1),
+        (1, 2),
+        (0, 1, 2, 0),
+        3,
+        Activation::Relu,
+    );
+    check(p, false, 51);
+}
+
+#[test]
+fn depthwise() {
+    let p = conv_params(
+        1,
+        5,
+        5,
+        (9, 8),
+        (3, 3),
+        (2, 2),
+        (1, 1),
+        (1, 1, 1, 1),
+        5,
+        Activation::LeakyRelu { alpha: 0.2 },
+    );
+    assert_eq!(conv2d_scratch_len(&p), 0);
+    check(p, true, 60);
+    // Channel multiplier 2, dilation, asymmetric pads, batch 2.
+    let p = conv_params(
+        2,
+        3,
+        6,
+        (10, 11),
+        (3, 3),
+        (1, 2),
+        (2, 2),
+        (2, 1, 0, 3),
+        3,
+        A0,
+    );
+    check(p, true, 61);
+    // Single input channel, groups 1 (also uses the direct path).
+    let p = conv_params(1, 1, 4, (8, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    assert_eq!(conv2d_scratch_len(&p), 0);
+    check(p, false, 62);
+    // Stride larger than kernel.
+    let p = conv_params(
+        1,
+        4,
+        4,
+        (12, 12),
+        (2, 2),
+        (3, 3),
+        (1, 1),
+        (0, 0, 0, 0),
+        4,
+        A0,
+    );
+    check(p, true, 63);
+}
+
+#[test]
+fn conv1d() {
+    let p = conv_params(
+        2,
+        4,
+        3,
+        (1, 20),
+        (1, 5),
+        (1, 2),
+        (1, 1),
+        (0, 2, 0, 2),
+        1,
+        A0,
+    );
+    check(p, true, 70);
+    let p = conv_params(
+        1,
+        4,
+        4,
+        (1, 17),
+        (1, 3),
+        (1, 1),
+        (1, 3),
+        (0, 3, 0, 3),
+        4,
+        A0,
+    );
+    check(p, true, 71);
+}
+
+#[test]
+fn large_tiles_and_deep_k() {
+    // K = 16 * 9 = 144 > panel depth, 143 positions > CONV_TILE, 9 output
+    // channels (not a multiple of the 4-row tile).
+    let p = conv_params(
+        2,
+        16,
+        9,
+        (11, 13),
+        (3, 3),
+        (1, 1),
+        (1, 1),
+        (1, 1, 1, 1),
+        1,
+        Activation::HardSwish,
+    );
+    check(p, true, 80);
+    // Large output width not a multiple of anything.
+    let p = conv_params(
+        1,
+        3,
+        8,
+        (5, 70),
+        (3, 3),
+        (1, 1),
+        (1, 1),
+        (1, 1, 1, 1),
+        1,
+        A0,
+    );
+    check(p, true, 81);
+}
+
+#[test]
+fn empty() {
+    let p = conv_params(0, 3, 4, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, true, 90);
+}
+
+// ---------------------------------------------------------------- transpose
+
+fn convt_ref(
+    p: &ConvTranspose2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+) -> (Vec<f64>, Vec<f64>) {
+    let icg = p.in_channels / p.groups;
+    let ocg = p.out_channels / p.groups;
+    let plane = p.out_h * p.out_w;
+    let mut y = vec![0.0f64; p.batch * p.out_channels * plane];
+    let mut m = vec![0.0f64; y.len()];
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let b = bias.map_or(0.0, |b| b[oc] as f64);
+            for i in 0..plane {
+                y[(n * p.out_channels + oc) * plane + i] = b;
+                m[(n * p.out_channels + oc) * plane + i] = b.abs();
+            }
+        }
+        for ic in 0..p.in_channels {
+            let g = ic / icg;
+            for ocl in 0..ocg {
+                let oc = g * ocg + ocl;
+                for ih in 0..p.in_h {
+                    for iw in 0..p.in_w {
+                        for kh in 0..p.kernel_h {
+                            for kw in 0..p.kernel_w {
+                                let oh = (ih * p.stride_h + kh * p.dilation_h) as isize
+                                    - p.pad_top as isize;
+                                let ow = (iw * p.stride_w + kw * p.dilation_w) as isize
+                                    - p.pad_left as isize;
+                                if oh < 0
+                                    || ow < 0
+                                    || oh >= p.out_h as isize
+                                    || ow >= p.out_w as isize
+                                {
+                                    continue;
+                                }
+                                let xv = x[((n * p.in_channels + ic) * p.in_h + ih) * p.in_w + iw]
+                                    as f64;
+                                let wv = w[((ic * ocg + ocl) * p.kernel_h + kh) * p.kernel_w + kw]
+                                    as f64;
+                                let o = (n * p.out_channels + oc) * plane
+                                    + oh as usize * p.out_w
+                                    + ow as usize;
+                                y[o] += xv * wv;
+                                m[o] += (xv * wv).abs();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (y, m)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_t(
+    batch: usize,
+    ic: usize,
+    oc: usize,
+    (in_h, in_w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (dh, dw): (usize, usize),
+    (pt, pl, pb, pr): (usize, usize, usize, usize),
+    (oph, opw): (usize, usize),
+    groups: usize,
+    seed: u64,
+) {
+    let out_h = (in_h - 1) * sh + dh * (kh - 1) + 1 + oph - pt - pb;
+    let out_w = (in_w - 1) * sw + dw * (kw - 1) + 1 + opw - pl - pr;
+    let p = ConvTranspose2d {
+        batch,
+        in_channels: ic,
+        in_h,
+        in_w,
+        out_channels: oc,
+        out_h,
+        out_w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        dilation_h: dh,
+        dilation_w: dw,
+        pad_top: pt,
+        pad_left: pl,
+        groups,
+    };
+    let mut rng = Rng::new(seed);
+    let x = rng.vec(batch * ic * in_h * in_w);
+    let w = rng.vec(ic * (oc / groups) * kh * kw);
+    let b = rng.vec(oc);
+    for bias in [Some(&b[..]), None] {
+        let mut y = vec![f32::NAN; batch * oc * out_h * out_w];
+        conv_transpose2d(&p, &x, &w, bias, &mut y);
+        let (want, mag) = convt_ref(&p, &x, &w, bias);
+        assert_close_mag(&y, &want, Some(&mag), &format!("{p:?}"));
+    }
+}
+
+#[test]
+fn conv_transpose() {
+    check_t(
+        1,
+        3,
+        4,
+        (5, 6),
+        (3, 3),
+        (2, 2),
+        (1, 1),
+        (1, 1, 1, 1),
+        (1, 1),
+        1,
+        100,
+    );
+    check_t(
+        2,
+        4,
+        6,
+        (4, 5),
+        (3, 2),
+        (1, 1),
+        (1, 1),
+        (0, 0, 0, 0),
+        (0, 0),
+        2,
+        101,
+    );
+    check_t(
+        1,
+        2,
+        3,
+        (5, 4),
+        (3, 3),
+        (2, 3),
+        (2, 1),
+        (2, 0, 1, 2),
+        (1, 2),
+        1,
+        102,
+    );
+    check_t(
+        1,
+        3,
+        3,
+        (6, 6),
+        (2, 2),
+        (3, 3),
+        (1, 1),
+        (0, 0, 0, 0),
+        (0, 0),
+        3,
+        103,
+    );
+    check_t(
+        1,
+        4,
+        2,
+        (1, 9),
+        (1, 4),
+        (1, 2),
+        (1, 1),
+        (0, 1, 0, 1),
+        (0, 0),
+        1,
+        104,
+    );
+}

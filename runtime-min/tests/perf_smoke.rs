@@ -1,0 +1,90 @@
+//! Rough throughput check (ignored by default):
+//! `cargo test --release -p sramfit-runtime-min --test perf_smoke -- --ignored --nocapture`
+mod common;
+use common::*;
+use sramfit_runtime_min::*;
+use std::time::Instant;
+
+fn time(name: &str, flops: f64, mut f: impl FnMut()) {
+    f();
+    let reps = 20;
+    let t = Instant::now();
+    for _ in 0..reps {
+        f();
+    }
+    let s = t.elapsed().as_secs_f64() / reps as f64;
+    println!(
+        "{name:40} {:8.3} ms {:6.2} GFLOP/s",
+        s * 1e3,
+        flops / s * 1e-9
+    );
+}
+
+#[test]
+#[ignore]
+fn perf_smoke() {
+    let mut rng = Rng::new(1);
+    for &(m, n, k, tb) in &[
+        (256, 256, 256, false),
+        (256, 256, 256, true),
+        (1, 1024, 1024, false),
+        (1, 1024, 1024, true),
+    ] {
+        let a = rng.vec(m * k);
+        let b = rng.vec(k * n);
+        let mut c = vec![0.0; m * n];
+        let p = MatMul {
+            batch: [1; 4],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m,
+            n,
+            k,
+            a_row_stride: k,
+            a_col_stride: 1,
+            b_row_stride: if tb { 1 } else { n },
+            b_col_stride: if tb { k } else { 1 },
+            c_row_stride: n,
+            alpha: 1.0,
+            act: Activation::None,
+        };
+        time(
+            &format!("matmul {m}x{n}x{k} transB={tb}"),
+            2.0 * (m * n * k) as f64,
+            || matmul(&p, &a, &b, None, &mut c),
+        );
+    }
+    for &(ic, oc, hw, k, groups) in &[(32, 64, 56, 3, 1), (64, 64, 56, 1, 1), (64, 64, 56, 3, 64)] {
+        let p = Conv2d {
+            batch: 1,
+            in_channels: ic,
+            in_h: hw,
+            in_w: hw,
+            out_channels: oc,
+            out_h: hw,
+            out_w: hw,
+            kernel_h: k,
+            kernel_w: k,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: k / 2,
+            pad_left: k / 2,
+            groups,
+            act: Activation::Relu,
+        };
+        let x = rng.vec(ic * hw * hw);
+        let w = rng.vec(oc * ic / groups * k * k);
+        let bias = rng.vec(oc);
+        let mut y = vec![0.0; oc * hw * hw];
+        let mut scratch = vec![0.0; conv2d_scratch_len(&p)];
+        let flops = 2.0 * (oc * hw * hw * ic / groups * k * k) as f64;
+        time(
+            &format!("conv {ic}->{oc} {hw}x{hw} k{k} g{groups}"),
+            flops,
+            || conv2d(&p, &x, &w, Some(&bias), &mut y, &mut scratch),
+        );
+    }
+}

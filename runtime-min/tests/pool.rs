@@ -1,0 +1,325 @@
+mod common;
+use common::*;
+use sramfit_runtime_min::*;
+
+/// ONNX output size, with ceil_mode and its "last window must start inside
+/// the input or left padding" rule.
+fn out_len(inp: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, ceil: bool) -> usize {
+    let span = inp + pb + pe - d * (k - 1) - 1;
+    let mut o = if ceil {
+        span.div_ceil(s) + 1
+    } else {
+        span / s + 1
+    };
+    if ceil && (o - 1) * s >= inp + pb {
+        o -= 1;
+    }
+    o
+}
+
+#[allow(clippy::too_many_arguments)]
+fn params(
+    (batch, channels): (usize, usize),
+    (in_h, in_w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (dh, dw): (usize, usize),
+    (pt, pl, pb, pr): (usize, usize, usize, usize),
+    ceil: bool,
+    count_include_pad: bool,
+) -> Pool2d {
+    Pool2d {
+        batch,
+        channels,
+        in_h,
+        in_w,
+        out_h: out_len(in_h, kh, sh, dh, pt, pb, ceil),
+        out_w: out_len(in_w, kw, sw, dw, pl, pr, ceil),
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        dilation_h: dh,
+        dilation_w: dw,
+        pad_top: pt,
+        pad_left: pl,
+        pad_bottom: pb,
+        pad_right: pr,
+        count_include_pad,
+    }
+}
+
+fn pool_ref(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f64> {
+    let mut out = vec![];
+    for c in 0..p.batch * p.channels {
+        for oh in 0..p.out_h {
+            for ow in 0..p.out_w {
+                let mut mx = f64::NEG_INFINITY;
+                let mut sum = 0.0;
+                let mut cnt_in = 0usize;
+                let mut cnt_pad = 0usize;
+                for kh in 0..p.kernel_h {
+                    for kw in 0..p.kernel_w {
+                        let ih =
+                            (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                        let iw =
+                            (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                        let in_padded = ih < (p.in_h + p.pad_bottom) as isize
+                            && iw < (p.in_w + p.pad_right) as isize;
+                        if in_padded {
+                            cnt_pad += 1;
+                        }
+                        if ih >= 0 && iw >= 0 && (ih as usize) < p.in_h && (iw as usize) < p.in_w {
+                            let v = x[(c * p.in_h + ih as usize) * p.in_w + iw as usize] as f64;
+                            mx = mx.max(v);
+                            sum += v;
+                            cnt_in += 1;
+                        }
+                    }
+                }
+                let cnt = if p.count_include_pad { cnt_pad } else { cnt_in };
+                out.push(if is_max { mx } else { sum / cnt as f64 });
+            }
+        }
+    }
+    out
+}
+
+fn check(p: Pool2d, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let x = rng.vec(p.batch * p.channels * p.in_h * p.in_w);
+    let n = p.batch * p.channels * p.out_h * p.out_w;
+    let mut y = vec![f32::NAN; n];
+    max_pool2d(&p, &x, &mut y);
+    assert_close(&y, &pool_ref(&p, &x, true), &format!("max {p:?}"));
+    let mut y = vec![f32::NAN; n];
+    avg_pool2d(&p, &x, &mut y);
+    assert_close(&y, &pool_ref(&p, &x, false), &format!("avg {p:?}"));
+}
+
+#[test]
+fn basic() {
+    check(
+        params(
+            (2, 3),
+            (8, 8),
+            (2, 2),
+            (2, 2),
+            (1, 1),
+            (0, 0, 0, 0),
+            false,
+            false,
+        ),
+        1,
+    );
+    check(
+        params(
+            (1, 2),
+            (7, 9),
+            (3, 3),
+            (1, 1),
+            (1, 1),
+            (0, 0, 0, 0),
+            false,
+            false,
+        ),
+        2,
+    );
+}
+
+#[test]
+fn padding_and_count_include_pad() {
+    for cip in [false, true] {
+        check(
+            params(
+                (1, 2),
+                (7, 6),
+                (3, 3),
+                (1, 1),
+                (1, 1),
+                (1, 1, 1, 1),
+                false,
+                cip,
+            ),
+            10,
+        );
+        check(
+            params(
+                (1, 2),
+                (7, 6),
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                (1, 1, 1, 1),
+                false,
+                cip,
+            ),
+            11,
+        );
+        check(
+            params(
+                (2, 1),
+                (9, 8),
+                (3, 2),
+                (2, 1),
+                (1, 1),
+                (2, 0, 1, 1),
+                false,
+                cip,
+            ),
+            12,
+        );
+    }
+}
+
+#[test]
+fn ceil_mode() {
+    for cip in [false, true] {
+        check(
+            params(
+                (1, 3),
+                (6, 6),
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                (0, 0, 0, 0),
+                true,
+                cip,
+            ),
+            20,
+        );
+        check(
+            params(
+                (1, 2),
+                (7, 8),
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                (1, 1, 1, 1),
+                true,
+                cip,
+            ),
+            21,
+        );
+        check(
+            params(
+                (1, 2),
+                (10, 11),
+                (2, 3),
+                (3, 2),
+                (1, 1),
+                (1, 0, 0, 1),
+                true,
+                cip,
+            ),
+            22,
+        );
+    }
+}
+
+#[test]
+fn dilation_and_stride_gt_kernel() {
+    for cip in [false, true] {
+        check(
+            params(
+                (1, 2),
+                (11, 12),
+                (3, 2),
+                (1, 2),
+                (2, 3),
+                (1, 2, 2, 1),
+                false,
+                cip,
+            ),
+            30,
+        );
+        check(
+            params(
+                (2, 2),
+                (13, 14),
+                (2, 2),
+                (4, 5),
+                (1, 1),
+                (0, 0, 0, 0),
+                false,
+                cip,
+            ),
+            31,
+        );
+        check(
+            params(
+                (1, 1),
+                (9, 9),
+                (2, 2),
+                (3, 3),
+                (2, 2),
+                (1, 1, 1, 1),
+                true,
+                cip,
+            ),
+            32,
+        );
+    }
+}
+
+#[test]
+fn pool1d() {
+    for cip in [false, true] {
+        check(
+            params(
+                (2, 3),
+                (1, 15),
+                (1, 4),
+                (1, 2),
+                (1, 1),
+                (0, 1, 0, 2),
+                false,
+                cip,
+            ),
+            40,
+        );
+        check(
+            params(
+                (1, 3),
+                (1, 15),
+                (1, 3),
+                (1, 2),
+                (1, 1),
+                (0, 0, 0, 0),
+                true,
+                cip,
+            ),
+            41,
+        );
+    }
+}
+
+#[test]
+fn global_window_and_empty() {
+    check(
+        params(
+            (2, 4),
+            (5, 6),
+            (5, 6),
+            (1, 1),
+            (1, 1),
+            (0, 0, 0, 0),
+            false,
+            false,
+        ),
+        50,
+    );
+    check(
+        params(
+            (0, 4),
+            (5, 6),
+            (2, 2),
+            (1, 1),
+            (1, 1),
+            (0, 0, 0, 0),
+            false,
+            false,
+        ),
+        51,
+    );
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Re-verify every committed ONNX fixture against onnxruntime.
+
+For each NAME.ref.json under tests/models/ (recursively) and examples/models/:
+  * NAME.onnx exists, passes onnx.checker (full_check), is opset 13 / ir 8,
+    and every node has a name;
+  * the stored inputs match the graph inputs (names, order, static shapes) and
+    every stored value is exactly representable as float32;
+  * onnxruntime (CPU, 1 thread, graph optimizations disabled) run on the stored
+    inputs reproduces the stored outputs: bit-exact is expected on the machine
+    that generated them; within rtol 1e-5 / atol 1e-6 is still a pass (other
+    CPUs may pick different kernels), and is reported as such.
+
+    python3 scripts/check_fixtures.py              # prints "N passed, M failed"
+    python3 scripts/check_fixtures.py --reference  # also cross-check with onnx.reference (slow-ish)
+
+Exit status is non-zero if anything failed.
+"""
+
+import glob
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+from fixture_lib import (IR_VERSION, OPSET, PRODUCER, REPO_ROOT, make_session,  # noqa: E402
+                         static_shape)
+
+RTOL, ATOL = 1e-5, 1e-6
+REF_RTOL, REF_ATOL = 1e-4, 1e-4
+MAX_ONNX_BYTES = 1_500_000
+
+
+def fixture_paths():
+    pats = [os.path.join(REPO_ROOT, "tests", "models", "**", "*.ref.json"),
+            os.path.join(REPO_ROOT, "examples", "models", "**", "*.ref.json")]
+    paths = []
+    for p in pats:
+        paths.extend(glob.glob(p, recursive=True))
+    return sorted(paths)
+
+
+def as_array(entry):
+    a = np.asarray(entry["data"], dtype=np.float64)
+    f = a.astype(np.float32)
+    if not np.array_equal(f.astype(np.float64), a):
+        raise AssertionError(f"{entry['name']}: stored values are not exact float32")
+    n = int(np.prod(entry["shape"])) if entry["shape"] else 1
+    if f.size != n:
+        raise AssertionError(f"{entry['name']}: {f.size} values for shape {entry['shape']}")
+    return f.reshape(entry["shape"])
+
+
+def _inference_batchnorm():
+    """onnx.reference's BatchNormalization for opsets 9..13 fills in the default
+    momentum and then normalises with the *batch* statistics (training mode),
+    which is wrong for these inference graphs; override it with the inference
+    formula."""
+    from onnx.reference.op_run import OpRun
+
+    class BatchNormalization(OpRun):
+        op_domain = ""
+
+        def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None,  # noqa: ARG002
+                 training_mode=None):
+            shape = (-1,) + (1,) * (x.ndim - 2)
+            eps = 1e-5 if epsilon is None else epsilon
+            y = scale.reshape(shape) * (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) \
+                + bias.reshape(shape)
+            return (y.astype(x.dtype),)
+
+    return BatchNormalization
+
+
+def check_one(ref_path, use_reference):
+    notes = []
+    with open(ref_path, encoding="utf-8") as f:
+        ref = json.load(f)
+    for key in ("model", "inputs", "outputs", "generator", "seed"):
+        if key not in ref:
+            raise AssertionError(f"missing key {key!r}")
+    model_path = os.path.join(os.path.dirname(ref_path), ref["model"])
+    if os.path.basename(ref_path)[: -len(".ref.json")] + ".onnx" != ref["model"]:
+        raise AssertionError(f"model field {ref['model']!r} does not match file name")
+    size = os.path.getsize(model_path)
+    if size > MAX_ONNX_BYTES:
+        notes.append(f"WARNING onnx is {size} bytes")
+
+    model = onnx.load(model_path)
+    onnx.checker.check_model(model, full_check=True)
+    if model.ir_version != IR_VERSION or model.producer_name != PRODUCER:
+        raise AssertionError(f"ir_version {model.ir_version} / producer {model.producer_name!r}")
+    opsets = {o.domain: o.version for o in model.opset_import}
+    if opsets.get("", opsets.get("ai.onnx")) != OPSET:
+        raise AssertionError(f"opset {opsets}")
+    unnamed = [n.op_type for n in model.graph.node if not n.name]
+    if unnamed:
+        raise AssertionError(f"unnamed nodes: {unnamed}")
+
+    g_inputs = [(vi.name, static_shape(vi)) for vi in model.graph.input]
+    s_inputs = [(e["name"], list(e["shape"])) for e in ref["inputs"]]
+    if g_inputs != s_inputs:
+        raise AssertionError(f"inputs {s_inputs} != graph inputs {g_inputs}")
+    g_outputs = [(vi.name, static_shape(vi)) for vi in model.graph.output]
+    s_outputs = [(e["name"], list(e["shape"])) for e in ref["outputs"]]
+    if g_outputs != s_outputs:
+        raise AssertionError(f"outputs {s_outputs} != graph outputs {g_outputs}")
+
+    feeds = {e["name"]: as_array(e) for e in ref["inputs"]}
+    expected = {e["name"]: as_array(e) for e in ref["outputs"]}
+
+    sess = make_session(model_path)
+    names = [o.name for o in sess.get_outputs()]
+    got = dict(zip(names, sess.run(names, feeds)))
+    for name, want in expected.items():
+        have = got[name]
+        if have.shape != want.shape:
+            raise AssertionError(f"{name}: ORT shape {have.shape} != {want.shape}")
+        if np.array_equal(have.view(np.uint32), want.view(np.uint32)):
+            continue
+        diff = float(np.max(np.abs(have - want)))
+        if np.allclose(have, want, rtol=RTOL, atol=ATOL):
+            notes.append(f"{name} not bit-exact (max |diff| {diff:.3g}, within tolerance)")
+        else:
+            raise AssertionError(f"{name}: ORT differs from stored output, max |diff| {diff:.3g}")
+
+    if use_reference:
+        from onnx.reference import ReferenceEvaluator
+        ev = ReferenceEvaluator(model, new_ops=[_inference_batchnorm()])
+        outs = ev.run(None, feeds)
+        for name, have in zip([o.name for o in model.graph.output], outs):
+            want = expected[name]
+            have = np.asarray(have, dtype=np.float32)
+            diff = float(np.max(np.abs(have - want))) if want.size else 0.0
+            if have.shape != want.shape or not np.allclose(have, want, rtol=REF_RTOL, atol=REF_ATOL):
+                raise AssertionError(f"{name}: onnx.reference differs, max |diff| {diff:.3g}")
+            notes.append(f"onnx.reference max |diff| {diff:.2g}")
+    return notes
+
+
+def main():
+    use_reference = "--reference" in sys.argv[1:]
+    passed = failed = 0
+    total_bytes = 0
+    for ref_path in fixture_paths():
+        rel = os.path.relpath(ref_path, REPO_ROOT)
+        total_bytes += os.path.getsize(ref_path)
+        total_bytes += os.path.getsize(ref_path[: -len(".ref.json")] + ".onnx") \
+            if os.path.exists(ref_path[: -len(".ref.json")] + ".onnx") else 0
+        try:
+            notes = check_one(ref_path, use_reference)
+        except Exception as e:  # noqa: BLE001 - report and keep going
+            failed += 1
+            print(f"FAIL {rel}: {e}")
+            continue
+        passed += 1
+        suffix = f"  ({'; '.join(notes)})" if notes else ""
+        print(f"ok   {rel}{suffix}")
+    print(f"fixture bytes (onnx + ref.json): {total_bytes}")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed or not passed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+//! Arena ownership and the few unsafe slice constructors generated code relies on.
+//!
+//! Generated code never builds a slice from a raw pointer itself: it calls [`arena_f32`],
+//! [`arena_f32_mut`] and [`weights_f32`], which check bounds and alignment. What they cannot check —
+//! that two slices alive at once never share bytes — is what the planner's verified plan proves,
+//! and each call site in the expansion says so.
+
+use core::cell::UnsafeCell;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::Error;
+
+/// An arena owned by a `static`, handed out to one caller at a time.
+///
+/// `try_lock` never blocks: a second, overlapping caller (another thread, or an interrupt handler
+/// that preempted the first call) gets [`Error::Busy`] and the arena is not touched.
+pub struct StaticArena<A> {
+    busy: AtomicBool,
+    arena: UnsafeCell<A>,
+}
+
+// SAFETY: the arena is only reachable through `try_lock`, whose atomic flag admits one guard at a time;
+// the guard hands out `&mut A` for its own lifetime only, so `A` moves between threads but is never
+// shared: `A: Send` is what that needs.
+unsafe impl<A: Send> Sync for StaticArena<A> {}
+
+impl<A> StaticArena<A> {
+    /// Wraps an arena (usually `Arena::new()`, a `const fn`).
+    pub const fn new(arena: A) -> Self {
+        StaticArena { busy: AtomicBool::new(false), arena: UnsafeCell::new(arena) }
+    }
+
+    /// Takes the arena for one call, or returns [`Error::Busy`] if another call holds it.
+    pub fn try_lock(&self) -> Result<ArenaGuard<'_, A>, Error> {
+        self.busy
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .map_err(|_| Error::Busy)?;
+        Ok(ArenaGuard { owner: self })
+    }
+}
+
+/// Exclusive access to a [`StaticArena`]; releases it when dropped.
+pub struct ArenaGuard<'a, A> {
+    owner: &'a StaticArena<A>,
+}
+
+impl<A> Deref for ArenaGuard<'_, A> {
+    type Target = A;
+    fn deref(&self) -> &A {
+        // SAFETY: the guard exists only while `busy` is set by it, so no other reference exists.
+        unsafe { &*self.owner.arena.get() }
+    }
+}
+
+impl<A> DerefMut for ArenaGuard<'_, A> {
+    fn deref_mut(&mut self) -> &mut A {
+        // SAFETY: as in `deref`; `&mut self` makes this the only live reference from this guard.
+        unsafe { &mut *self.owner.arena.get() }
+    }
+}
+
+impl<A> Drop for ArenaGuard<'_, A> {
+    fn drop(&mut self) {
+        self.owner.busy.store(false, Ordering::Release);
+    }
+}
+
+#[inline(always)]
+fn check(arena_len: usize, offset: usize, len: usize) {
+    let end = len.checked_mul(4).and_then(|b| b.checked_add(offset));
+    assert!(
+        offset % 4 == 0 && end.is_some_and(|e| e <= arena_len),
+        "sramfit: tensor outside the arena"
+    );
+}
+
+/// A shared `f32` view of `len` elements at byte `offset` of the arena starting at `base`.
+///
+/// Bounds and alignment are checked (they are constants in generated code, so the check folds away).
+///
+/// # Safety
+/// `base` must point to `arena_len` bytes, 4-aligned, valid for the returned lifetime, and no
+/// mutable slice overlapping `offset..offset + 4 * len` may be alive at the same time.
+#[inline(always)]
+pub unsafe fn arena_f32<'a>(base: *mut u8, arena_len: usize, offset: usize, len: usize) -> &'a [f32] {
+    check(arena_len, offset, len);
+    // SAFETY: in bounds and aligned (checked above, base is 4-aligned); disjointness from live
+    // mutable slices is the caller's contract.
+    unsafe { core::slice::from_raw_parts(base.add(offset).cast::<f32>(), len) }
+}
+
+/// A mutable `f32` view of `len` elements at byte `offset` of the arena starting at `base`.
+///
+/// # Safety
+/// As for [`arena_f32`], and no other slice overlapping these bytes may be alive at the same time.
+#[inline(always)]
+pub unsafe fn arena_f32_mut<'a>(
+    base: *mut u8,
+    arena_len: usize,
+    offset: usize,
+    len: usize,
+) -> &'a mut [f32] {
+    check(arena_len, offset, len);
+    // SAFETY: in bounds and aligned (checked above); exclusivity is the caller's contract.
+    unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<f32>(), len) }
+}
+
+/// An `f32` view of `len` weights at byte `offset` of a read-only weight blob.
+///
+/// The blob is a 16-byte-aligned `static` of little-endian `f32` values written at build time.
+/// Safe: bounds and alignment are checked, the blob is immutable, and every bit pattern is a valid
+/// `f32`.
+#[inline(always)]
+pub fn weights_f32(blob: &'static [u8], offset: usize, len: usize) -> &'static [f32] {
+    check(blob.len(), offset, len);
+    assert!(blob.as_ptr() as usize % 4 == 0, "sramfit: misaligned weight blob");
+    const { assert!(cfg!(target_endian = "little"), "sramfit weights are little-endian") };
+    // SAFETY: in bounds, 4-aligned (checked), immutable `'static` data, any bits are a valid f32.
+    unsafe { core::slice::from_raw_parts(blob.as_ptr().add(offset).cast::<f32>(), len) }
+}

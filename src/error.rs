@@ -1,0 +1,57 @@
+//! The error type returned by generated `run*` functions.
+
+use core::fmt;
+
+/// Which argument of a `run_dyn*` call an [`Error::Shape`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// The number of input slices.
+    InputCount,
+    /// The number of output slices.
+    OutputCount,
+    /// The length of input `i` (graph order).
+    Input(usize),
+    /// The length of output `i` (graph order).
+    Output(usize),
+}
+
+/// Why a generated `run*` function refused to run. Nothing was written when it returns an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// Another call (another thread, or an interrupt that preempted a call) is using the module's
+    /// shared arena. Retry later, or give each caller its own `Arena` and use `run_in`.
+    Busy,
+    /// A slice count or a slice length does not match what the model was planned for.
+    Shape {
+        /// The argument that does not match.
+        port: Port,
+        /// The count or length the model needs (elements, for lengths).
+        expected: usize,
+        /// The count or length that was passed.
+        found: usize,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Busy => f.write_str("the model's shared arena is in use by another call"),
+            Error::Shape { port, expected, found } => {
+                let what = match port {
+                    Port::InputCount => "number of inputs",
+                    Port::OutputCount => "number of outputs",
+                    Port::Input(_) => "input length",
+                    Port::Output(_) => "output length",
+                };
+                match port {
+                    Port::Input(i) | Port::Output(i) => {
+                        write!(f, "{what} {i}: expected {expected} elements, found {found}")
+                    }
+                    _ => write!(f, "{what}: expected {expected}, found {found}"),
+                }
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}
