@@ -2,10 +2,33 @@
 
 mod common;
 
+/// One `model!` per fixture, and a test checking it against onnxruntime and tract.
+macro_rules! fixtures {
+    ($($name:ident => $path:literal),* $(,)?) => {
+        $(
+            mod $name {
+                sramfit::model! { pub mod model { path: $path } }
 
-sramfit::model! { mod mlp { path: "tests/models/mlp.onnx" } }
+                #[test]
+                fn matches_onnxruntime_and_tract() {
+                    crate::common::check_model($path, model::OUTPUT_SHAPES, model::run_dyn);
+                }
+            }
+        )*
+    };
+}
 
-#[test]
-fn mlp_matches_references() {
-    common::check_model("tests/models/mlp.onnx", mlp::OUTPUT_SHAPES, mlp::run_dyn);
+fixtures! {
+    branch_merge => "tests/models/branch_merge.onnx",
+    concat_branches => "tests/models/concat_branches.onnx",
+    fc_autoencoder => "tests/models/fc_autoencoder.onnx",
+    kws_dscnn => "tests/models/kws_dscnn.onnx",
+    lenet => "tests/models/lenet.onnx",
+    mlp => "tests/models/mlp.onnx",
+    mnist_cnn => "tests/models/mnist_cnn.onnx",
+    mobilenetv2_block => "tests/models/mobilenetv2_block.onnx",
+    reshape_views => "tests/models/reshape_views.onnx",
+    resnet8 => "tests/models/resnet8.onnx",
+    two_inputs_two_outputs => "tests/models/two_inputs_two_outputs.onnx",
+    vww_mobilenetv1 => "tests/models/vww_mobilenetv1.onnx",
 }

@@ -42,6 +42,40 @@ pub fn axes_from_positions(
         .collect()
 }
 
+/// Permutations (axis `i` of the copy is axis `perm[i]` of the operand) that put A in the layout
+/// `[batch.., m.., k..]` and B in `[batch.., k.., n..]`, keeping the output's order within a class
+/// and the same order of summed axes in both, so every class's axes nest.
+pub fn canonical_permutations(
+    positions: &[(Option<usize>, Option<usize>, Option<usize>)],
+    rank_a: usize,
+    rank_b: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    // Sort key: class rank, then output position (summed axes: their order in the axis list).
+    let mut a: Vec<(u8, usize, usize)> = Vec::new();
+    let mut b: Vec<(u8, usize, usize)> = Vec::new();
+    for (i, &(pa, pb, pc)) in positions.iter().enumerate() {
+        let order = pc.unwrap_or(i);
+        match (pa, pb, pc) {
+            (Some(x), Some(y), Some(_)) => {
+                a.push((0, order, x));
+                b.push((0, order, y));
+            }
+            (Some(x), None, _) => a.push((1, order, x)),
+            (None, Some(y), _) => b.push((3, order, y)),
+            (Some(x), Some(y), None) => {
+                a.push((2, order, x));
+                b.push((1, order, y));
+            }
+            (None, None, _) => {}
+        }
+    }
+    a.sort_unstable();
+    b.sort_unstable();
+    let (pa, pb): (Vec<usize>, Vec<usize>) = (a.iter().map(|x| x.2).collect(), b.iter().map(|x| x.2).collect());
+    debug_assert_eq!((pa.len(), pb.len()), (rank_a, rank_b));
+    (pa, pb)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
     Batch,

@@ -9,6 +9,7 @@ use tract_onnx::tract_core::ops::binary::TypedBinOp;
 use tract_onnx::tract_core::ops::cast::Cast;
 use tract_onnx::tract_core::ops::change_axes::AxisOp;
 use tract_onnx::tract_core::ops::cnn::{Conv, KernelFormat, MaxPool, PaddingSpec, PoolSpec, SumPool};
+use tract_onnx::tract_core::ops::downsample::Downsample;
 use tract_onnx::tract_core::ops::einsum::EinSum;
 use tract_onnx::tract_core::ops::element_wise::ElementWiseOp;
 use tract_onnx::tract_core::ops::nn::{DataFormat, Reduce, Reducer as TractReducer, Softmax, SoftmaxKind};
@@ -61,6 +62,8 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
         slice(op, &in_shapes[0], &out_shape)
     } else if let Some(op) = node.op_as::<Pad>() {
         pad(op)
+    } else if let Some(op) = node.op_as::<Downsample>() {
+        downsample(op, &in_shapes[0], &out_shape)
     } else if node.op_is::<MultiBroadcastTo>() {
         Ok(broadcast_to(&in_shapes[0], &out_shape))
     } else if let Some(op) = node.op_as::<Cast>() {
@@ -77,6 +80,16 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
         inputs.push(match src {
             Src::Input(i) => cx.data(node.inputs[i])?,
             Src::Const { name, shape, values } => cx.add_const(format!("{}.{name}", node.name), shape, values),
+            Src::Permuted { input, perm } => {
+                let source = cx.data(node.inputs[input])?;
+                let in_shape = cx.graph.tensors[source].shape.clone();
+                let shape: Vec<usize> = perm.iter().map(|&p| in_shape[p]).collect();
+                let name = format!("{}.transposed{input}", node.name);
+                let t = cx.graph.add_tensor(name.clone(), shape.clone(), TensorKind::Activation);
+                let Plan { op, .. } = transpose(&perm, &in_shape, &shape);
+                cx.graph.nodes.push(Node { name, source_op: "Transpose".into(), op, inputs: vec![source], output: t });
+                t
+            }
         });
     }
     let output = cx.graph.add_tensor(node.name.clone(), out_shape, TensorKind::Activation);
@@ -91,6 +104,9 @@ enum Src {
     Input(usize),
     /// A constant made at build time.
     Const { name: &'static str, shape: Vec<usize>, values: Vec<f32> },
+    /// Input `input` of the tract node, copied with its axes permuted (axis `i` of the copy is axis
+    /// `perm[i]` of the input) by an extra step scheduled just before this node.
+    Permuted { input: usize, perm: Vec<usize> },
 }
 
 /// An IR op and its inputs.
@@ -221,8 +237,25 @@ fn einsum_op(op: &EinSum, in_shapes: &[Vec<usize>], out_shape: &[usize]) -> Resu
         positions.push((one(&axis.inputs[0])?, one(&axis.inputs[1])?, one(&axis.outputs[0])?));
     }
     let axes = einsum::axes_from_positions(&positions, &in_shapes[0], &in_shapes[1], out_shape);
+    if let Ok((p, swapped)) = einsum::lower(&axes) {
+        return Ok(Plan::new(Op::MatMul(p), if swapped { vec![1, 0] } else { vec![0, 1] }));
+    }
+    // The operands' layouts do not let the axes of one class merge: copy both operands into the
+    // canonical layouts A[batch.., m.., k..] and B[batch.., k.., n..] first.
+    let (perm_a, perm_b) = einsum::canonical_permutations(&positions, in_shapes[0].len(), in_shapes[1].len());
+    let permute = |shape: &[usize], perm: &[usize]| perm.iter().map(|&p| shape[p]).collect::<Vec<_>>();
+    let inverse = |perm: &[usize], pos: Option<usize>| pos.map(|p| perm.iter().position(|&q| q == p).unwrap_or(p));
+    let canonical: Vec<_> =
+        positions.iter().map(|&(a, b, c)| (inverse(&perm_a, a), inverse(&perm_b, b), c)).collect();
+    let axes = einsum::axes_from_positions(
+        &canonical,
+        &permute(&in_shapes[0], &perm_a),
+        &permute(&in_shapes[1], &perm_b),
+        out_shape,
+    );
     let (p, swapped) = einsum::lower(&axes)?;
-    Ok(Plan::new(Op::MatMul(p), if swapped { vec![1, 0] } else { vec![0, 1] }))
+    let (a, b) = (Src::Permuted { input: 0, perm: perm_a }, Src::Permuted { input: 1, perm: perm_b });
+    Ok(Plan { op: Op::MatMul(p), inputs: if swapped { vec![b, a] } else { vec![a, b] } })
 }
 
 /// Strides of an input of shape `shape` over the broadcast output shape `out` (0 where broadcast).
@@ -425,6 +458,25 @@ fn slice(op: &Slice, input: &[usize], out: &[usize]) -> Result<Plan, String> {
         shape: out.to_vec(),
         src_offset: start as usize * s[op.axis],
         src_strides: s.iter().map(|&x| x as isize).collect(),
+        dst_offset: 0,
+        dst_strides: strides_of(out).into_iter().map(|x| x as isize).collect(),
+    };
+    Ok(Plan::new(Op::Copy(vec![copy]), vec![0]))
+}
+
+/// Every `stride`-th element along `axis`, starting at `modulo`.
+fn downsample(op: &Downsample, input: &[usize], out: &[usize]) -> Result<Plan, String> {
+    if op.stride <= 0 {
+        return Err("downsampling with a negative stride".into());
+    }
+    let s = strides_of(input);
+    let mut src_strides: Vec<isize> = s.iter().map(|&x| x as isize).collect();
+    src_strides[op.axis] *= op.stride;
+    let copy = StridedCopy {
+        input: 0,
+        shape: out.to_vec(),
+        src_offset: op.modulo * s[op.axis],
+        src_strides,
         dst_offset: 0,
         dst_strides: strides_of(out).into_iter().map(|x| x as isize).collect(),
     };

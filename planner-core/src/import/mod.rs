@@ -34,19 +34,24 @@ pub struct InputShape {
 /// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes.
 pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
     let bytes = read_model(path)?;
-    let invalid = |e: &dyn std::fmt::Display| CompileError::InvalidModel { path: path.to_owned(), message: e.to_string() };
-    let onnx = tract_onnx::onnx();
-    let proto = onnx.proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(&format!("{e:#}")))?;
-    let declared = declared_inputs(&proto);
+    let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
+    let proto = tract_onnx::onnx().proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(format!("{e:#}")))?;
+    import_proto(&proto, fixed).map_err(|e| match e {
+        CompileError::InvalidModel { message, .. } => invalid(message),
+        other => other,
+    })
+}
+
+/// Lowers an already decoded ONNX model (e.g. one a test harness edited) to the IR.
+pub fn import_proto(proto: &tract_onnx::pb::ModelProto, fixed: &[InputShape]) -> Result<Graph, CompileError> {
+    let invalid = |e: TractError| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") };
+    let declared = declared_inputs(proto);
     let shapes = proto::resolve_input_shapes(&declared, fixed)?;
-    let mut model = onnx.model_for_proto_model(&proto).map_err(|e| invalid(&format!("{e:#}")))?;
+    let mut model = tract_onnx::onnx().model_for_proto_model(proto).map_err(invalid)?;
     for (i, dims) in shapes.iter().enumerate() {
-        model.set_input_fact(i, f32::fact(dims).into()).map_err(|e| invalid(&format!("{e:#}")))?;
+        model.set_input_fact(i, f32::fact(dims).into()).map_err(invalid)?;
     }
-    let typed = model
-        .into_typed()
-        .and_then(|m| m.into_decluttered())
-        .map_err(|e| invalid(&format!("{e:#}")))?;
+    let typed = model.into_typed().and_then(|m| m.into_decluttered()).map_err(invalid)?;
     lower_model(&typed)
 }
 
@@ -170,9 +175,12 @@ impl Lowering<'_> {
             return Ok(());
         }
         self.check_f32(node.id.into())?;
-        match lower::lower(self, node)? {
-            Ok(()) => {}
-            Err(reason) => self.unsupported(node, &reason),
+        if let Err(reason) = lower::lower(self, node)? {
+            self.unsupported(node, &reason);
+            // A stand-in output lets the walk go on, so that every unsupported node is listed.
+            let shape = self.shape(node.id.into())?;
+            let t = self.graph.add_tensor(node.name.clone(), shape, TensorKind::Activation);
+            self.tensors.insert(node.id.into(), t);
         }
         Ok(())
     }
