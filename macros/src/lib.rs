@@ -87,13 +87,19 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
     })
 }
 
-/// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`.
+/// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`
+/// (or to `SRAMFIT_MANIFEST_DIR` when set: test harnesses such as trybuild compile code from a
+/// generated crate directory and point this at the real one).
 fn resolve(given: &str) -> PathBuf {
     let p = Path::new(given);
     if p.is_absolute() {
         return p.to_owned();
     }
-    std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default().join(p)
+    std::env::var_os("SRAMFIT_MANIFEST_DIR")
+        .or_else(|| std::env::var_os("CARGO_MANIFEST_DIR"))
+        .map(PathBuf::from)
+        .unwrap_or_default()
+        .join(p)
 }
 
 /// Runs `f`, turning a panic in a dependency into an error naming the model file.

@@ -9,7 +9,6 @@
 mod greedy;
 mod instance;
 mod lower_bound;
-mod max_tree;
 mod naive;
 mod search;
 
@@ -95,7 +94,9 @@ pub struct Plan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Options {
     /// Budget of the search in deterministic work units (one unit is one unplaced buffer
-    /// considered at one search node; about 2 ns each). 0 disables the search.
+    /// considered at one search node, or one section or neighbour visited; 2 to 3 ns each). 0
+    /// disables the search. The search stops as soon as it reaches the lower bound, so problems
+    /// that greedy planners already solve optimally never spend any of it.
     pub search_steps: u64,
     /// The search only runs on problems with at most this many non-empty buffers; larger ones get
     /// the best greedy plan.
@@ -103,8 +104,8 @@ pub struct Options {
 }
 
 impl Options {
-    /// The default search budget, in work units.
-    pub const DEFAULT_SEARCH_STEPS: u64 = 800_000_000;
+    /// The default search budget, in work units: under a second on a hard problem.
+    pub const DEFAULT_SEARCH_STEPS: u64 = 300_000_000;
 }
 
 impl Default for Options {

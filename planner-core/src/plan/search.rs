@@ -7,6 +7,9 @@
 //! - some section's floor plus the sizes still to place in it exceeds `cap`,
 //! - the chosen offset is at or above the top of some other unplaced buffer placed at its lowest
 //!   offset (that buffer could always slide into the gap below, so a lower solution dominates),
+//! - the subtree of a "hatless" buffer failed: one whose placement raised no unplaced buffer's
+//!   lowest offset, so it constrains nothing left and any solution could drop it to where it was
+//!   tried; the node then fails as a whole,
 //! - the global work budget is spent.
 //!
 //! When no unplaced buffer crosses a section boundary any more, the two sides are independent and
@@ -18,7 +21,6 @@
 use std::cmp::Reverse;
 
 use super::instance::{align_up, Instance};
-use super::max_tree::MaxTree;
 
 /// Offset of an unplaced buffer.
 const UNPLACED: u64 = u64::MAX;
@@ -152,9 +154,9 @@ impl Space {
             ranges: ids.iter().map(|&b| inst.ranges[b].clone()).collect(),
             live_steps: ids.iter().map(|&b| inst.live_steps[b]).collect(),
             envelopes,
-            overlaps,
             members,
             sections: inst.sections,
+            overlaps,
             ids,
         }
     }
@@ -190,9 +192,9 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 /// Static preorders tried in turn; each ranks buffers by three keys, largest first.
 const PREORDERS: [[Key; 3]; 3] = [
-    [Key::Length, Key::Area, Key::Total],
-    [Key::Total, Key::Area, Key::Length],
     [Key::Total, Key::Length, Key::Area],
+    [Key::Total, Key::Area, Key::Length],
+    [Key::Length, Key::Area, Key::Total],
 ];
 
 /// A preorder key (larger first).
@@ -237,8 +239,6 @@ struct Decider<'a> {
     floor: Vec<u64>,
     /// Sum of unplaced sizes per section.
     total: Vec<u64>,
-    /// The same sums, for range maxima.
-    total_tree: MaxTree,
     /// Per section boundary `s` (between `s` and `s + 1`): unplaced buffers spanning it.
     cuts: Vec<u32>,
     solution: Vec<u64>,
@@ -247,13 +247,12 @@ struct Decider<'a> {
     /// Scratch marks for the sections touched by one placement.
     mark: Vec<u32>,
     mark_gen: u32,
-}
-
-/// What one placement changed, to undo it.
-struct Undo {
-    min_off: Vec<(u32, u64)>,
-    /// Sections whose floor changed, with their previous floor.
-    floor: Vec<(u32, u64)>,
+    touched: Vec<u32>,
+    /// Undo stacks: lowest offsets and section floors changed by the placements on the path.
+    undo_min: Vec<(u32, u64)>,
+    undo_floor: Vec<(u32, u64)>,
+    /// The candidates of every node on the path, `(lowest offset, preorder position)`.
+    orders: Vec<(u64, u32)>,
 }
 
 impl<'a> Decider<'a> {
@@ -273,7 +272,6 @@ impl<'a> Decider<'a> {
             }
         }
         Decider {
-            total_tree: MaxTree::new(&total),
             space,
             cap,
             preorder: PREORDERS[0],
@@ -287,32 +285,51 @@ impl<'a> Decider<'a> {
             limit: 0,
             mark: vec![0; space.sections],
             mark_gen: 0,
+            touched: Vec::new(),
+            undo_min: Vec::new(),
+            undo_floor: Vec::new(),
+            orders: Vec::new(),
         }
     }
 
-    /// Round-robin over the preorders with a doubling work limit, MiniMalloc style, until one
-    /// finds a solution, one proves there is none, or `budget` is spent.
+    /// Round-robin over the preorders with a doubling work limit (MiniMalloc style) for the first
+    /// eighth of `budget`, then one long run per preorder with the rest (restarts only pay off
+    /// while they are cheap: a hard instance is usually solved by one preorder's long run), until
+    /// one finds a solution, one proves there is none, or `budget` is spent.
     fn decide(&mut self, budget: u64) -> Decision {
         let n = self.space.len() as u64;
         if self.space.sizes.iter().any(|&s| s > self.cap) {
             return Decision::Infeasible;
         }
+        let quick = budget / 8;
         let mut round_limit = 16 * n * n + 1024;
-        loop {
+        while self.work + 3 * round_limit <= quick {
             for preorder in PREORDERS {
-                if self.work >= budget {
-                    return Decision::Unknown;
-                }
-                self.preorder = preorder;
-                self.limit = (self.work + round_limit).min(budget);
-                let all: Vec<u32> = (0..n as u32).collect();
-                match self.solve_range(0, self.space.sections, &all) {
-                    Status::Found => return Decision::Feasible,
-                    Status::NotFound => return Decision::Infeasible,
-                    Status::Aborted => {}
+                if let Some(decision) = self.run(preorder, round_limit) {
+                    return decision;
                 }
             }
             round_limit = round_limit.saturating_mul(2);
+        }
+        let long = budget.saturating_sub(self.work);
+        for (preorder, eighths) in PREORDERS.into_iter().zip([3, 3, 2]) {
+            if let Some(decision) = self.run(preorder, long / 8 * eighths) {
+                return decision;
+            }
+        }
+        Decision::Unknown
+    }
+
+    /// One depth-first search from scratch with `preorder`, limited to `limit` more work units.
+    /// `None` if it ran out.
+    fn run(&mut self, preorder: [Key; 3], limit: u64) -> Option<Decision> {
+        self.preorder = preorder;
+        self.limit = self.work + limit;
+        let all: Vec<u32> = (0..self.space.len() as u32).collect();
+        match self.solve_range(0, self.space.sections, &all) {
+            Status::Found => Some(Decision::Feasible),
+            Status::NotFound => Some(Decision::Infeasible),
+            Status::Aborted => None,
         }
     }
 
@@ -346,8 +363,12 @@ impl<'a> Decider<'a> {
                     hi: end,
                     pre,
                 };
-                let order: Vec<(u64, u32)> = (0..part.pre.len() as u32).map(|p| (0, p)).collect();
-                let status = self.search(&part, &order, (0, 0));
+                let base = self.orders.len();
+                self.orders
+                    .extend((0..part.pre.len() as u32).map(|p| (0, p)));
+                let peak = self.peak(part.lo, part.hi);
+                let status = self.search(&part, (base, self.orders.len()), (0, 0), peak);
+                self.orders.truncate(base);
                 if status != Status::Found {
                     return status;
                 }
@@ -370,29 +391,54 @@ impl<'a> Decider<'a> {
         })
     }
 
-    fn search(&mut self, part: &Part, parent: &[(u64, u32)], last: (u64, u32)) -> Status {
+    /// Explores the node whose candidates are the unplaced buffers of `self.orders[parent]`.
+    ///
+    /// `peak` is at least the largest sum of unplaced sizes in a section of the part.
+    fn search(
+        &mut self,
+        part: &Part,
+        parent: (usize, usize),
+        last: (u64, u32),
+        peak: u64,
+    ) -> Status {
+        let start = self.orders.len();
+        for i in parent.0..parent.1 {
+            let p = self.orders[i].1;
+            let b = part.pre[p as usize] as usize;
+            if self.offset[b] == UNPLACED {
+                self.orders.push((self.min_off[b], p));
+            }
+        }
+        let end = self.orders.len();
+        self.work += (end - start) as u64 + 1;
+        let status = if self.work > self.limit {
+            Status::Aborted
+        } else if start == end {
+            Status::Found
+        } else {
+            self.orders[start..end].sort_unstable();
+            self.branch(part, (start, end), last, peak)
+        };
+        self.orders.truncate(start);
+        status
+    }
+
+    /// Tries each candidate of `self.orders[range]` (sorted) in turn.
+    fn branch(
+        &mut self,
+        part: &Part,
+        range: (usize, usize),
+        last: (u64, u32),
+        peak: u64,
+    ) -> Status {
         let space = self.space;
-        let mut order: Vec<(u64, u32)> = parent
-            .iter()
-            .filter_map(|&(_, p)| {
-                let b = part.pre[p as usize] as usize;
-                (self.offset[b] == UNPLACED).then_some((self.min_off[b], p))
-            })
-            .collect();
-        self.work += order.len() as u64 + 1;
-        if self.work > self.limit {
-            return Status::Aborted;
-        }
-        if order.is_empty() {
-            return Status::Found;
-        }
-        order.sort_unstable();
-        let min_height = order
+        let min_height = self.orders[range.0..range.1]
             .iter()
             .map(|&(o, p)| o + space.sizes[part.pre[p as usize] as usize])
             .min()
             .unwrap_or(u64::MAX);
-        for &(off, p) in &order {
+        for i in range.0..range.1 {
+            let (off, p) = self.orders[i];
             if (off, p) < last {
                 continue;
             }
@@ -404,13 +450,16 @@ impl<'a> Decider<'a> {
                 continue;
             }
             let undo = self.place(b, off);
-            let status = if self.check(part, off, &undo) {
-                self.descend(part, &order, (off, p), b)
-            } else {
-                Status::NotFound
+            let status = match self.check(part, off, peak, undo) {
+                Some(peak) => self.descend(part, range, (off, p), b, peak),
+                None => Status::NotFound,
             };
-            self.unplace(b, undo);
-            if status != Status::NotFound {
+            // A buffer that raised no other one's lowest offset ("hatless") constrains nothing
+            // that is still to place: if the rest fails with it at its lowest offset, it fails with
+            // any other buffer first too (that solution could drop this buffer down to `off`).
+            let hatless = self.undo_min.len() == undo.0;
+            self.unplace(b, off, undo);
+            if status != Status::NotFound || hatless {
                 return status;
             }
         }
@@ -419,7 +468,14 @@ impl<'a> Decider<'a> {
 
     /// After placing `b`, continues the search, splitting the part if `b` was the last buffer
     /// across some boundary.
-    fn descend(&mut self, part: &Part, order: &[(u64, u32)], last: (u64, u32), b: usize) -> Status {
+    fn descend(
+        &mut self,
+        part: &Part,
+        order: (usize, usize),
+        last: (u64, u32),
+        b: usize,
+        peak: u64,
+    ) -> Status {
         let (lo, hi) = self.space.envelopes[b];
         let mut split = false;
         for c in &mut self.cuts[lo as usize..hi as usize - 1] {
@@ -430,7 +486,7 @@ impl<'a> Decider<'a> {
             let bufs = part.pre.clone();
             self.solve_range(part.lo, part.hi, &bufs)
         } else {
-            self.search(part, order, last)
+            self.search(part, order, last, peak)
         };
         for c in &mut self.cuts[lo as usize..hi as usize - 1] {
             *c += 1;
@@ -438,87 +494,111 @@ impl<'a> Decider<'a> {
         status
     }
 
-    fn place(&mut self, b: usize, off: u64) -> Undo {
+    /// Places `b` at `off`; returns the lengths of the undo stacks before the change.
+    fn place(&mut self, b: usize, off: u64) -> (usize, usize) {
         let space = self.space;
+        let undo = (self.undo_min.len(), self.undo_floor.len());
         let top = off + space.sizes[b];
         self.offset[b] = off;
+        self.min_off[b] = UNPLACED;
         self.solution[b] = off;
         self.mark_gen += 1;
-        let mut touched: Vec<u32> = Vec::new();
-        let mut undo = Undo {
-            min_off: Vec::new(),
-            floor: Vec::new(),
-        };
+        self.touched.clear();
         self.work += space.overlaps[b].len() as u64;
         for &o in &space.overlaps[b] {
             let o = o as usize;
-            if self.offset[o] != UNPLACED || self.min_off[o] >= top {
+            // Placed buffers have `min_off == UNPLACED`, above any top.
+            if self.min_off[o] >= top {
                 continue;
             }
-            undo.min_off.push((o as u32, self.min_off[o]));
-            self.min_off[o] = align_up(top, space.aligns[o]);
+            self.undo_min.push((o as u32, self.min_off[o]));
+            self.min_off[o] = match space.aligns[o] {
+                1 => top,
+                a => align_up(top, a),
+            };
             for &(lo, hi) in &space.ranges[o] {
                 for s in lo..hi {
                     if self.mark[s as usize] != self.mark_gen {
                         self.mark[s as usize] = self.mark_gen;
-                        touched.push(s);
+                        self.touched.push(s);
                     }
                 }
             }
         }
         for &(lo, hi) in &space.ranges[b] {
             for s in lo as usize..hi as usize {
-                undo.floor.push((s as u32, self.floor[s]));
+                self.undo_floor.push((s as u32, self.floor[s]));
                 self.floor[s] = top;
                 self.total[s] -= space.sizes[b];
             }
-            self.total_tree
-                .add(lo as usize, hi as usize, -(space.sizes[b] as i64));
             self.work += u64::from(hi - lo);
         }
         // A section's floor is at least the lowest offset any of its unplaced buffers can take.
-        for s in touched {
+        for &s in &self.touched {
             let s = s as usize;
-            self.work += space.members[s].len() as u64;
-            let lowest = space.members[s]
-                .iter()
-                .filter(|&&m| self.offset[m as usize] == UNPLACED)
-                .map(|&m| self.min_off[m as usize])
-                .min();
-            if let Some(lowest) = lowest.filter(|&l| l > self.floor[s]) {
-                undo.floor.push((s as u32, self.floor[s]));
+            // Stop at the first member that keeps the floor where it is.
+            let floor = self.floor[s];
+            let mut lowest = UNPLACED;
+            let mut scanned = 0;
+            for &m in &space.members[s] {
+                scanned += 1;
+                let l = self.min_off[m as usize];
+                if l <= floor {
+                    lowest = floor;
+                    break;
+                }
+                lowest = lowest.min(l);
+            }
+            self.work += scanned;
+            if lowest > floor && lowest != UNPLACED {
+                self.undo_floor.push((s as u32, floor));
                 self.floor[s] = lowest;
             }
         }
         undo
     }
 
-    fn unplace(&mut self, b: usize, undo: Undo) {
+    fn unplace(&mut self, b: usize, off: u64, undo: (usize, usize)) {
         let space = self.space;
-        for &(s, f) in undo.floor.iter().rev() {
+        for &(s, f) in self.undo_floor[undo.1..].iter().rev() {
             self.floor[s as usize] = f;
         }
-        for &(o, m) in undo.min_off.iter().rev() {
+        self.undo_floor.truncate(undo.1);
+        for &(o, m) in self.undo_min[undo.0..].iter().rev() {
             self.min_off[o as usize] = m;
         }
+        self.undo_min.truncate(undo.0);
         for &(lo, hi) in &space.ranges[b] {
             for t in &mut self.total[lo as usize..hi as usize] {
                 *t += space.sizes[b];
             }
-            self.total_tree
-                .add(lo as usize, hi as usize, space.sizes[b] as i64);
         }
         self.offset[b] = UNPLACED;
+        self.min_off[b] = off;
     }
 
     /// Whether every section of the part can still hold what remains to place in it, given that
     /// nothing is placed below `off` any more. Sections whose floor did not change passed this
     /// test against their floor at the parent node, and their totals only shrank since.
-    fn check(&self, part: &Part, off: u64, undo: &Undo) -> bool {
-        off + self.total_tree.max(part.lo, part.hi) <= self.cap
-            && undo
-                .floor
-                .iter()
-                .all(|&(s, _)| self.floor[s as usize] + self.total[s as usize] <= self.cap)
+    /// Returns the new `peak` if the placement passes. The tree is only asked when the cached
+    /// `peak` (which only overestimates: totals shrink along a path) is not enough.
+    fn check(&mut self, part: &Part, off: u64, peak: u64, undo: (usize, usize)) -> Option<u64> {
+        let fits = self.undo_floor[undo.1..]
+            .iter()
+            .all(|&(s, _)| self.floor[s as usize] + self.total[s as usize] <= self.cap);
+        if !fits {
+            return None;
+        }
+        if off + peak <= self.cap {
+            return Some(peak);
+        }
+        self.work += (part.hi - part.lo) as u64;
+        let peak = self.peak(part.lo, part.hi);
+        (off + peak <= self.cap).then_some(peak)
+    }
+
+    /// The largest sum of unplaced sizes in a section of `[lo, hi)`.
+    fn peak(&self, lo: usize, hi: usize) -> u64 {
+        self.total[lo..hi].iter().copied().max().unwrap_or(0)
     }
 }

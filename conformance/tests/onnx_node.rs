@@ -1,0 +1,298 @@
+//! ONNX's single-operator backend tests, compiled by `build.rs` through sramfit's code generation
+//! path and run here on the cases' own inputs.
+//!
+//! Each case ends as passed, failed (mismatch, wrong shape, run error, or not compiled), or skipped
+//! (out of scope, or data absent). A case listed in `known-failures.tsv` may fail; it counts as
+//! skipped, and the test fails if it passes, so the list stays current. Set
+//! `SRAMFIT_CONFORMANCE_WRITE_KNOWN=1` to rewrite the list from the current results.
+
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+
+/// A generated module's `run_dyn`.
+type RunDyn = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), sramfit::Error>;
+
+/// A float32 tensor of a case's data set, embedded by the build script.
+pub struct Tensor {
+    /// Dimensions, as the `.pb` file gives them.
+    pub shape: &'static [usize],
+    /// Little-endian f32 values.
+    pub bytes: &'static [u8],
+}
+
+impl Tensor {
+    fn values(&self) -> Vec<f32> {
+        self.bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+}
+
+/// What the build did with a case.
+pub enum Status {
+    /// The case compiled to a module.
+    Compiled {
+        run: RunDyn,
+        input_shapes: &'static [&'static [usize]],
+        output_shapes: &'static [&'static [usize]],
+        /// Run-time inputs (the others were baked into the model as constants).
+        inputs: &'static [Tensor],
+        /// Expected outputs.
+        outputs: &'static [Tensor],
+        /// Indices of the graph inputs baked as constants.
+        baked: &'static [usize],
+    },
+    /// Import or compilation failed: the first line of the error.
+    Unsupported(&'static str),
+    /// Out of scope: why.
+    Skipped(&'static str),
+}
+
+/// One case of the corpus.
+pub struct Case {
+    pub name: &'static str,
+    pub op: &'static str,
+    pub status: Status,
+}
+
+include!(concat!(env!("OUT_DIR"), "/onnx_node.rs"));
+
+const RTOL: f32 = 1e-4;
+const ATOL: f32 = 1e-5;
+/// What output buffers hold before a run, so that an element the model never writes is noticed.
+const UNWRITTEN: f32 = -9.876_543e30;
+
+enum Outcome {
+    Passed,
+    Failed(String),
+    Skipped(String),
+}
+
+#[test]
+fn onnx_node_conformance() {
+    if !DATA_PRESENT {
+        println!("skipped: the ONNX node corpus is absent (looked in {DATA_DIR}); 0 cases run");
+        println!("0 passed, 0 failed, 0 skipped");
+        return;
+    }
+    let known_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("known-failures.tsv");
+    let known = read_known(&known_path);
+
+    let mut per_op: BTreeMap<&str, [usize; 3]> = BTreeMap::new();
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut unexpected = Vec::new();
+    let mut current_failures = Vec::new();
+    for case in CASES {
+        let outcome = match &case.status {
+            Status::Compiled {
+                run,
+                input_shapes,
+                output_shapes,
+                inputs,
+                outputs,
+                ..
+            } => check(*run, input_shapes, output_shapes, inputs, outputs),
+            Status::Unsupported(e) => Outcome::Failed(format!("unsupported: {e}")),
+            Status::Skipped(why) => Outcome::Skipped((*why).to_string()),
+        };
+        let counts = per_op.entry(case.op).or_default();
+        match outcome {
+            Outcome::Passed => {
+                if let Some(reason) = known.get(case.name) {
+                    println!(
+                        "{}: PASSES but is listed in known-failures.tsv ({reason}): remove it",
+                        case.name
+                    );
+                    unexpected.push(case.name);
+                }
+                passed += 1;
+                counts[0] += 1;
+            }
+            Outcome::Failed(why) => {
+                current_failures.push((case.name, why.clone()));
+                if let Some(reason) = known.get(case.name) {
+                    println!("{}: known failure ({reason}): {why}", case.name);
+                    skipped += 1;
+                    counts[2] += 1;
+                } else {
+                    println!("{}: FAILED: {why}", case.name);
+                    unexpected.push(case.name);
+                    failed += 1;
+                    counts[1] += 1;
+                }
+            }
+            Outcome::Skipped(why) => {
+                println!("{}: skipped: {why}", case.name);
+                skipped += 1;
+                counts[2] += 1;
+            }
+        }
+    }
+    let names: Vec<&str> = CASES.iter().map(|c| c.name).collect();
+    for stale in known.keys().filter(|k| !names.contains(&k.as_str())) {
+        println!("{stale}: listed in known-failures.tsv but not in the corpus: remove it");
+        unexpected.push(CASES.first().map_or("", |c| c.name));
+    }
+
+    println!();
+    println!(
+        "{:<24} {:>6} {:>6} {:>6}",
+        "op", "passed", "failed", "skipped"
+    );
+    for (op, [p, f, s]) in &per_op {
+        println!("{op:<24} {p:>6} {f:>6} {s:>6}");
+    }
+    println!(
+        "known failures (counted as skipped): {}",
+        current_failures
+            .iter()
+            .filter(|(n, _)| known.contains_key(*n))
+            .count()
+    );
+
+    if std::env::var_os("SRAMFIT_CONFORMANCE_WRITE_KNOWN").is_some_and(|v| v == "1") {
+        write_known(&known_path, &known, &current_failures);
+        println!(
+            "rewrote {} with {} cases",
+            known_path.display(),
+            current_failures.len()
+        );
+        unexpected.clear();
+    }
+    println!("{passed} passed, {failed} failed, {skipped} skipped");
+    assert!(
+        unexpected.is_empty(),
+        "{} cases disagree with known-failures.tsv (see the lines above)",
+        unexpected.len()
+    );
+}
+
+/// Runs one compiled case and compares it with the expected outputs.
+fn check(
+    run: RunDyn,
+    input_shapes: &[&[usize]],
+    output_shapes: &[&[usize]],
+    inputs: &[Tensor],
+    expected: &[Tensor],
+) -> Outcome {
+    if input_shapes.len() != inputs.len() {
+        return Outcome::Failed(format!(
+            "{} run-time inputs, the module takes {}",
+            inputs.len(),
+            input_shapes.len()
+        ));
+    }
+    if output_shapes.len() != expected.len() {
+        return Outcome::Failed(format!(
+            "{} outputs, the module has {}",
+            expected.len(),
+            output_shapes.len()
+        ));
+    }
+    for (j, (got, want)) in output_shapes.iter().zip(expected).enumerate() {
+        if *got != want.shape {
+            return Outcome::Failed(format!(
+                "output {j} has shape {got:?}, expected {:?}",
+                want.shape
+            ));
+        }
+    }
+    let ins: Vec<Vec<f32>> = inputs.iter().map(Tensor::values).collect();
+    let mut outs: Vec<Vec<f32>> = expected
+        .iter()
+        .map(|t| vec![UNWRITTEN; t.shape.iter().product()])
+        .collect();
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
+        let mut outs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        run(&ins, &mut outs)
+    }));
+    match result {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Outcome::Failed(format!("run_dyn returned {e:?}")),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            return Outcome::Failed(format!("run_dyn panicked: {}", msg.unwrap_or_default()));
+        }
+    }
+    for (j, (got, want)) in outs.iter().zip(expected).enumerate() {
+        if let Some(why) = compare(got, &want.values()) {
+            return Outcome::Failed(format!("output {j}: {why}"));
+        }
+    }
+    Outcome::Passed
+}
+
+/// `None` when every element is within `RTOL * |want| + ATOL` (NaN matches NaN); else the worst one.
+fn compare(got: &[f32], want: &[f32]) -> Option<String> {
+    let mut worst: Option<(usize, f32)> = None;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= RTOL * w.abs() + ATOL;
+        if !ok {
+            let ratio = (g - w).abs() / (RTOL * w.abs() + ATOL);
+            let ratio = if ratio.is_nan() { f32::INFINITY } else { ratio };
+            if worst.is_none_or(|(_, r)| ratio > r) {
+                worst = Some((i, ratio));
+            }
+        }
+    }
+    let bad = got
+        .iter()
+        .zip(want)
+        .filter(|(g, w)| {
+            !((g.is_nan() && w.is_nan()) || g == w || (*g - *w).abs() <= RTOL * w.abs() + ATOL)
+        })
+        .count();
+    worst.map(|(i, r)| {
+        let g = if got[i] == UNWRITTEN {
+            "never written".to_string()
+        } else {
+            got[i].to_string()
+        };
+        format!(
+            "{bad} of {} elements differ; worst [{i}]: got {g}, want {} ({r:.3e}x the tolerance)",
+            want.len(),
+            want[i]
+        )
+    })
+}
+
+/// `case<TAB>reason` lines; `#` comments and blank lines are ignored.
+fn read_known(path: &std::path::Path) -> BTreeMap<String, String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return BTreeMap::new();
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (case, reason) = l.split_once('\t').unwrap_or((l, ""));
+            (case.trim().to_string(), reason.trim().to_string())
+        })
+        .collect()
+}
+
+/// Rewrites the list with the current failures, keeping the reason already written for a case.
+fn write_known(
+    path: &std::path::Path,
+    known: &BTreeMap<String, String>,
+    failures: &[(&str, String)],
+) {
+    let mut text = String::from(
+        "# Cases of the ONNX node corpus that sramfit cannot pass yet: case<TAB>reason.\n\
+         # Regenerate with SRAMFIT_CONFORMANCE_WRITE_KNOWN=1 cargo test -p sramfit-conformance\n\
+         # (reasons already written here are kept).\n",
+    );
+    for (case, why) in failures {
+        let reason = known
+            .get(*case)
+            .cloned()
+            .unwrap_or_else(|| why.replace(['\t', '\n'], " "));
+        text.push_str(&format!("{case}\t{reason}\n"));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}

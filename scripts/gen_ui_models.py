@@ -1,0 +1,60 @@
+"""Small ONNX files for the diagnostics tests in ui-tests/ (each exercises one compile error).
+
+Run from the repository root: python3 scripts/gen_ui_models.py
+Deterministic: rerunning gives byte-identical files.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = "ui-tests/models"
+
+
+def save(name, nodes, inputs, outputs, inits=()):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
+                              producer_name="sramfit-scripts")
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(OUT, name + ".onnx"))
+    return model
+
+
+def conv_model(name, shape):
+    rng = np.random.default_rng(1)
+    w = numpy_helper.from_array((rng.standard_normal((8, shape[1], 3, 3)) * 0.2).astype(np.float32), "conv.weight")
+    nodes = [helper.make_node("Conv", ["input", "conv.weight"], ["conv_out"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["conv_out"], ["output"], name="relu")]
+    return save(name, nodes, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                [helper.make_tensor_value_info("output", TensorProto.FLOAT, [shape[0], 8, shape[2], shape[3]])], [w])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    # A small valid model: Conv 3x3 (4 -> 8 channels) + Relu on a 16x16 map.
+    tiny = conv_model("tiny", [1, 4, 16, 16])
+    # The same model with a symbolic batch dimension.
+    conv_model("symbolic", ["batch", 4, 16, 16])
+    # Shapes whose byte size overflows usize.
+    conv_model("huge", [1, 4, 1 << 31, 1 << 31])
+    # Not ONNX at all, and a valid model cut in half.
+    with open(os.path.join(OUT, "not_onnx.onnx"), "w") as f:
+        f.write("this is a text file, not an ONNX model\n")
+    data = tiny.SerializeToString()
+    with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+    # An operator tract knows but sramfit's runtime does not: CumSum.
+    axis = numpy_helper.from_array(np.array(1, dtype=np.int64), "axis")
+    save("unsupported", [helper.make_node("Relu", ["input"], ["r"], name="relu"),
+                         helper.make_node("CumSum", ["r", "axis"], ["output"], name="running_total")],
+         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 16])],
+         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16])], [axis])
+    # No graph inputs: a constant output.
+    c = numpy_helper.from_array(np.ones((1, 4), dtype=np.float32), "c")
+    save("no_inputs", [helper.make_node("Relu", ["c"], ["output"], name="relu")], [],
+         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4])], [c])
+
+
+if __name__ == "__main__":
+    main()

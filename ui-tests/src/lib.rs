@@ -1,0 +1,1 @@
+//! Diagnostics tests of `sramfit::model!` live in `tests/`.
