@@ -28,12 +28,8 @@ fn main() {
     println!("cargo:rerun-if-changed={}", index_path.display());
 
     let source = if index_path.is_file() {
-        let rows =
-            index::read(&index_path).unwrap_or_else(|e| panic!("{}: {e}", index_path.display()));
-        let cases: Vec<case::Case> = rows
-            .iter()
-            .map(|row| case::prepare(&data_dir, row))
-            .collect();
+        let rows = index::read(&index_path).unwrap_or_else(|e| panic!("{}: {e}", index_path.display()));
+        let cases: Vec<case::Case> = rows.iter().map(|row| case::prepare(&data_dir, row)).collect();
         emit::file(&data_dir, &out_dir, &cases)
     } else {
         emit::absent(&data_dir)
@@ -46,15 +42,7 @@ fn data_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SRAMFIT_CONFORMANCE_DATA") {
         return PathBuf::from(dir);
     }
-    let manifest = PathBuf::from(
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
-    );
-    let workspace = manifest
-        .parent()
-        .expect("conformance/ lives in the workspace root");
-    workspace
-        .join("..")
-        .join("shared")
-        .join("conformance")
-        .join("onnx-node")
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest.parent().expect("conformance/ lives in the workspace root");
+    workspace.join("..").join("shared").join("conformance").join("onnx-node")
 }

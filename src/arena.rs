@@ -33,9 +33,7 @@ impl<A> StaticArena<A> {
 
     /// Takes the arena for one call, or returns [`Error::Busy`] if another call holds it.
     pub fn try_lock(&self) -> Result<ArenaGuard<'_, A>, Error> {
-        self.busy
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .map_err(|_| Error::Busy)?;
+        self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).map_err(|_| Error::Busy)?;
         Ok(ArenaGuard { owner: self })
     }
 }
@@ -69,10 +67,7 @@ impl<A> Drop for ArenaGuard<'_, A> {
 #[inline(always)]
 fn check(arena_len: usize, offset: usize, len: usize) {
     let end = len.checked_mul(4).and_then(|b| b.checked_add(offset));
-    assert!(
-        offset % 4 == 0 && end.is_some_and(|e| e <= arena_len),
-        "sramfit: tensor outside the arena"
-    );
+    assert!(offset.is_multiple_of(4) && end.is_some_and(|e| e <= arena_len), "sramfit: tensor outside the arena");
 }
 
 /// A shared `f32` view of `len` elements at byte `offset` of the arena starting at `base`.
@@ -95,12 +90,7 @@ pub unsafe fn arena_f32<'a>(base: *mut u8, arena_len: usize, offset: usize, len:
 /// # Safety
 /// As for [`arena_f32`], and no other slice overlapping these bytes may be alive at the same time.
 #[inline(always)]
-pub unsafe fn arena_f32_mut<'a>(
-    base: *mut u8,
-    arena_len: usize,
-    offset: usize,
-    len: usize,
-) -> &'a mut [f32] {
+pub unsafe fn arena_f32_mut<'a>(base: *mut u8, arena_len: usize, offset: usize, len: usize) -> &'a mut [f32] {
     check(arena_len, offset, len);
     // SAFETY: in bounds and aligned (checked above); exclusivity is the caller's contract.
     unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<f32>(), len) }
@@ -114,7 +104,7 @@ pub unsafe fn arena_f32_mut<'a>(
 #[inline(always)]
 pub fn weights_f32(blob: &'static [u8], offset: usize, len: usize) -> &'static [f32] {
     check(blob.len(), offset, len);
-    assert!(blob.as_ptr() as usize % 4 == 0, "sramfit: misaligned weight blob");
+    assert!((blob.as_ptr() as usize).is_multiple_of(4), "sramfit: misaligned weight blob");
     const { assert!(cfg!(target_endian = "little"), "sramfit weights are little-endian") };
     // SAFETY: in bounds, 4-aligned (checked), immutable `'static` data, any bits are a valid f32.
     unsafe { core::slice::from_raw_parts(blob.as_ptr().add(offset).cast::<f32>(), len) }

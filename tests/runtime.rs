@@ -104,7 +104,7 @@ fn run_dyn_checks_counts_and_lengths() {
 fn constants_describe_the_model() {
     assert_eq!(kws::INPUT_SHAPES, &[&[1usize, 1, 49, 10][..]]);
     assert_eq!(kws::OUTPUT_SHAPES, &[&[1usize, 12][..]]);
-    assert!(kws::LOWER_BOUND_BYTES <= kws::ARENA_BYTES && kws::ARENA_BYTES <= kws::NAIVE_BYTES);
+    const { assert!(kws::LOWER_BOUND_BYTES <= kws::ARENA_BYTES && kws::ARENA_BYTES <= kws::NAIVE_BYTES) };
     assert_eq!(core::mem::size_of::<kws::Arena>(), kws::ARENA_BYTES.next_multiple_of(16));
     assert_eq!(core::mem::align_of::<kws::Arena>(), 16);
 }

@@ -21,18 +21,12 @@ pub struct CliError {
 impl CliError {
     /// Bad usage or bad input (exit code 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError {
-            code: 2,
-            message: message.into(),
-        }
+        CliError { code: 2, message: message.into() }
     }
 
     /// Any other failure, such as an unwritable output file (exit code 1).
     pub fn failure(message: impl Into<String>) -> Self {
-        CliError {
-            code: 1,
-            message: message.into(),
-        }
+        CliError { code: 1, message: message.into() }
     }
 }
 
@@ -50,9 +44,7 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             Ok(())
         }
-        Some(other) => Err(CliError::usage(format!(
-            "unknown command `{other}`\n{USAGE}"
-        ))),
+        Some(other) => Err(CliError::usage(format!("unknown command `{other}`\n{USAGE}"))),
         None => Err(CliError::usage(USAGE)),
     };
     match result {

@@ -37,55 +37,34 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
     let mut options = Options::default();
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .ok_or_else(|| CliError::usage(format!("{flag} needs a value")))
-        };
+        let mut value = |flag: &str| it.next().ok_or_else(|| CliError::usage(format!("{flag} needs a value")));
         match arg.as_str() {
             "--out" => out = Some(value("--out")?),
             "--budget-steps" => {
                 let v = value("--budget-steps")?;
-                options.search_steps = v.parse().map_err(|_| {
-                    CliError::usage(format!("--budget-steps: `{v}` is not a number"))
-                })?;
+                options.search_steps =
+                    v.parse().map_err(|_| CliError::usage(format!("--budget-steps: `{v}` is not a number")))?;
             }
-            flag if flag.starts_with("--") => {
-                return Err(CliError::usage(format!("plan: unknown option `{flag}`")))
-            }
+            flag if flag.starts_with("--") => return Err(CliError::usage(format!("plan: unknown option `{flag}`"))),
             _ if input.is_none() => input = Some(arg),
-            _ => {
-                return Err(CliError::usage(format!(
-                    "plan: unexpected argument `{arg}`"
-                )))
-            }
+            _ => return Err(CliError::usage(format!("plan: unexpected argument `{arg}`"))),
         }
     }
-    let input = input.ok_or_else(|| {
-        CliError::usage("usage: sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]")
-    })?;
-    Ok(Args {
-        input,
-        out,
-        options,
-    })
+    let input =
+        input.ok_or_else(|| CliError::usage("usage: sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]"))?;
+    Ok(Args { input, out, options })
 }
 
 /// Runs the subcommand.
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
-    let text = std::fs::read_to_string(&args.input)
-        .map_err(|e| CliError::usage(format!("{}: {e}", args.input)))?;
-    let problem =
-        read_problem(&text).map_err(|e| CliError::usage(format!("{}: {e}", args.input)))?;
+    let text = std::fs::read_to_string(&args.input).map_err(|e| CliError::usage(format!("{}: {e}", args.input)))?;
+    let problem = read_problem(&text).map_err(|e| CliError::usage(format!("{}: {e}", args.input)))?;
     let start = Instant::now();
     let plan = plan_with(&problem, &args.options);
     let ms = start.elapsed().as_millis();
-    verify(&problem, &plan.offsets, plan.arena_bytes, &[]).map_err(|v| {
-        CliError::failure(format!(
-            "internal error, invalid plan: {}",
-            v.describe(&problem)
-        ))
-    })?;
+    verify(&problem, &plan.offsets, plan.arena_bytes, &[])
+        .map_err(|v| CliError::failure(format!("internal error, invalid plan: {}", v.describe(&problem))))?;
     if let Some(out) = &args.out {
         let write = |out: &str| -> std::io::Result<()> {
             let mut w = BufWriter::new(File::create(out)?);

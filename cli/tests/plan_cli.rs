@@ -13,12 +13,7 @@ fn run_plan(test: &str, csv: &str, extra: &[&str]) -> (Output, PathBuf) {
     let dir = temp_dir(test);
     let input = dir.join("in.csv");
     std::fs::write(&input, csv).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sramfit"))
-        .arg("plan")
-        .arg(&input)
-        .args(extra)
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sramfit")).arg("plan").arg(&input).args(extra).output().unwrap();
     (out, dir)
 }
 
@@ -26,11 +21,7 @@ fn assert_bad_input(test: &str, csv: &str, expected: &[&str]) {
     let (out, _) = run_plan(test, csv, &[]);
     assert_eq!(out.status.code(), Some(2), "{test}");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{test}: one line: {stderr}"
-    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{test}: one line: {stderr}");
     for e in expected {
         assert!(stderr.contains(e), "{test}: `{e}` not in {stderr}");
     }
@@ -40,26 +31,14 @@ fn assert_bad_input(test: &str, csv: &str, expected: &[&str]) {
 #[test]
 fn plans_and_writes_offsets() {
     let csv = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n";
-    let (out, dir) = run_plan(
-        "ok",
-        csv,
-        &["--budget-steps", "1000", "--out", "offsets.csv"],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (out, dir) = run_plan("ok", csv, &["--budget-steps", "1000", "--out", "offsets.csv"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        stdout.starts_with(r#"{"buffers":5,"arena_bytes":12,"lower_bound":12,"algorithm":""#),
-        "{stdout}"
-    );
+    assert!(stdout.starts_with(r#"{"buffers":5,"arena_bytes":12,"lower_bound":12,"algorithm":""#), "{stdout}");
     assert!(stdout.contains(r#""optimal":true,"ms":"#), "{stdout}");
     assert_eq!(stdout.lines().count(), 1);
     // --out is relative to the working directory.
-    let written = std::fs::read_to_string("offsets.csv")
-        .or_else(|_| std::fs::read_to_string(dir.join("offsets.csv")));
+    let written = std::fs::read_to_string("offsets.csv").or_else(|_| std::fs::read_to_string(dir.join("offsets.csv")));
     let written = written.unwrap();
     let _ = std::fs::remove_file("offsets.csv");
     assert!(written.starts_with("id,offset\nb1,"), "{written}");
@@ -73,9 +52,7 @@ fn alignment_column_is_honoured() {
     let (out, _) = run_plan("align", csv, &["--out", out_path.to_str().unwrap()]);
     assert!(out.status.success());
     let written = std::fs::read_to_string(out_path).unwrap();
-    let b: u64 = written.lines().find(|l| l.starts_with("b,")).unwrap()[2..]
-        .parse()
-        .unwrap();
+    let b: u64 = written.lines().find(|l| l.starts_with("b,")).unwrap()[2..].parse().unwrap();
     assert_eq!(b % 8, 0);
 }
 
@@ -86,50 +63,28 @@ fn missing_column() {
 
 #[test]
 fn negative_size() {
-    assert_bad_input(
-        "negative",
-        "id,lower,upper,size\na,0,1,4\nb,0,2,-4\n",
-        &["line 3", "`b`", "negative"],
-    );
+    assert_bad_input("negative", "id,lower,upper,size\na,0,1,4\nb,0,2,-4\n", &["line 3", "`b`", "negative"]);
 }
 
 #[test]
 fn upper_not_after_lower() {
-    assert_bad_input(
-        "upper",
-        "id,lower,upper,size\na,3,3,4\n",
-        &["line 2", "`a`", "upper"],
-    );
+    assert_bad_input("upper", "id,lower,upper,size\na,3,3,4\n", &["line 2", "`a`", "upper"]);
 }
 
 #[test]
 fn duplicate_id() {
-    assert_bad_input(
-        "dup",
-        "id,lower,upper,size\na,0,1,4\nb,0,1,4\na,1,2,4\n",
-        &["line 4", "duplicate", "`a`"],
-    );
+    assert_bad_input("dup", "id,lower,upper,size\na,0,1,4\nb,0,1,4\na,1,2,4\n", &["line 4", "duplicate", "`a`"]);
 }
 
 #[test]
 fn not_a_number() {
-    assert_bad_input(
-        "nan",
-        "id,lower,upper,size\na,0,x1,4\n",
-        &["line 2", "upper", "x1"],
-    );
+    assert_bad_input("nan", "id,lower,upper,size\na,0,x1,4\n", &["line 2", "upper", "x1"]);
 }
 
 #[test]
 fn usage_errors() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sramfit"))
-        .arg("plan")
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sramfit")).arg("plan").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = Command::new(env!("CARGO_BIN_EXE_sramfit"))
-        .args(["plan", "/nonexistent/x.csv"])
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sramfit")).args(["plan", "/nonexistent/x.csv"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -15,14 +15,8 @@ use tract_onnx::prelude::*;
 const FLOAT: i32 = 1;
 
 /// Ops of the corpus that work on quantized or integer tensors: out of scope for an f32 runtime.
-const NOT_FLOAT_OPS: &[&str] = &[
-    "QuantizeLinear",
-    "DequantizeLinear",
-    "QLinearConv",
-    "QLinearMatMul",
-    "MatMulInteger",
-    "ConvInteger",
-];
+const NOT_FLOAT_OPS: &[&str] =
+    &["QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger"];
 
 /// Ops whose inputs after the first are parameters (statistics, bounds, pads, scales) that a
 /// build-time compiler only accepts as constants.
@@ -40,12 +34,7 @@ pub struct Data {
 pub enum Status {
     /// Compiled: the module's items, the run-time inputs (with their graph input indices), the
     /// expected outputs, and which inputs were baked as constants.
-    Compiled {
-        items: TokenStream,
-        inputs: Vec<(usize, Data)>,
-        outputs: Vec<Data>,
-        baked: Vec<usize>,
-    },
+    Compiled { items: TokenStream, inputs: Vec<(usize, Data)>, outputs: Vec<Data>, baked: Vec<usize> },
     /// In scope, but import or compilation failed: the first line of the error.
     Unsupported(String),
     /// Out of scope: why.
@@ -72,22 +61,13 @@ pub fn prepare(data_dir: &Path, row: &crate::index::Row) -> Case {
             Ok(Ok(status)) => status,
             Ok(Err(e)) => Status::Unsupported(first_line(&e)),
             Err(p) => {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                Status::Unsupported(format!(
-                    "the compiler panicked: {}",
-                    first_line(&msg.unwrap_or_default())
-                ))
+                let msg =
+                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                Status::Unsupported(format!("the compiler panicked: {}", first_line(&msg.unwrap_or_default())))
             }
         }
     };
-    Case {
-        name: row.case.clone(),
-        op: row.op.clone(),
-        status,
-    }
+    Case { name: row.case.clone(), op: row.op.clone(), status }
 }
 
 fn first_line(s: &str) -> String {
@@ -95,28 +75,16 @@ fn first_line(s: &str) -> String {
 }
 
 fn prepare_in(dir: &Path, op: &str) -> Result<Status, String> {
-    let case = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let case = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let case = case.as_str();
     let model = read_proto::<pb::ModelProto>(&dir.join("model.onnx"))?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
     for out in &graph.output {
         match elem_type(out) {
             Some(FLOAT) => {}
-            Some(t) => {
-                return Ok(Status::Skipped(format!(
-                    "not float32: output `{}` is {}",
-                    out.name,
-                    type_name(t)
-                )))
-            }
+            Some(t) => return Ok(Status::Skipped(format!("not float32: output `{}` is {}", out.name, type_name(t)))),
             None => {
-                return Ok(Status::Skipped(format!(
-                    "not a tensor: output `{}` is a sequence or optional",
-                    out.name
-                )))
+                return Ok(Status::Skipped(format!("not a tensor: output `{}` is a sequence or optional", out.name)))
             }
         }
     }
@@ -131,10 +99,7 @@ fn prepare_in(dir: &Path, op: &str) -> Result<Status, String> {
     // Every non-float input is a parameter (shape, axes, indices, pads...); so are the inputs after
     // the first of ops that only take constant parameters.
     let mut baked: Vec<usize> = (0..graph.input.len())
-        .filter(|&i| {
-            elem_type(&graph.input[i]) != Some(FLOAT)
-                || (i > 0 && PARAMETER_INPUT_OPS.contains(&op))
-        })
+        .filter(|&i| elem_type(&graph.input[i]) != Some(FLOAT) || (i > 0 && PARAMETER_INPUT_OPS.contains(&op)))
         .collect();
     let mut result = compile_baked(case, &model, &inputs, &baked);
     // tract rejects other ops whose parameters are not constants ("... must be a constant"): bake
@@ -148,12 +113,7 @@ fn prepare_in(dir: &Path, op: &str) -> Result<Status, String> {
         .filter(|i| !baked.contains(i))
         .map(|i| f32_data(&inputs[i]).map(|d| (i, d)))
         .collect::<Result<_, _>>()?;
-    Ok(Status::Compiled {
-        items,
-        inputs: runtime,
-        outputs,
-        baked,
-    })
+    Ok(Status::Compiled { items, inputs: runtime, outputs, baked })
 }
 
 /// Moves the `baked` inputs into the initializers (with the data set's values), then imports,
@@ -180,8 +140,7 @@ fn compile_baked(
         // For diagnosis: the model exactly as sramfit sees it (open it with planner-core's
         // `dump_tract` example to see tract's decluttered graph).
         let path = Path::new(&dir).join(format!("{case}.onnx"));
-        std::fs::write(&path, model.encode_to_vec())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, model.encode_to_vec()).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let ir = import::import_proto(&model, &[]).map_err(|e| one_line(&e))?;
     let program = compile::compile_graph(ir).map_err(|e| one_line(&e))?;
@@ -190,23 +149,11 @@ fn compile_baked(
     // warning in generated code still shows: a model without weights never reads `WEIGHTS`, and a
     // model with an empty input or output never reads that parameter.
     let g = &program.graph;
-    let dead_code = program
-        .weights
-        .bytes
-        .is_empty()
-        .then(|| quote::quote!(dead_code));
-    let empty_port = g
-        .inputs
-        .iter()
-        .chain(&g.outputs)
-        .any(|&t| g.tensors[t].is_empty());
+    let dead_code = program.weights.bytes.is_empty().then(|| quote::quote!(dead_code));
+    let empty_port = g.inputs.iter().chain(&g.outputs).any(|&t| g.tensors[t].is_empty());
     let unused = empty_port.then(|| quote::quote!(unused_variables));
     let lints = dead_code.into_iter().chain(unused).collect::<Vec<_>>();
-    Ok(if lints.is_empty() {
-        items
-    } else {
-        quote::quote!(#![allow(#(#lints),*)] #items)
-    })
+    Ok(if lints.is_empty() { items } else { quote::quote!(#![allow(#(#lints),*)] #items) })
 }
 
 /// A compile error on one line: the unsupported operators themselves, else the first line.
@@ -242,26 +189,13 @@ fn elem_type(v: &pb::ValueInfoProto) -> Option<i32> {
 
 /// A data set tensor as f32 (it must be float32).
 fn f32_data(t: &pb::TensorProto) -> Result<Data, String> {
-    let tensor =
-        tract_onnx::tensor::load_tensor(&tract_onnx::data_resolver::FopenDataResolver, t, None)
-            .map_err(|e| format!("{e:#}"))?;
+    let tensor = tract_onnx::tensor::load_tensor(&tract_onnx::data_resolver::FopenDataResolver, t, None)
+        .map_err(|e| format!("{e:#}"))?;
     if tensor.datum_type() != f32::datum_type() {
-        return Err(format!(
-            "tensor `{}` is {:?}, not float32",
-            t.name,
-            tensor.datum_type()
-        ));
+        return Err(format!("tensor `{}` is {:?}, not float32", t.name, tensor.datum_type()));
     }
-    let values = tensor
-        .to_plain_array_view::<f32>()
-        .map_err(|e| format!("{e:#}"))?
-        .iter()
-        .copied()
-        .collect();
-    Ok(Data {
-        shape: tensor.shape().to_vec(),
-        values,
-    })
+    let values = tensor.to_plain_array_view::<f32>().map_err(|e| format!("{e:#}"))?.iter().copied().collect();
+    Ok(Data { shape: tensor.shape().to_vec(), values })
 }
 
 fn type_name(code: i32) -> String {

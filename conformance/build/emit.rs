@@ -33,23 +33,13 @@ pub fn file(data_dir: &Path, out_dir: &Path, cases: &[Case]) -> String {
     for case in cases {
         let (name, op) = (&case.name, &case.op);
         let status = match &case.status {
-            Status::Compiled {
-                items,
-                inputs,
-                outputs,
-                baked,
-            } => {
+            Status::Compiled { items, inputs, outputs, baked } => {
                 let m = module_ident(name);
                 modules.extend(quote! { pub mod #m { #items } });
                 let data = out_dir.join("data").join(name);
                 std::fs::create_dir_all(&data).expect("create the data folder");
-                let inputs = inputs
-                    .iter()
-                    .map(|(i, d)| tensor(d, &data.join(format!("input_{i}.f32"))));
-                let outputs = outputs
-                    .iter()
-                    .enumerate()
-                    .map(|(j, d)| tensor(d, &data.join(format!("output_{j}.f32"))));
+                let inputs = inputs.iter().map(|(i, d)| tensor(d, &data.join(format!("input_{i}.f32"))));
+                let outputs = outputs.iter().enumerate().map(|(j, d)| tensor(d, &data.join(format!("output_{j}.f32"))));
                 quote! {
                     Status::Compiled {
                         run: #m::run_dyn,

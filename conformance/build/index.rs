@@ -15,22 +15,14 @@ pub fn read(path: &Path) -> Result<Vec<Row>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().ok_or("empty file")?.split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .ok_or(format!("no `{name}` column"))
-    };
+    let col = |name: &str| header.iter().position(|h| *h == name).ok_or(format!("no `{name}` column"));
     let (case, op) = (col("case")?, col("op")?);
     lines
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
             match (f.get(case), f.get(op)) {
-                (Some(c), Some(o)) => Ok(Row {
-                    case: c.to_string(),
-                    op: o.to_string(),
-                }),
+                (Some(c), Some(o)) => Ok(Row { case: c.to_string(), op: o.to_string() }),
                 _ => Err(format!("short row: {l}")),
             }
         })

@@ -10,25 +10,26 @@
 //! }
 //! ```
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, bracketed, Attribute, Expr, Ident, LitInt, LitStr, Token, Visibility};
 
 /// A budget as written.
 pub enum Budget {
-    /// A number of bytes the macro evaluated (literal with an optional unit).
-    Bytes { bytes: u64, span: Span },
+    /// A number of bytes the macro evaluated (literal with an optional unit), and those tokens.
+    Bytes { bytes: u64, tokens: TokenStream },
     /// A const expression only the compiler can evaluate.
     Expr(Expr),
 }
 
 impl Budget {
-    /// The span of the whole budget argument.
-    pub fn span(&self) -> Span {
+    /// An error pointing at the whole budget argument.
+    pub fn error(&self, message: impl std::fmt::Display) -> syn::Error {
         match self {
-            Budget::Bytes { span, .. } => *span,
-            Budget::Expr(e) => syn::spanned::Spanned::span(e),
+            Budget::Bytes { tokens, .. } => syn::Error::new_spanned(tokens, message),
+            Budget::Expr(e) => syn::Error::new_spanned(e, message),
         }
     }
 }
@@ -85,10 +86,7 @@ impl Parse for ModelInput {
                 "flash" => flash = Some(parse_budget(&body, "flash")?),
                 "inputs" => inputs = Some((key.span(), parse_inputs(&body)?)),
                 _ => {
-                    return Err(syn::Error::new(
-                        key.span(),
-                        format!("unknown option `{k}`; the options are {OPTIONS}"),
-                    ))
+                    return Err(syn::Error::new(key.span(), format!("unknown option `{k}`; the options are {OPTIONS}")))
                 }
             }
             if !body.is_empty() {
@@ -108,7 +106,8 @@ fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
     if let Ok(lit) = fork.parse::<LitInt>() {
         let unit: Option<Ident> = if fork.peek(Ident) { fork.parse().ok() } else { None };
         if fork.is_empty() || fork.peek(Token![,]) {
-            let span = unit.as_ref().map_or(lit.span(), |u| lit.span().join(u.span()).unwrap_or(lit.span()));
+            let tokens = quote!(#lit #unit);
+            let span = lit.span();
             let n: u64 = lit.base10_parse()?;
             let scale: u64 = match unit.as_ref().map(|u| u.to_string()).as_deref() {
                 None | Some("B") | Some("bytes") => 1,
@@ -118,28 +117,38 @@ fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
                 Some("MB") => 1_000_000,
                 Some(other) => {
                     return Err(syn::Error::new(
-                        unit.as_ref().map_or(span, |u| u.span()),
+                        unit.as_ref().map_or(span, Ident::span),
                         format!("unknown unit `{other}` in `{what}`; use bytes, B, KiB, MiB, kB or MB"),
                     ))
                 }
             };
             let bytes = n
                 .checked_mul(scale)
-                .ok_or_else(|| syn::Error::new(span, format!("`{what}` budget does not fit in 64 bits")))?;
+                .ok_or_else(|| syn::Error::new_spanned(&tokens, format!("`{what}` budget does not fit in 64 bits")))?;
             if bytes == 0 {
-                return Err(syn::Error::new(span, format!("`{what}` budget is zero; give the bytes the model may use")));
+                return Err(syn::Error::new_spanned(
+                    &tokens,
+                    format!("`{what}` budget is zero; give the bytes the model may use"),
+                ));
             }
             input.advance_to(&fork);
-            return Ok(Budget::Bytes { bytes, span });
+            return Ok(Budget::Bytes { bytes, tokens });
         }
     }
     let expr: Expr = input.parse().map_err(|e| {
-        syn::Error::new(e.span(), format!("malformed `{what}` budget: expected bytes such as `65536`, `64 KiB`, `1 MiB`, or a const expression"))
+        syn::Error::new(
+            e.span(),
+            format!(
+                "malformed `{what}` budget: expected bytes such as `65536`, `64 KiB`, `1 MiB`, or a const expression"
+            ),
+        )
     })?;
     if let Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_) | syn::Lit::Float(_) | syn::Lit::Bool(_), .. }) = &expr {
         return Err(syn::Error::new_spanned(
             &expr,
-            format!("malformed `{what}` budget: expected bytes such as `65536`, `64 KiB`, `1 MiB`, or a const expression"),
+            format!(
+                "malformed `{what}` budget: expected bytes such as `65536`, `64 KiB`, `1 MiB`, or a const expression"
+            ),
         ));
     }
     Ok(Budget::Expr(expr))

@@ -56,34 +56,32 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .collect(),
     };
     let program = catch_panics(&m.path.value(), || compile::compile_model(&spec))
-        .map_err(|e| syn::Error::new(span_for(m, e.argument()), message(&e, &m.path.value())))?;
-    if let Some(Budget::Bytes { bytes, span }) = &m.sram {
+        .map_err(|e| error_at(m, e.argument(), message(&e, &m.path.value())))?;
+    if let Some(b @ Budget::Bytes { bytes, .. }) = &m.sram {
         if program.plan.arena_bytes > *bytes {
-            return Err(syn::Error::new(*span, budget::sram_overflow_report(&program, *bytes)));
+            return Err(b.error(budget::sram_overflow_report(&program, *bytes)));
         }
     }
-    if let Some(Budget::Bytes { bytes, span }) = &m.flash {
+    if let Some(b @ Budget::Bytes { bytes, .. }) = &m.flash {
         let w = program.weights.bytes.len() as u64;
         if w > *bytes {
-            return Err(syn::Error::new(
-                *span,
-                format!("the model's weights need {w} bytes of flash, but the `flash` budget is {bytes} bytes: {} bytes over", w - bytes),
-            ));
+            return Err(b.error(format!(
+                "the model's weights need {w} bytes of flash, but the `flash` budget is {bytes} bytes: {} bytes over",
+                w - bytes
+            )));
         }
     }
-    let options = CodegenOptions {
-        sram_budget: m.sram.as_ref().map(budget_tokens),
-        flash_budget: m.flash.as_ref().map(budget_tokens),
-        weights_file: write_weights(&program, &m.name.to_string()),
-        track_file: Some(path),
-    };
+    let options = CodegenOptions { weights_file: write_weights(&program, &m.name.to_string()), track_file: Some(path) };
     let items = codegen::emit(&program, &options);
+    let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
+    let checks = codegen::budget_assertions(&program, &m.name, sram.as_ref(), flash.as_ref());
     let (attrs, vis, name) = (&m.attrs, &m.vis, &m.name);
     Ok(quote! {
         #(#attrs)*
         #vis mod #name {
             #items
         }
+        #checks
     })
 }
 
@@ -103,10 +101,7 @@ fn resolve(given: &str) -> PathBuf {
 }
 
 /// Runs `f`, turning a panic in a dependency into an error naming the model file.
-fn catch_panics(
-    path: &str,
-    f: impl FnOnce() -> Result<Program, CompileError>,
-) -> Result<Program, CompileError> {
+fn catch_panics(path: &str, f: impl FnOnce() -> Result<Program, CompileError>) -> Result<Program, CompileError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<String>()
@@ -131,19 +126,20 @@ fn message(e: &CompileError, given: &str) -> String {
     with_given.to_string()
 }
 
-fn span_for(m: &ModelInput, arg: Argument) -> Span {
-    match arg {
-        Argument::Path => m.path.span(),
-        Argument::Inputs => m.inputs.as_ref().map_or(m.path.span(), |(s, _)| *s),
-        Argument::Sram => m.sram.as_ref().map_or(m.name.span(), Budget::span),
-        Argument::Flash => m.flash.as_ref().map_or(m.name.span(), Budget::span),
+/// An error on the macro argument `arg` (or on the path when that argument is absent).
+fn error_at(m: &ModelInput, arg: Argument, message: String) -> syn::Error {
+    match (arg, &m.sram, &m.flash, &m.inputs) {
+        (Argument::Sram, Some(b), _, _) | (Argument::Flash, _, Some(b), _) => b.error(message),
+        (Argument::Inputs, _, _, Some((span, _))) => syn::Error::new(*span, message),
+        _ => syn::Error::new(m.path.span(), message),
     }
 }
 
 fn budget_tokens(b: &Budget) -> proc_macro2::TokenStream {
     match b {
-        Budget::Bytes { bytes, .. } => {
-            let n = *bytes as usize;
+        Budget::Bytes { bytes, tokens } => {
+            let mut n = proc_macro2::Literal::usize_unsuffixed(*bytes as usize);
+            n.set_span(tokens.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span()));
             quote!(#n)
         }
         Budget::Expr(e) => quote!(#e),

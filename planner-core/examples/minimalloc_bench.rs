@@ -22,26 +22,17 @@ const DEFAULT_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/ben
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut long = Options {
-        search_steps: 5_000_000_000,
-        ..Options::default()
-    };
+    let mut long = Options { search_steps: 5_000_000_000, ..Options::default() };
     let mut dir = PathBuf::from(DEFAULT_DIR);
     while let Some(arg) = args.next() {
         let value = args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
-            "--long-steps" => {
-                long.search_steps = value.parse().expect("--long-steps takes a number")
-            }
+            "--long-steps" => long.search_steps = value.parse().expect("--long-steps takes a number"),
             "--dir" => dir = value.into(),
             _ => panic!("unknown argument {arg}"),
         }
     }
-    println!(
-        "long budget: {} steps (default {})",
-        long.search_steps,
-        Options::DEFAULT_SEARCH_STEPS
-    );
+    println!("long budget: {} steps (default {})", long.search_steps, Options::DEFAULT_SEARCH_STEPS);
     println!(
         "| instance | buffers | lower bound | greedy by size | default | default ms | long budget | long ms | default/LB | long/LB |"
     );
@@ -127,11 +118,7 @@ fn random_problem(n: usize, seed: u64) -> Problem {
     let buffers = (0..n)
         .map(|i| {
             let first = next() % steps;
-            let len = if next() % 20 == 0 {
-                next() % (steps / 10)
-            } else {
-                next() % 8
-            };
+            let len = if next() % 20 == 0 { next() % (steps / 10) } else { next() % 8 };
             let last = (first + len).min(steps - 1);
             Buffer {
                 name: format!("t{i}"),

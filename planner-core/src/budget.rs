@@ -27,7 +27,11 @@ pub fn sram_overflow_report(p: &Program, budget: u64) -> String {
         }
     );
     if let Some(node) = p.graph.nodes.get(lb.step as usize) {
-        let _ = writeln!(s, "  = note: at the peak, step {} runs `{}` ({}); the largest tensors live there:", lb.step, node.name, node.source_op);
+        let _ = writeln!(
+            s,
+            "  = note: at the peak, step {} runs `{}` ({}); the largest tensors live there:",
+            lb.step, node.name, node.source_op
+        );
         let mut live: Vec<(u64, String)> = p
             .live
             .problem

@@ -28,31 +28,16 @@ impl std::error::Error for CsvError {}
 
 /// Parses an instance. Buffer `i` is the `i`-th data row; its name is the row's `id`.
 pub fn read_problem(text: &str) -> Result<Problem, CsvError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty());
     let Some((header_line, header)) = lines.next() else {
-        return Err(CsvError {
-            line: 1,
-            message: "empty file: expected a header `id,lower,upper,size`".into(),
-        });
+        return Err(CsvError { line: 1, message: "empty file: expected a header `id,lower,upper,size`".into() });
     };
-    let names: Vec<String> = header
-        .split(',')
-        .map(|c| c.trim().to_ascii_lowercase())
-        .collect();
+    let names: Vec<String> = header.split(',').map(|c| c.trim().to_ascii_lowercase()).collect();
     let err = |line: usize, message: String| CsvError { line, message };
     let column = |name: &str| names.iter().position(|c| c == name);
     let mut cols = [0usize; 4];
     for (slot, name) in cols.iter_mut().zip(["id", "lower", "upper", "size"]) {
-        *slot = column(name).ok_or_else(|| {
-            err(
-                header_line,
-                format!("missing column `{name}` in the header"),
-            )
-        })?;
+        *slot = column(name).ok_or_else(|| err(header_line, format!("missing column `{name}` in the header")))?;
     }
     let [id_col, lower_col, upper_col, size_col] = cols;
     let align_col = column("alignment");
@@ -61,10 +46,7 @@ pub fn read_problem(text: &str) -> Result<Problem, CsvError> {
     for (line, row) in lines {
         let fields: Vec<&str> = row.split(',').map(str::trim).collect();
         if fields.len() != names.len() {
-            return Err(err(
-                line,
-                format!("expected {} fields, found {}", names.len(), fields.len()),
-            ));
+            return Err(err(line, format!("expected {} fields, found {}", names.len(), fields.len())));
         }
         let id = fields[id_col];
         if id.is_empty() {
@@ -73,43 +55,23 @@ pub fn read_problem(text: &str) -> Result<Problem, CsvError> {
         let number = |col: usize| -> Result<u64, CsvError> {
             let (name, value) = (&names[col], fields[col]);
             if value.starts_with('-') && value[1..].parse::<u64>().is_ok() {
-                return Err(err(
-                    line,
-                    format!("id `{id}`: `{name}` is negative ({value})"),
-                ));
+                return Err(err(line, format!("id `{id}`: `{name}` is negative ({value})")));
             }
-            value.parse::<u64>().map_err(|_| {
-                err(
-                    line,
-                    format!("id `{id}`: `{name}` is not a number: `{value}`"),
-                )
-            })
+            value.parse::<u64>().map_err(|_| err(line, format!("id `{id}`: `{name}` is not a number: `{value}`")))
         };
         let (lower, upper, size) = (number(lower_col)?, number(upper_col)?, number(size_col)?);
         if upper <= lower {
-            return Err(err(
-                line,
-                format!("id `{id}`: upper ({upper}) must be greater than lower ({lower})"),
-            ));
+            return Err(err(line, format!("id `{id}`: upper ({upper}) must be greater than lower ({lower})")));
         }
         if upper - 1 > u64::from(u32::MAX) {
-            return Err(err(
-                line,
-                format!(
-                    "id `{id}`: upper ({upper}) is beyond step {}",
-                    u64::from(u32::MAX) + 1
-                ),
-            ));
+            return Err(err(line, format!("id `{id}`: upper ({upper}) is beyond step {}", u64::from(u32::MAX) + 1)));
         }
         let align = match align_col {
             Some(col) => number(col)?,
             None => 1,
         };
         if !align.is_power_of_two() {
-            return Err(err(
-                line,
-                format!("id `{id}`: alignment {align} is not a power of two"),
-            ));
+            return Err(err(line, format!("id `{id}`: alignment {align} is not a power of two")));
         }
         ids.push((id.to_string(), line));
         buffers.push(Buffer {
@@ -121,10 +83,7 @@ pub fn read_problem(text: &str) -> Result<Problem, CsvError> {
     }
     ids.sort();
     if let Some(w) = ids.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(err(
-            w[1].1,
-            format!("duplicate id `{}` (first on line {})", w[1].0, w[0].1),
-        ));
+        return Err(err(w[1].1, format!("duplicate id `{}` (first on line {})", w[1].0, w[0].1)));
     }
     Ok(Problem { buffers })
 }

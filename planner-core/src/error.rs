@@ -111,9 +111,9 @@ impl CompileError {
     /// Which macro argument this error is about.
     pub fn argument(&self) -> Argument {
         match self {
-            CompileError::UnknownInput { .. }
-            | CompileError::InputRank { .. }
-            | CompileError::SymbolicDim { .. } => Argument::Inputs,
+            CompileError::UnknownInput { .. } | CompileError::InputRank { .. } | CompileError::SymbolicDim { .. } => {
+                Argument::Inputs
+            }
             _ => Argument::Path,
         }
     }

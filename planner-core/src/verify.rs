@@ -60,31 +60,13 @@ impl Violation {
         };
         match *self {
             Violation::Overlap { a, b, step } => {
-                format!(
-                    "buffers {} and {} are both live at step {step} and share bytes",
-                    name(a),
-                    name(b)
-                )
+                format!("buffers {} and {} are both live at step {step} and share bytes", name(a), name(b))
             }
-            Violation::Misaligned {
-                buffer,
-                offset,
-                align,
-            } => {
-                format!(
-                    "buffer {} at offset {offset} is not aligned to {align}",
-                    name(buffer)
-                )
+            Violation::Misaligned { buffer, offset, align } => {
+                format!("buffer {} at offset {offset} is not aligned to {align}", name(buffer))
             }
-            Violation::OutOfArena {
-                buffer,
-                end,
-                arena_bytes,
-            } => {
-                format!(
-                    "buffer {} ends at {end}, past the arena of {arena_bytes} bytes",
-                    name(buffer)
-                )
+            Violation::OutOfArena { buffer, end, arena_bytes } => {
+                format!("buffer {} ends at {end}, past the arena of {arena_bytes} bytes", name(buffer))
             }
             Violation::WrongCount { .. } => self.to_string(),
         }
@@ -94,29 +76,14 @@ impl Violation {
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Violation::Overlap { a, b, step } => write!(
-                f,
-                "buffers #{a} and #{b} are both live at step {step} and share bytes"
-            ),
-            Violation::Misaligned {
-                buffer,
-                offset,
-                align,
-            } => {
-                write!(
-                    f,
-                    "buffer #{buffer} at offset {offset} is not aligned to {align}"
-                )
+            Violation::Overlap { a, b, step } => {
+                write!(f, "buffers #{a} and #{b} are both live at step {step} and share bytes")
             }
-            Violation::OutOfArena {
-                buffer,
-                end,
-                arena_bytes,
-            } => {
-                write!(
-                    f,
-                    "buffer #{buffer} ends at {end}, past the arena of {arena_bytes} bytes"
-                )
+            Violation::Misaligned { buffer, offset, align } => {
+                write!(f, "buffer #{buffer} at offset {offset} is not aligned to {align}")
+            }
+            Violation::OutOfArena { buffer, end, arena_bytes } => {
+                write!(f, "buffer #{buffer} ends at {end}, past the arena of {arena_bytes} bytes")
             }
             Violation::WrongCount { expected, got } => {
                 write!(f, "the plan has {got} offsets for {expected} buffers")
@@ -138,33 +105,19 @@ pub fn verify(
     legal_overlaps: &[(usize, usize)],
 ) -> Result<(), Violation> {
     if offsets.len() != p.buffers.len() {
-        return Err(Violation::WrongCount {
-            expected: p.buffers.len(),
-            got: offsets.len(),
-        });
+        return Err(Violation::WrongCount { expected: p.buffers.len(), got: offsets.len() });
     }
     for (buffer, (b, &offset)) in p.buffers.iter().zip(offsets).enumerate() {
         let align = b.align.max(1);
         if offset % align != 0 {
-            return Err(Violation::Misaligned {
-                buffer,
-                offset,
-                align,
-            });
+            return Err(Violation::Misaligned { buffer, offset, align });
         }
         let end = offset.saturating_add(b.size);
         if end > arena_bytes || (end == u64::MAX && b.size > 0) {
-            return Err(Violation::OutOfArena {
-                buffer,
-                end,
-                arena_bytes,
-            });
+            return Err(Violation::OutOfArena { buffer, end, arena_bytes });
         }
     }
-    let mut legal: Vec<(usize, usize)> = legal_overlaps
-        .iter()
-        .map(|&(a, b)| (a.min(b), a.max(b)))
-        .collect();
+    let mut legal: Vec<(usize, usize)> = legal_overlaps.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
     legal.sort_unstable();
     let mut has_legal = vec![false; p.buffers.len()];
     for &(a, b) in &legal {
@@ -193,11 +146,7 @@ pub fn verify(
             live.remove(&(start, b));
             continue;
         }
-        let clash = |other: usize| Violation::Overlap {
-            a: b.min(other),
-            b: b.max(other),
-            step: step as u32,
-        };
+        let clash = |other: usize| Violation::Overlap { a: b.min(other), b: b.max(other), step: step as u32 };
         // Ranges starting inside [start, end) overlap it.
         for (&(_, other), _) in live.range((start, 0)..(end, 0)) {
             if !is_legal(b, other) {

@@ -3,21 +3,14 @@
 
 use proptest::prelude::*;
 use sramfit_planner_core::csv::read_problem;
-use sramfit_planner_core::plan::{
-    lower_bound, plan, plan_using, plan_with, Algorithm, LowerBound, Options, Plan,
-};
+use sramfit_planner_core::plan::{lower_bound, plan, plan_using, plan_with, Algorithm, LowerBound, Options, Plan};
 use sramfit_planner_core::problem::{Buffer, Lifetime, Problem, Span};
 use sramfit_planner_core::verify::{verify, Violation};
 
 const KB: u64 = 1024;
 
 fn buffer(name: &str, size: u64, align: u64, first: u32, last: u32) -> Buffer {
-    Buffer {
-        name: name.into(),
-        size,
-        align,
-        lifetime: Lifetime::new(first, last),
-    }
+    Buffer { name: name.into(), size, align, lifetime: Lifetime::new(first, last) }
 }
 
 /// The seed's six-tensor branch-and-merge graph (000 section 4).
@@ -51,13 +44,7 @@ fn seed_example_naive_planned_and_lower_bound() {
     assert_eq!(best.arena_bytes, 1280 * KB);
     assert!(best.optimal);
     assert_valid(&p, &best);
-    assert_eq!(
-        lower_bound(&p),
-        LowerBound {
-            bytes: 1280 * KB,
-            step: 4
-        }
-    );
+    assert_eq!(lower_bound(&p), LowerBound { bytes: 1280 * KB, step: 4 });
     for a in Algorithm::ALL {
         assert_valid(&p, &plan_using(&p, a, &o));
     }
@@ -68,21 +55,12 @@ fn seed_example_conflict_triangle() {
     let p = seed_example();
     let live = |i: usize, j: usize| p.buffers[i].lifetime.overlaps(&p.buffers[j].lifetime);
     let (b, c, d) = (1, 2, 3);
-    assert!(
-        live(b, c) && live(b, d) && live(c, d),
-        "B, C and D are mutually live"
-    );
-    assert!(
-        (1..=6).all(|s| !(p.buffers[0].lifetime.contains(s) && p.buffers[2].lifetime.contains(s))),
-        "A-C disjoint"
-    );
+    assert!(live(b, c) && live(b, d) && live(c, d), "B, C and D are mutually live");
+    assert!((1..=6).all(|s| !(p.buffers[0].lifetime.contains(s) && p.buffers[2].lifetime.contains(s))), "A-C disjoint");
     let best = plan(&p);
     let range = |i: usize| best.offsets[i]..best.offsets[i] + p.buffers[i].size;
     for (x, y) in [(b, c), (b, d), (c, d)] {
-        assert!(
-            range(x).end <= range(y).start || range(y).end <= range(x).start,
-            "{x} and {y} share bytes"
-        );
+        assert!(range(x).end <= range(y).start || range(y).end <= range(x).start, "{x} and {y} share bytes");
     }
 }
 
@@ -90,9 +68,7 @@ fn seed_example_conflict_triangle() {
 fn equal_sizes_reach_the_lower_bound() {
     let mut state = 7u64;
     let mut next = move |m: u64| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (state >> 33) % m
     };
     for n in [1, 5, 40, 300] {
@@ -115,9 +91,7 @@ fn empty_and_zero_sized() {
     let empty = Problem::default();
     let best = plan(&empty);
     assert_eq!((best.arena_bytes, best.offsets.len()), (0, 0));
-    let p = Problem {
-        buffers: vec![buffer("z", 0, 8, 0, 3), buffer("a", 10, 4, 1, 2)],
-    };
+    let p = Problem { buffers: vec![buffer("z", 0, 8, 0, 3), buffer("a", 10, 4, 1, 2)] };
     let best = plan(&p);
     assert_eq!(best.arena_bytes, 10);
     assert_valid(&p, &best);
@@ -126,27 +100,13 @@ fn empty_and_zero_sized() {
 #[test]
 fn lower_bound_respects_mixed_alignment() {
     // 1 byte at 16-alignment and 16 bytes at 1-alignment fit in 17 bytes.
-    let p = Problem {
-        buffers: vec![buffer("a", 1, 16, 0, 0), buffer("b", 16, 1, 0, 0)],
-    };
+    let p = Problem { buffers: vec![buffer("a", 1, 16, 0, 0), buffer("b", 16, 1, 0, 0)] };
     assert_eq!(lower_bound(&p).bytes, 17);
     assert_eq!(plan(&p).arena_bytes, 17);
     // With one alignment, sizes round up to it (the topmost buffer's tail padding aside).
-    let p = Problem {
-        buffers: vec![
-            buffer("a", 10, 16, 0, 1),
-            buffer("b", 16, 16, 1, 1),
-            buffer("c", 32, 16, 2, 2),
-        ],
-    };
+    let p = Problem { buffers: vec![buffer("a", 10, 16, 0, 1), buffer("b", 16, 16, 1, 1), buffer("c", 32, 16, 2, 2)] };
     assert_eq!(lower_bound(&p), LowerBound { bytes: 32, step: 2 });
-    let p = Problem {
-        buffers: vec![
-            buffer("a", 10, 16, 0, 1),
-            buffer("b", 16, 16, 1, 1),
-            buffer("c", 24, 16, 2, 2),
-        ],
-    };
+    let p = Problem { buffers: vec![buffer("a", 10, 16, 0, 1), buffer("b", 16, 16, 1, 1), buffer("c", 24, 16, 2, 2)] };
     assert_eq!(lower_bound(&p), LowerBound { bytes: 26, step: 1 });
 }
 
@@ -155,12 +115,7 @@ fn holes_let_others_reuse_bytes() {
     let holed = Lifetime::from_spans(vec![Span::new(0, 1), Span::new(5, 6)]).unwrap();
     let p = Problem {
         buffers: vec![
-            Buffer {
-                name: "h".into(),
-                size: 64,
-                align: 1,
-                lifetime: holed,
-            },
+            Buffer { name: "h".into(), size: 64, align: 1, lifetime: holed },
             buffer("x", 64, 1, 2, 4),
             buffer("y", 64, 1, 0, 6),
         ],
@@ -177,81 +132,36 @@ fn verifier_names_the_culprits() {
     let mut bad = good.offsets.clone();
     bad[3] = bad[1]; // D onto B: both live at step 4
     let v = verify(&p, &bad, 10 * 1024 * KB, &[]).unwrap_err();
-    assert_eq!(
-        v,
-        Violation::Overlap {
-            a: 1,
-            b: 3,
-            step: 4
-        }
-    );
-    assert!(
-        v.describe(&p).contains("`B`") && v.describe(&p).contains("`D`"),
-        "{}",
-        v.describe(&p)
-    );
+    assert_eq!(v, Violation::Overlap { a: 1, b: 3, step: 4 });
+    assert!(v.describe(&p).contains("`B`") && v.describe(&p).contains("`D`"), "{}", v.describe(&p));
 
     let mut bad = good.offsets.clone();
     bad[4] += 8;
     let v = verify(&p, &bad, 10 * 1024 * KB, &[]).unwrap_err();
-    assert_eq!(
-        v,
-        Violation::Misaligned {
-            buffer: 4,
-            offset: bad[4],
-            align: 16
-        }
-    );
+    assert_eq!(v, Violation::Misaligned { buffer: 4, offset: bad[4], align: 16 });
     assert!(v.describe(&p).contains("`E`"));
 
     let v = verify(&p, &good.offsets, good.arena_bytes - 16, &[]).unwrap_err();
-    assert!(
-        matches!(v, Violation::OutOfArena { arena_bytes, .. } if arena_bytes == good.arena_bytes - 16)
-    );
+    assert!(matches!(v, Violation::OutOfArena { arena_bytes, .. } if arena_bytes == good.arena_bytes - 16));
 
     assert_eq!(
         verify(&p, &good.offsets[..5], good.arena_bytes, &[]),
-        Err(Violation::WrongCount {
-            expected: 6,
-            got: 5
-        })
+        Err(Violation::WrongCount { expected: 6, got: 5 })
     );
 }
 
 #[test]
 fn verifier_finds_overlap_hidden_behind_a_legal_pair() {
     // a and b legally share bytes; c overlaps a (which starts before both) but not b.
-    let p = Problem {
-        buffers: vec![
-            buffer("a", 100, 1, 0, 5),
-            buffer("b", 10, 1, 0, 5),
-            buffer("c", 10, 1, 1, 1),
-        ],
-    };
+    let p = Problem { buffers: vec![buffer("a", 100, 1, 0, 5), buffer("b", 10, 1, 0, 5), buffer("c", 10, 1, 1, 1)] };
     let v = verify(&p, &[0, 0, 50], 100, &[(0, 1)]).unwrap_err();
-    assert_eq!(
-        v,
-        Violation::Overlap {
-            a: 0,
-            b: 2,
-            step: 1
-        }
-    );
-    assert_eq!(
-        verify(&p, &[0, 0, 50], 100, &[(1, 0), (2, 0)]),
-        Ok(()),
-        "legal overlaps are accepted"
-    );
+    assert_eq!(v, Violation::Overlap { a: 0, b: 2, step: 1 });
+    assert_eq!(verify(&p, &[0, 0, 50], 100, &[(1, 0), (2, 0)]), Ok(()), "legal overlaps are accepted");
     // Touching ranges and disjoint steps are fine; holes are honoured.
     let holed = Lifetime::from_spans(vec![Span::new(0, 0), Span::new(3, 3)]).unwrap();
     let p = Problem {
         buffers: vec![
-            Buffer {
-                name: "h".into(),
-                size: 8,
-                align: 1,
-                lifetime: holed,
-            },
+            Buffer { name: "h".into(), size: 8, align: 1, lifetime: holed },
             buffer("x", 8, 1, 1, 2),
             buffer("y", 8, 1, 0, 3),
         ],
@@ -262,9 +172,7 @@ fn verifier_finds_overlap_hidden_behind_a_legal_pair() {
 
 #[test]
 fn csv_round_trip_and_instance_example() {
-    let p =
-        read_problem("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n")
-            .unwrap();
+    let p = read_problem("id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n").unwrap();
     assert_eq!(p.buffers[0].lifetime, Lifetime::new(0, 2));
     let best = plan(&p);
     assert_eq!(best.arena_bytes, 12);
@@ -293,10 +201,8 @@ fn minimalloc_instances_within_five_percent_of_minimalloc() {
         "D.1048576.csv" => 1_045_504,
         _ => 1_048_576,
     };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.retain(|n| n.ends_with(".1048576.csv"));
     names.sort();
     assert_eq!(names.len(), 11, "{names:?}");
@@ -307,11 +213,7 @@ fn minimalloc_instances_within_five_percent_of_minimalloc() {
         let elapsed = start.elapsed();
         println!("{name}: {} in {elapsed:?}", best.arena_bytes);
         assert_valid(&p, &best);
-        assert!(
-            best.arena_bytes as f64 <= 1.05 * reference(&name) as f64,
-            "{name}: {}",
-            best.arena_bytes
-        );
+        assert!(best.arena_bytes as f64 <= 1.05 * reference(&name) as f64, "{name}: {}", best.arena_bytes);
         // Generous against machine load: the default budget takes under a second here.
         if !cfg!(debug_assertions) {
             assert!(elapsed.as_secs_f64() < 4.0, "{name}: {elapsed:?}");
@@ -320,13 +222,7 @@ fn minimalloc_instances_within_five_percent_of_minimalloc() {
 }
 
 fn arb_problem() -> impl Strategy<Value = Problem> {
-    let buffer = (
-        0u64..300,
-        0u32..4,
-        0u32..30,
-        0u32..8,
-        proptest::option::weighted(0.2, (0u32..4, 1u32..6)),
-    );
+    let buffer = (0u64..300, 0u32..4, 0u32..30, 0u32..8, proptest::option::weighted(0.2, (0u32..4, 1u32..6)));
     proptest::collection::vec(buffer, 0..40).prop_map(|raw| Problem {
         buffers: raw
             .into_iter()

@@ -84,11 +84,7 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
         return 0;
     }
     let positions = p.out_h * p.out_w;
-    let tile = if positions < CONV_TILE {
-        positions
-    } else {
-        CONV_TILE
-    };
+    let tile = if positions < CONV_TILE { positions } else { CONV_TILE };
     icg * p.kernel_h * p.kernel_w * tile
 }
 
@@ -101,14 +97,7 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// the input; `in_channels / groups == 1` (depthwise, with any channel
 /// multiplier) is a direct row-wise convolution; everything else is im2col
 /// over tiles of [`CONV_TILE`] output positions followed by the tiled GEMM.
-pub fn conv2d(
-    p: &Conv2d,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-    scratch: &mut [f32],
-) {
+pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
     let positions = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || positions == 0 {
         return;
@@ -190,12 +179,7 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &m
                         d[b - ow..].fill(0.0);
                         if b > a {
                             let s = ((a * p.stride_w) as isize + w_off) as usize;
-                            gather_strided(
-                                &mut d[a - ow..b - ow],
-                                &xrow[s..],
-                                p.stride_w,
-                                |d, v| *d = v,
-                            );
+                            gather_strided(&mut d[a - ow..b - ow], &xrow[s..], p.stride_w, |d, v| *d = v);
                         }
                     }
                     dst = rest;
@@ -210,14 +194,7 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &m
 /// Direct convolution for one input channel per group (depthwise with any
 /// channel multiplier): each output row accumulates `kernel_h * kernel_w`
 /// scaled, strided input row segments.
-fn conv_depthwise(
-    p: &Conv2d,
-    ocg: usize,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+fn conv_depthwise(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
@@ -232,8 +209,7 @@ fn conv_depthwise(
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
-                        let ih =
-                            (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                        let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
                         if ih < 0 || ih >= p.in_h as isize {
                             continue;
                         }
@@ -245,9 +221,7 @@ fn conv_depthwise(
                                 continue;
                             }
                             let s = ((lo * p.stride_w) as isize + w_off) as usize;
-                            gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| {
-                                *d += wv * v
-                            });
+                            gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| *d += wv * v);
                         }
                     }
                     p.act.apply_in_place(yrow);
@@ -306,13 +280,7 @@ pub struct ConvTranspose2d {
 /// `x`: `[batch, in_channels, in_h, in_w]`, `w`: `[in_channels, out_channels
 /// / groups, kernel_h, kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch,
 /// out_channels, out_h, out_w]`. Needs no scratch.
-pub fn conv_transpose2d(
-    p: &ConvTranspose2d,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
+pub fn conv_transpose2d(p: &ConvTranspose2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let out_plane = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || out_plane == 0 {
         return;
@@ -339,8 +307,7 @@ pub fn conv_transpose2d(
                     let yplane = &mut yn[oc * out_plane..][..out_plane];
                     for (ih, xrow) in xplane.chunks_exact(p.in_w).enumerate() {
                         for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
-                            let oh =
-                                (ih * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                            let oh = (ih * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
                             if oh < 0 || oh >= p.out_h as isize {
                                 continue;
                             }

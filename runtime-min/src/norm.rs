@@ -19,10 +19,7 @@ pub fn channel_affine(
     if block == 0 {
         return;
     }
-    for (xb, yb) in x[..outer * block]
-        .chunks_exact(block)
-        .zip(y[..outer * block].chunks_exact_mut(block))
-    {
+    for (xb, yb) in x[..outer * block].chunks_exact(block).zip(y[..outer * block].chunks_exact_mut(block)) {
         let rows = xb.chunks_exact(inner).zip(yb.chunks_exact_mut(inner));
         for ((xr, yr), (&a, &b)) in rows.zip(scale[..channels].iter().zip(&shift[..channels])) {
             for (yv, &xv) in yr.iter_mut().zip(xr) {
@@ -94,9 +91,7 @@ pub fn instance_norm(
         return;
     }
     let total = batch * channels * inner;
-    let runs = x[..total]
-        .chunks_exact(inner)
-        .zip(y[..total].chunks_exact_mut(inner));
+    let runs = x[..total].chunks_exact(inner).zip(y[..total].chunks_exact_mut(inner));
     for (r, (xr, yr)) in runs.enumerate() {
         let c = r % channels;
         let (s, b) = (scale[c], bias[c]);
@@ -121,9 +116,7 @@ pub fn layer_norm(
         return;
     }
     let total = outer * inner;
-    let runs = x[..total]
-        .chunks_exact(inner)
-        .zip(y[..total].chunks_exact_mut(inner));
+    let runs = x[..total].chunks_exact(inner).zip(y[..total].chunks_exact_mut(inner));
     for (xr, yr) in runs {
         match (gamma, beta) {
             (Some(g), Some(b)) => {
@@ -167,10 +160,7 @@ pub fn lrn(
     let before = (size - 1) / 2;
     let after = size - 1 - before;
     let k = alpha / size as f32;
-    for (xb, yb) in x[..batch * block]
-        .chunks_exact(block)
-        .zip(y[..batch * block].chunks_exact_mut(block))
-    {
+    for (xb, yb) in x[..batch * block].chunks_exact(block).zip(y[..batch * block].chunks_exact_mut(block)) {
         for (c, yr) in yb.chunks_exact_mut(inner).enumerate() {
             yr.fill(0.0);
             let c_lo = c.saturating_sub(before);

@@ -66,10 +66,7 @@ fn pool_rows(
         return;
     }
     let planes = p.batch * p.channels;
-    for (pi, yplane) in y[..planes * out_plane]
-        .chunks_exact_mut(out_plane)
-        .enumerate()
-    {
+    for (pi, yplane) in y[..planes * out_plane].chunks_exact_mut(out_plane).enumerate() {
         let xplane = &x[pi * in_plane..][..in_plane];
         for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
             yrow.fill(init);
@@ -119,12 +116,7 @@ pub fn max_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
 /// with a zero divisor is 0.
 pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     let (lim_h, lim_w, base_h, base_w) = if p.count_include_pad {
-        (
-            p.in_h + p.pad_top + p.pad_bottom,
-            p.in_w + p.pad_left + p.pad_right,
-            0,
-            0,
-        )
+        (p.in_h + p.pad_top + p.pad_bottom, p.in_w + p.pad_left + p.pad_right, 0, 0)
     } else {
         (p.in_h, p.in_w, p.pad_top, p.pad_left)
     };

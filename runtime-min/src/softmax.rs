@@ -91,7 +91,5 @@ pub fn softmax(x: &[f32], y: &mut [f32], outer: usize, axis_len: usize, inner: u
 /// `y = x - max - ln(sum(exp(x - max)))`. Numerically stable; uses no
 /// scratch.
 pub fn log_softmax(x: &[f32], y: &mut [f32], outer: usize, axis_len: usize, inner: usize) {
-    softmax_impl(x, y, outer, axis_len, inner, |yv, xv, m, s| {
-        *yv = xv - m - libm::logf(s)
-    });
+    softmax_impl(x, y, outer, axis_len, inner, |yv, xv, m, s| *yv = xv - m - libm::logf(s));
 }

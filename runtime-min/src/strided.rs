@@ -192,29 +192,16 @@ pub fn pad(p: &Pad, x: &[f32], y: &mut [f32]) {
 /// inner]`: `y[o, j, i] = x[o, indices[j], i]` with `y` viewed as `[outer,
 /// indices.len(), inner]`. Negative indices count from the end
 /// (`axis_len + idx`); out-of-range indices panic.
-pub fn gather(
-    x: &[f32],
-    y: &mut [f32],
-    outer: usize,
-    axis_len: usize,
-    inner: usize,
-    indices: &[i64],
-) {
+pub fn gather(x: &[f32], y: &mut [f32], outer: usize, axis_len: usize, inner: usize, indices: &[i64]) {
     let out_block = indices.len() * inner;
     if out_block == 0 {
         return;
     }
-    for (o, yb) in y[..outer * out_block]
-        .chunks_exact_mut(out_block)
-        .enumerate()
-    {
+    for (o, yb) in y[..outer * out_block].chunks_exact_mut(out_block).enumerate() {
         let xb = &x[o * axis_len * inner..][..axis_len * inner];
         for (yr, &ix) in yb.chunks_exact_mut(inner).zip(indices) {
             let ix = if ix < 0 { ix + axis_len as i64 } else { ix };
-            assert!(
-                (0..axis_len as i64).contains(&ix),
-                "gather index out of range"
-            );
+            assert!((0..axis_len as i64).contains(&ix), "gather index out of range");
             yr.copy_from_slice(&xb[ix as usize * inner..][..inner]);
         }
     }

@@ -2,9 +2,7 @@
 //! `x.len() >= y.len()`, `y.len()` elements processed) and
 //! `name_in_place(xy)`.
 
-use crate::activation::{
-    clip_f, hard_sigmoid_f, hard_swish_f, leaky_relu_f, map, map_in_place, relu_f, sigmoid_f,
-};
+use crate::activation::{clip_f, hard_sigmoid_f, hard_swish_f, leaky_relu_f, map, map_in_place, relu_f, sigmoid_f};
 
 #[inline(always)]
 fn softplus_f(v: f32) -> f32 {

@@ -17,11 +17,7 @@ impl<const N: usize> Layout<N> {
     #[inline(always)]
     pub fn new(shape: &[usize], stride: impl Fn(usize, usize) -> isize) -> Option<Self> {
         assert!(shape.len() <= MAX_RANK, "rank exceeds MAX_RANK");
-        let mut l = Layout {
-            rank: 0,
-            shape: [1; MAX_RANK],
-            strides: [[0; MAX_RANK]; N],
-        };
+        let mut l = Layout { rank: 0, shape: [1; MAX_RANK], strides: [[0; MAX_RANK]; N] };
         if shape.contains(&0) {
             return None;
         }
@@ -117,18 +113,9 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> [isize; MAX_RANK] {
 /// The range `[lo, hi)` of `t` in `[0, count)` with
 /// `0 <= t * stride + offset < limit` (`stride >= 1`).
 #[inline(always)]
-pub(crate) fn valid_range(
-    count: usize,
-    stride: usize,
-    offset: isize,
-    limit: usize,
-) -> (usize, usize) {
+pub(crate) fn valid_range(count: usize, stride: usize, offset: isize, limit: usize) -> (usize, usize) {
     let s = stride as isize;
-    let lo = if offset >= 0 {
-        0
-    } else {
-        (-offset + s - 1) / s
-    };
+    let lo = if offset >= 0 { 0 } else { (-offset + s - 1) / s };
     let room = limit as isize - offset;
     let hi = if room <= 0 { 0 } else { (room + s - 1) / s };
     let hi = (hi as usize).min(count);

@@ -54,23 +54,15 @@ fn conv_ref(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f64>
                     for ic in 0..icg {
                         for kh in 0..p.kernel_h {
                             for kw in 0..p.kernel_w {
-                                let ih = (oh * p.stride_h + kh * p.dilation_h) as isize
-                                    - p.pad_top as isize;
-                                let iw = (ow * p.stride_w + kw * p.dilation_w) as isize
-                                    - p.pad_left as isize;
-                                if ih < 0
-                                    || iw < 0
-                                    || ih >= p.in_h as isize
-                                    || iw >= p.in_w as isize
-                                {
+                                let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                                let iw = (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                                if ih < 0 || iw < 0 || ih >= p.in_h as isize || iw >= p.in_w as isize {
                                     continue;
                                 }
-                                let xv = x[((n * p.in_channels + g * icg + ic) * p.in_h
-                                    + ih as usize)
-                                    * p.in_w
-                                    + iw as usize] as f64;
-                                let wv =
-                                    w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
+                                let xv = x
+                                    [((n * p.in_channels + g * icg + ic) * p.in_h + ih as usize) * p.in_w + iw as usize]
+                                    as f64;
+                                let wv = w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
                                 s += xv * wv;
                                 m += (xv * wv).abs();
                             }
@@ -108,18 +100,7 @@ fn pointwise_gemm_without_scratch() {
     check(p, true, 1);
     check(p, false, 2);
     // Many channels: K > the GEMM panel depth, M not a multiple of the tile.
-    let p = conv_params(
-        1,
-        150,
-        13,
-        (3, 7),
-        (1, 1),
-        (1, 1),
-        (1, 1),
-        (0, 0, 0, 0),
-        1,
-        Activation::Relu,
-    );
+    let p = conv_params(1, 150, 13, (3, 7), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, Activation::Relu);
     check(p, true, 3);
 }
 
@@ -146,37 +127,16 @@ fn scratch_len_is_const() {
     };
     const L: usize = conv2d_scratch_len(&P);
     assert_eq!(L, 4 * 9 * CONV_TILE);
-    const DW: Conv2d = Conv2d {
-        groups: 4,
-        out_channels: 4,
-        ..P
-    };
+    const DW: Conv2d = Conv2d { groups: 4, out_channels: 4, ..P };
     const LDW: usize = conv2d_scratch_len(&DW);
     assert_eq!(LDW, 0);
-    const SMALL: Conv2d = Conv2d {
-        in_h: 3,
-        in_w: 3,
-        out_h: 3,
-        out_w: 3,
-        ..P
-    };
+    const SMALL: Conv2d = Conv2d { in_h: 3, in_w: 3, out_h: 3, out_w: 3, ..P };
     assert_eq!(conv2d_scratch_len(&SMALL), 4 * 9 * 9);
 }
 
 #[test]
 fn general_3x3() {
-    let p = conv_params(
-        1,
-        3,
-        10,
-        (9, 7),
-        (3, 3),
-        (1, 1),
-        (1, 1),
-        (1, 1, 1, 1),
-        1,
-        Activation::Relu,
-    );
+    let p = conv_params(1, 3, 10, (9, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
     check(p, true, 10);
     // No padding, batch 2, odd channel counts.
     let p = conv_params(2, 3, 5, (8, 8), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1, A0);
@@ -186,66 +146,22 @@ fn general_3x3() {
 #[test]
 fn all_activations() {
     for (i, act) in ACTS.iter().enumerate() {
-        let p = conv_params(
-            1,
-            2,
-            3,
-            (5, 6),
-            (3, 2),
-            (1, 1),
-            (1, 1),
-            (1, 0, 1, 1),
-            1,
-            *act,
-        );
+        let p = conv_params(1, 2, 3, (5, 6), (3, 2), (1, 1), (1, 1), (1, 0, 1, 1), 1, *act);
         check(p, i % 2 == 0, 20 + i as u64);
     }
 }
 
 #[test]
 fn strided_dilated_asymmetric_pads() {
-    let p = conv_params(
-        1,
-        3,
-        4,
-        (11, 10),
-        (3, 2),
-        (2, 3),
-        (2, 2),
-        (0, 2, 1, 0),
-        1,
-        A0,
-    );
+    let p = conv_params(1, 3, 4, (11, 10), (3, 2), (2, 3), (2, 2), (0, 2, 1, 0), 1, A0);
     check(p, true, 30);
-    let p = conv_params(
-        2,
-        2,
-        3,
-        (9, 12),
-        (2, 3),
-        (1, 2),
-        (3, 1),
-        (3, 0, 0, 2),
-        1,
-        Activation::Tanh,
-    );
+    let p = conv_params(2, 2, 3, (9, 12), (2, 3), (1, 2), (3, 1), (3, 0, 0, 2), 1, Activation::Tanh);
     check(p, true, 31);
 }
 
 #[test]
 fn stride_larger_than_kernel() {
-    let p = conv_params(
-        1,
-        3,
-        5,
-        (13, 14),
-        (2, 2),
-        (3, 4),
-        (1, 1),
-        (0, 0, 0, 0),
-        1,
-        A0,
-    );
+    let p = conv_params(1, 3, 5, (13, 14), (2, 2), (3, 4), (1, 1), (0, 0, 0, 0), 1, A0);
     check(p, true, 40);
     // 1x1 with stride 2 and padding (not pointwise: needs im2col).
     let p = conv_params(1, 4, 6, (7, 8), (1, 1), (2, 2), (1, 1), (1, 1, 0, 0), 1, A0);
@@ -257,98 +173,32 @@ fn stride_larger_than_kernel() {
 fn grouped() {
     let p = conv_params(2, 4, 6, (7, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, A0);
     check(p, true, 50);
-    let p = conv_params(
-        1,
-        6,
-        9,
-        (5, 9),
-        (3, 1),
-        (2, 1),
-        (1, 2),
-        (0, 1, 2, 0),
-        3,
-        Activation::Relu,
-    );
+    let p = conv_params(1, 6, 9, (5, 9), (3, 1), (2, 1), (1, 2), (0, 1, 2, 0), 3, Activation::Relu);
     check(p, false, 51);
 }
 
 #[test]
 fn depthwise() {
-    let p = conv_params(
-        1,
-        5,
-        5,
-        (9, 8),
-        (3, 3),
-        (2, 2),
-        (1, 1),
-        (1, 1, 1, 1),
-        5,
-        Activation::LeakyRelu { alpha: 0.2 },
-    );
+    let p = conv_params(1, 5, 5, (9, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 5, Activation::LeakyRelu { alpha: 0.2 });
     assert_eq!(conv2d_scratch_len(&p), 0);
     check(p, true, 60);
     // Channel multiplier 2, dilation, asymmetric pads, batch 2.
-    let p = conv_params(
-        2,
-        3,
-        6,
-        (10, 11),
-        (3, 3),
-        (1, 2),
-        (2, 2),
-        (2, 1, 0, 3),
-        3,
-        A0,
-    );
+    let p = conv_params(2, 3, 6, (10, 11), (3, 3), (1, 2), (2, 2), (2, 1, 0, 3), 3, A0);
     check(p, true, 61);
     // Single input channel, groups 1 (also uses the direct path).
     let p = conv_params(1, 1, 4, (8, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     assert_eq!(conv2d_scratch_len(&p), 0);
     check(p, false, 62);
     // Stride larger than kernel.
-    let p = conv_params(
-        1,
-        4,
-        4,
-        (12, 12),
-        (2, 2),
-        (3, 3),
-        (1, 1),
-        (0, 0, 0, 0),
-        4,
-        A0,
-    );
+    let p = conv_params(1, 4, 4, (12, 12), (2, 2), (3, 3), (1, 1), (0, 0, 0, 0), 4, A0);
     check(p, true, 63);
 }
 
 #[test]
 fn conv1d() {
-    let p = conv_params(
-        2,
-        4,
-        3,
-        (1, 20),
-        (1, 5),
-        (1, 2),
-        (1, 1),
-        (0, 2, 0, 2),
-        1,
-        A0,
-    );
+    let p = conv_params(2, 4, 3, (1, 20), (1, 5), (1, 2), (1, 1), (0, 2, 0, 2), 1, A0);
     check(p, true, 70);
-    let p = conv_params(
-        1,
-        4,
-        4,
-        (1, 17),
-        (1, 3),
-        (1, 1),
-        (1, 3),
-        (0, 3, 0, 3),
-        4,
-        A0,
-    );
+    let p = conv_params(1, 4, 4, (1, 17), (1, 3), (1, 1), (1, 3), (0, 3, 0, 3), 4, A0);
     check(p, true, 71);
 }
 
@@ -356,32 +206,10 @@ fn conv1d() {
 fn large_tiles_and_deep_k() {
     // K = 16 * 9 = 144 > panel depth, 143 positions > CONV_TILE, 9 output
     // channels (not a multiple of the 4-row tile).
-    let p = conv_params(
-        2,
-        16,
-        9,
-        (11, 13),
-        (3, 3),
-        (1, 1),
-        (1, 1),
-        (1, 1, 1, 1),
-        1,
-        Activation::HardSwish,
-    );
+    let p = conv_params(2, 16, 9, (11, 13), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::HardSwish);
     check(p, true, 80);
     // Large output width not a multiple of anything.
-    let p = conv_params(
-        1,
-        3,
-        8,
-        (5, 70),
-        (3, 3),
-        (1, 1),
-        (1, 1),
-        (1, 1, 1, 1),
-        1,
-        A0,
-    );
+    let p = conv_params(1, 3, 8, (5, 70), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 81);
 }
 
@@ -393,12 +221,7 @@ fn empty() {
 
 // ---------------------------------------------------------------- transpose
 
-fn convt_ref(
-    p: &ConvTranspose2d,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-) -> (Vec<f64>, Vec<f64>) {
+fn convt_ref(p: &ConvTranspose2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f64>, Vec<f64>) {
     let icg = p.in_channels / p.groups;
     let ocg = p.out_channels / p.groups;
     let plane = p.out_h * p.out_w;
@@ -420,24 +243,14 @@ fn convt_ref(
                     for iw in 0..p.in_w {
                         for kh in 0..p.kernel_h {
                             for kw in 0..p.kernel_w {
-                                let oh = (ih * p.stride_h + kh * p.dilation_h) as isize
-                                    - p.pad_top as isize;
-                                let ow = (iw * p.stride_w + kw * p.dilation_w) as isize
-                                    - p.pad_left as isize;
-                                if oh < 0
-                                    || ow < 0
-                                    || oh >= p.out_h as isize
-                                    || ow >= p.out_w as isize
-                                {
+                                let oh = (ih * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                                let ow = (iw * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                                if oh < 0 || ow < 0 || oh >= p.out_h as isize || ow >= p.out_w as isize {
                                     continue;
                                 }
-                                let xv = x[((n * p.in_channels + ic) * p.in_h + ih) * p.in_w + iw]
-                                    as f64;
-                                let wv = w[((ic * ocg + ocl) * p.kernel_h + kh) * p.kernel_w + kw]
-                                    as f64;
-                                let o = (n * p.out_channels + oc) * plane
-                                    + oh as usize * p.out_w
-                                    + ow as usize;
+                                let xv = x[((n * p.in_channels + ic) * p.in_h + ih) * p.in_w + iw] as f64;
+                                let wv = w[((ic * ocg + ocl) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
+                                let o = (n * p.out_channels + oc) * plane + oh as usize * p.out_w + ow as usize;
                                 y[o] += xv * wv;
                                 m[o] += (xv * wv).abs();
                             }
@@ -498,69 +311,9 @@ fn check_t(
 
 #[test]
 fn conv_transpose() {
-    check_t(
-        1,
-        3,
-        4,
-        (5, 6),
-        (3, 3),
-        (2, 2),
-        (1, 1),
-        (1, 1, 1, 1),
-        (1, 1),
-        1,
-        100,
-    );
-    check_t(
-        2,
-        4,
-        6,
-        (4, 5),
-        (3, 2),
-        (1, 1),
-        (1, 1),
-        (0, 0, 0, 0),
-        (0, 0),
-        2,
-        101,
-    );
-    check_t(
-        1,
-        2,
-        3,
-        (5, 4),
-        (3, 3),
-        (2, 3),
-        (2, 1),
-        (2, 0, 1, 2),
-        (1, 2),
-        1,
-        102,
-    );
-    check_t(
-        1,
-        3,
-        3,
-        (6, 6),
-        (2, 2),
-        (3, 3),
-        (1, 1),
-        (0, 0, 0, 0),
-        (0, 0),
-        3,
-        103,
-    );
-    check_t(
-        1,
-        4,
-        2,
-        (1, 9),
-        (1, 4),
-        (1, 2),
-        (1, 1),
-        (0, 1, 0, 1),
-        (0, 0),
-        1,
-        104,
-    );
+    check_t(1, 3, 4, (5, 6), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), (1, 1), 1, 100);
+    check_t(2, 4, 6, (4, 5), (3, 2), (1, 1), (1, 1), (0, 0, 0, 0), (0, 0), 2, 101);
+    check_t(1, 2, 3, (5, 4), (3, 3), (2, 3), (2, 1), (2, 0, 1, 2), (1, 2), 1, 102);
+    check_t(1, 3, 3, (6, 6), (2, 2), (3, 3), (1, 1), (0, 0, 0, 0), (0, 0), 3, 103);
+    check_t(1, 4, 2, (1, 9), (1, 4), (1, 2), (1, 1), (0, 1, 0, 1), (0, 0), 1, 104);
 }

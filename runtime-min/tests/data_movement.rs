@@ -15,28 +15,12 @@ fn check_strided(
 ) {
     let x: Vec<f32> = (0..src_len).map(|i| i as f32 + 0.5).collect();
     let mut y = vec![-1.0f32; dst_len];
-    let p = Strided {
-        shape,
-        src_offset: src_off,
-        src_strides: ss,
-        dst_offset: dst_off,
-        dst_strides: ds,
-    };
+    let p = Strided { shape, src_offset: src_off, src_strides: ss, dst_offset: dst_off, dst_strides: ds };
     copy_strided(&p, &x, &mut y);
     let mut want = vec![-1.0f32; dst_len];
     for idx in indices(shape) {
-        let s = src_off as isize
-            + idx
-                .iter()
-                .zip(ss)
-                .map(|(&i, &s)| i as isize * s)
-                .sum::<isize>();
-        let d = dst_off as isize
-            + idx
-                .iter()
-                .zip(ds)
-                .map(|(&i, &s)| i as isize * s)
-                .sum::<isize>();
+        let s = src_off as isize + idx.iter().zip(ss).map(|(&i, &s)| i as isize * s).sum::<isize>();
+        let d = dst_off as isize + idx.iter().zip(ds).map(|(&i, &s)| i as isize * s).sum::<isize>();
         want[d as usize] = x[s as usize];
     }
     assert_eq!(y, want, "{p:?}");
@@ -50,14 +34,7 @@ fn contiguous(shape: &[usize]) -> Vec<isize> {
 fn transpose_all_permutations() {
     let shape = [2usize, 3, 4];
     let st = strides_of(&shape);
-    let perms = [
-        [0, 1, 2],
-        [0, 2, 1],
-        [1, 0, 2],
-        [1, 2, 0],
-        [2, 0, 1],
-        [2, 1, 0],
-    ];
+    let perms = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]];
     for perm in perms {
         let out_shape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
         let ss: Vec<isize> = perm.iter().map(|&d| st[d] as isize).collect();
@@ -67,12 +44,7 @@ fn transpose_all_permutations() {
     let shape = [1usize, 5, 6, 7];
     let st = strides_of(&shape);
     let out = [1usize, 6, 7, 5];
-    let ss = [
-        st[0] as isize,
-        st[2] as isize,
-        st[3] as isize,
-        st[1] as isize,
-    ];
+    let ss = [st[0] as isize, st[2] as isize, st[3] as isize, st[1] as isize];
     check_strided(&out, 0, &ss, 0, &contiguous(&out), 210, 210);
 }
 
@@ -161,24 +133,12 @@ fn pad_ref(p: &Pad, x: &[f32]) -> Vec<f64> {
 }
 
 fn check_pad(in_shape: &[usize], begin: &[isize], end: &[isize], seed: u64) {
-    let out_shape: Vec<usize> = (0..in_shape.len())
-        .map(|d| (in_shape[d] as isize + begin[d] + end[d]) as usize)
-        .collect();
+    let out_shape: Vec<usize> =
+        (0..in_shape.len()).map(|d| (in_shape[d] as isize + begin[d] + end[d]) as usize).collect();
     let mut rng = Rng::new(seed);
     let x = rng.vec(in_shape.iter().product());
-    for mode in [
-        PadMode::Constant(0.0),
-        PadMode::Constant(-2.5),
-        PadMode::Reflect,
-        PadMode::Edge,
-        PadMode::Wrap,
-    ] {
-        let p = Pad {
-            in_shape,
-            pads_begin: begin,
-            out_shape: &out_shape,
-            mode,
-        };
+    for mode in [PadMode::Constant(0.0), PadMode::Constant(-2.5), PadMode::Reflect, PadMode::Edge, PadMode::Wrap] {
+        let p = Pad { in_shape, pads_begin: begin, out_shape: &out_shape, mode };
         let mut y = vec![f32::NAN; out_shape.iter().product()];
         pad(&p, &x, &mut y);
         assert_close(&y, &pad_ref(&p, &x), &format!("{p:?}"));

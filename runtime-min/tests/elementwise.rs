@@ -22,18 +22,10 @@ fn binops() -> Vec<(&'static str, BinFn, fn(f64, f64) -> f64, Option<BinInPlace>
 
 /// Operand values: `a` positive (for pow), `b` away from zero (for div/fmod).
 fn operands(rng: &mut Rng, na: usize, nb: usize) -> (Vec<f32>, Vec<f32>) {
-    let a = rng
-        .vec_in(na, 0.1, 3.0)
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| if i % 3 == 0 { -v } else { v });
+    let a = rng.vec_in(na, 0.1, 3.0).into_iter().enumerate().map(|(i, v)| if i % 3 == 0 { -v } else { v });
     let a: Vec<f32> = a.collect();
-    let b: Vec<f32> = rng
-        .vec_in(nb, 0.5, 2.0)
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| if i % 4 == 1 { -v } else { v })
-        .collect();
+    let b: Vec<f32> =
+        rng.vec_in(nb, 0.5, 2.0).into_iter().enumerate().map(|(i, v)| if i % 4 == 1 { -v } else { v }).collect();
     (a, b)
 }
 
@@ -47,21 +39,13 @@ fn check_broadcast(sa: &[usize], sb: &[usize], seed: u64) {
         v
     };
     let (pa, pb) = (pad(sa), pad(sb));
-    let out: Vec<usize> = (0..rank)
-        .map(|d| if pa[d] == 1 { pb[d] } else { pa[d] })
-        .collect();
+    let out: Vec<usize> = (0..rank).map(|d| if pa[d] == 1 { pb[d] } else { pa[d] }).collect();
     let bstr = |ps: &[usize]| {
         let s = strides_of(ps);
-        (0..rank)
-            .map(|d| if ps[d] == 1 { 0 } else { s[d] })
-            .collect::<Vec<_>>()
+        (0..rank).map(|d| if ps[d] == 1 { 0 } else { s[d] }).collect::<Vec<_>>()
     };
     let (a_strides, b_strides) = (bstr(&pa), bstr(&pb));
-    let p = Broadcast {
-        out_shape: &out,
-        a_strides: &a_strides,
-        b_strides: &b_strides,
-    };
+    let p = Broadcast { out_shape: &out, a_strides: &a_strides, b_strides: &b_strides };
     let mut rng = Rng::new(seed);
     let (a, b) = operands(&mut rng, pa.iter().product(), pb.iter().product());
     let n: usize = out.iter().product();
@@ -80,10 +64,8 @@ fn check_broadcast(sa: &[usize], sb: &[usize], seed: u64) {
         assert_close(&y, &want, &ctx);
         if let Some(ip) = ip {
             // In place: acc starts as `a` expanded to the output shape.
-            let mut acc: Vec<f32> = indices(&out)
-                .iter()
-                .map(|idx| a[(0..rank).map(|d| idx[d] * a_strides[d]).sum::<usize>()])
-                .collect();
+            let mut acc: Vec<f32> =
+                indices(&out).iter().map(|idx| a[(0..rank).map(|d| idx[d] * a_strides[d]).sum::<usize>()]).collect();
             ip(&p, &mut acc, &b);
             assert_close(&acc, &want, &format!("{ctx} in place"));
         }
@@ -96,12 +78,8 @@ fn broadcast_every_axis_pattern_rank3() {
     let mut seed = 0;
     for ma in 0..8 {
         for mb in 0..8 {
-            let sa: Vec<usize> = (0..3)
-                .map(|d| if ma >> d & 1 == 1 { 1 } else { full[d] })
-                .collect();
-            let sb: Vec<usize> = (0..3)
-                .map(|d| if mb >> d & 1 == 1 { 1 } else { full[d] })
-                .collect();
+            let sa: Vec<usize> = (0..3).map(|d| if ma >> d & 1 == 1 { 1 } else { full[d] }).collect();
+            let sb: Vec<usize> = (0..3).map(|d| if mb >> d & 1 == 1 { 1 } else { full[d] }).collect();
             check_broadcast(&sa, &sb, seed);
             seed += 1;
         }
@@ -133,31 +111,18 @@ fn general_strides() {
     let b_strides = [3usize, 1];
     let mut rng = Rng::new(20);
     let (a, b) = operands(&mut rng, 12, 12);
-    let p = Broadcast {
-        out_shape: &out,
-        a_strides: &a_strides,
-        b_strides: &b_strides,
-    };
+    let p = Broadcast { out_shape: &out, a_strides: &a_strides, b_strides: &b_strides };
     let mut y = vec![f32::NAN; 12];
     sub(&p, &a, &b, &mut y);
-    let want: Vec<f64> = indices(&out)
-        .iter()
-        .map(|i| a[i[0] + 4 * i[1]] as f64 - b[i[0] * 3 + i[1]] as f64)
-        .collect();
+    let want: Vec<f64> = indices(&out).iter().map(|i| a[i[0] + 4 * i[1]] as f64 - b[i[0] * 3 + i[1]] as f64).collect();
     assert_close(&y, &want, "sub transposed a");
     let mut acc = y.clone();
     let bt_strides = [1usize, 4];
-    let p = Broadcast {
-        out_shape: &out,
-        a_strides: &b_strides,
-        b_strides: &bt_strides,
-    };
+    let p = Broadcast { out_shape: &out, a_strides: &b_strides, b_strides: &bt_strides };
     add_in_place(&p, &mut acc, &a);
     let want: Vec<f64> = indices(&out)
         .iter()
-        .map(|i| {
-            b[i[0] * 3 + i[1]] as f64 * 0.0 + y[i[0] * 3 + i[1]] as f64 + a[i[0] + 4 * i[1]] as f64
-        })
+        .map(|i| b[i[0] * 3 + i[1]] as f64 * 0.0 + y[i[0] * 3 + i[1]] as f64 + a[i[0] + 4 * i[1]] as f64)
         .collect();
     assert_close(&acc, &want, "add_in_place transposed b");
 }
@@ -184,31 +149,13 @@ type UnIp = fn(&mut [f32]);
 fn unops() -> Vec<(&'static str, UnFn, UnIp, fn(f64) -> f64, (f32, f32))> {
     vec![
         ("relu", relu, relu_in_place, |v| v.max(0.0), (-5.0, 5.0)),
-        (
-            "sigmoid",
-            sigmoid,
-            sigmoid_in_place,
-            |v| 1.0 / (1.0 + (-v).exp()),
-            (-30.0, 30.0),
-        ),
+        ("sigmoid", sigmoid, sigmoid_in_place, |v| 1.0 / (1.0 + (-v).exp()), (-30.0, 30.0)),
         ("tanh", tanh, tanh_in_place, f64::tanh, (-10.0, 10.0)),
         ("exp", exp, exp_in_place, f64::exp, (-20.0, 20.0)),
         ("ln", ln, ln_in_place, f64::ln, (1e-3, 100.0)),
         ("sqrt", sqrt, sqrt_in_place, f64::sqrt, (0.0, 100.0)),
-        (
-            "rsqrt",
-            rsqrt,
-            rsqrt_in_place,
-            |v| 1.0 / v.sqrt(),
-            (1e-3, 100.0),
-        ),
-        (
-            "reciprocal",
-            reciprocal,
-            reciprocal_in_place,
-            |v| 1.0 / v,
-            (0.1, 10.0),
-        ),
+        ("rsqrt", rsqrt, rsqrt_in_place, |v| 1.0 / v.sqrt(), (1e-3, 100.0)),
+        ("reciprocal", reciprocal, reciprocal_in_place, |v| 1.0 / v, (0.1, 10.0)),
         ("abs", abs, abs_in_place, f64::abs, (-5.0, 5.0)),
         ("neg", neg, neg_in_place, |v| -v, (-5.0, 5.0)),
         ("square", square, square_in_place, |v| v * v, (-5.0, 5.0)),
@@ -218,34 +165,10 @@ fn unops() -> Vec<(&'static str, UnFn, UnIp, fn(f64) -> f64, (f32, f32))> {
         ("round", round, round_in_place, round_half_even, (-5.0, 5.0)),
         ("sin", sin, sin_in_place, f64::sin, (-10.0, 10.0)),
         ("cos", cos, cos_in_place, f64::cos, (-10.0, 10.0)),
-        (
-            "softplus",
-            softplus,
-            softplus_in_place,
-            |v| if v > 30.0 { v } else { v.exp().ln_1p() },
-            (-40.0, 40.0),
-        ),
-        (
-            "softsign",
-            softsign,
-            softsign_in_place,
-            |v| v / (1.0 + v.abs()),
-            (-5.0, 5.0),
-        ),
-        (
-            "hard_swish",
-            hard_swish,
-            hard_swish_in_place,
-            |v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0),
-            (-5.0, 5.0),
-        ),
-        (
-            "gelu",
-            gelu,
-            gelu_in_place,
-            |v| 0.5 * v * (1.0 + erf64(v / 2f64.sqrt())),
-            (-6.0, 6.0),
-        ),
+        ("softplus", softplus, softplus_in_place, |v| if v > 30.0 { v } else { v.exp().ln_1p() }, (-40.0, 40.0)),
+        ("softsign", softsign, softsign_in_place, |v| v / (1.0 + v.abs()), (-5.0, 5.0)),
+        ("hard_swish", hard_swish, hard_swish_in_place, |v| v * (v / 6.0 + 0.5).clamp(0.0, 1.0), (-5.0, 5.0)),
+        ("gelu", gelu, gelu_in_place, |v| 0.5 * v * (1.0 + erf64(v / 2f64.sqrt())), (-6.0, 6.0)),
     ]
 }
 
@@ -286,11 +209,7 @@ fn unary_special_values() {
     sigmoid(&[-200.0, 200.0, 0.0, f32::NEG_INFINITY], &mut y);
     assert_eq!(y, [0.0, 1.0, 0.5, 0.0]);
     softplus(&[-200.0, 200.0, 0.0, 1e-3], &mut y);
-    assert_close(
-        &y,
-        &[0.0, 200.0, 2f64.ln(), (1e-3f32 as f64).exp().ln_1p()],
-        "softplus extremes",
-    );
+    assert_close(&y, &[0.0, 200.0, 2f64.ln(), (1e-3f32 as f64).exp().ln_1p()], "softplus extremes");
     relu(&[f32::NAN, -1.0, 1.0, -0.0], &mut y);
     assert!(y[0].is_nan());
     let mut y = [0.0f32; 3];
@@ -330,13 +249,7 @@ fn parameterised_unary() {
             "elu",
             Box::new(|x, y| elu(x, y, 0.7)),
             Box::new(|xy| elu_in_place(xy, 0.7)),
-            Box::new(|v| {
-                if v < 0.0 {
-                    0.7f32 as f64 * (v.exp() - 1.0)
-                } else {
-                    v
-                }
-            }),
+            Box::new(|v| if v < 0.0 { 0.7f32 as f64 * (v.exp() - 1.0) } else { v }),
             &x,
         ),
         (
@@ -405,13 +318,7 @@ fn parameterised_unary() {
             Box::new(|v| v.powf(-1.7f32 as f64)),
             &xp,
         ),
-        (
-            "copy",
-            Box::new(copy),
-            Box::new(|_| {}),
-            Box::new(|v| v),
-            &x,
-        ),
+        ("copy", Box::new(copy), Box::new(|_| {}), Box::new(|v| v), &x),
     ];
     for (name, f, ip, r, input) in cases {
         let want: Vec<f64> = input.iter().map(|&v| r(v as f64)).collect();

@@ -2,13 +2,7 @@ mod common;
 use common::*;
 use sramfit_runtime_min::*;
 
-fn mm_ref(
-    p: &MatMul,
-    a: &[f32],
-    b: &[f32],
-    bias: Option<&[f32]>,
-    c_len: usize,
-) -> (Vec<f64>, Vec<f64>, Vec<bool>) {
+fn mm_ref(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c_len: usize) -> (Vec<f64>, Vec<f64>, Vec<bool>) {
     let mut c = vec![f64::NAN; c_len];
     let mut mag = vec![0.0; c_len];
     let mut written = vec![false; c_len];
@@ -18,11 +12,7 @@ fn mm_ref(
                 for b3 in 0..p.batch[3] {
                     let bi = [b0, b1, b2, b3];
                     let off = |s: [usize; 4]| (0..4).map(|t| bi[t] * s[t]).sum::<usize>();
-                    let (ao, bo, co) = (
-                        off(p.a_batch_strides),
-                        off(p.b_batch_strides),
-                        off(p.c_batch_strides),
-                    );
+                    let (ao, bo, co) = (off(p.a_batch_strides), off(p.b_batch_strides), off(p.c_batch_strides));
                     for i in 0..p.m {
                         for j in 0..p.n {
                             let mut s = 0.0f64;
@@ -56,16 +46,7 @@ enum Layout {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn check(
-    m: usize,
-    n: usize,
-    k: usize,
-    layout: Layout,
-    alpha: f32,
-    act: Activation,
-    with_bias: bool,
-    seed: u64,
-) {
+fn check(m: usize, n: usize, k: usize, layout: Layout, alpha: f32, act: Activation, with_bias: bool, seed: u64) {
     let (a_rs, a_cs) = match layout {
         Layout::RowMajor | Layout::TransB => (k, 1),
         _ => (1, m),
@@ -107,11 +88,7 @@ fn run(p: &MatMul, with_bias: bool, seed: u64, a_len: usize, b_len: usize, c_len
             assert_eq!(c[i], -7.0, "element {i} outside C was modified");
         }
     }
-    let want: Vec<f64> = want
-        .iter()
-        .zip(&written)
-        .map(|(&w, &wr)| if wr { w } else { -7.0 })
-        .collect();
+    let want: Vec<f64> = want.iter().zip(&written).map(|(&w, &wr)| if wr { w } else { -7.0 }).collect();
     assert_close_mag(&c, &want, Some(&mag), &format!("{p:?}"));
 }
 
@@ -133,80 +110,35 @@ const SIZES: [(usize, usize, usize); 12] = [
 #[test]
 fn row_major() {
     for (i, &(m, n, k)) in SIZES.iter().enumerate() {
-        check(
-            m,
-            n,
-            k,
-            Layout::RowMajor,
-            1.0,
-            Activation::None,
-            i % 2 == 0,
-            i as u64,
-        );
+        check(m, n, k, Layout::RowMajor, 1.0, Activation::None, i % 2 == 0, i as u64);
     }
 }
 
 #[test]
 fn transposed_b() {
     for (i, &(m, n, k)) in SIZES.iter().enumerate() {
-        check(
-            m,
-            n,
-            k,
-            Layout::TransB,
-            1.0,
-            Activation::None,
-            i % 2 == 1,
-            100 + i as u64,
-        );
+        check(m, n, k, Layout::TransB, 1.0, Activation::None, i % 2 == 1, 100 + i as u64);
     }
 }
 
 #[test]
 fn transposed_a() {
     for (i, &(m, n, k)) in SIZES.iter().enumerate() {
-        check(
-            m,
-            n,
-            k,
-            Layout::TransA,
-            1.0,
-            Activation::Relu,
-            true,
-            200 + i as u64,
-        );
+        check(m, n, k, Layout::TransA, 1.0, Activation::Relu, true, 200 + i as u64);
     }
 }
 
 #[test]
 fn transposed_both() {
     for (i, &(m, n, k)) in SIZES.iter().enumerate() {
-        check(
-            m,
-            n,
-            k,
-            Layout::TransBoth,
-            0.5,
-            Activation::None,
-            true,
-            300 + i as u64,
-        );
+        check(m, n, k, Layout::TransBoth, 0.5, Activation::None, true, 300 + i as u64);
     }
 }
 
 #[test]
 fn alpha_bias_activations() {
     for (i, act) in ACTS.iter().enumerate() {
-        check(
-            9,
-            11,
-            13,
-            Layout::RowMajor,
-            -1.5,
-            *act,
-            true,
-            400 + i as u64,
-        );
+        check(9, 11, 13, Layout::RowMajor, -1.5, *act, true, 400 + i as u64);
         check(1, 11, 13, Layout::RowMajor, 2.0, *act, true, 410 + i as u64);
         check(5, 3, 13, Layout::TransB, 0.25, *act, true, 420 + i as u64);
     }
@@ -288,10 +220,6 @@ fn wide_c_row_stride() {
     };
     run(&p, true, 700, m * k, k * n, 3 * n * m);
     // Padded rows of A and B (row strides larger than the logical width).
-    let p = MatMul {
-        a_row_stride: k + 3,
-        b_row_stride: n + 2,
-        ..p
-    };
+    let p = MatMul { a_row_stride: k + 3, b_row_stride: n + 2, ..p };
     run(&p, true, 701, m * (k + 3), k * (n + 2), 3 * n * m);
 }

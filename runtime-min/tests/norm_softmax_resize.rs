@@ -9,17 +9,11 @@ fn softmax_ref(x: &[f32], outer: usize, axis: usize, inner: usize, log: bool) ->
     for o in 0..outer {
         for i in 0..inner {
             let at = |a: usize| (o * axis + a) * inner + i;
-            let m = (0..axis)
-                .map(|a| x[at(a)] as f64)
-                .fold(f64::NEG_INFINITY, f64::max);
+            let m = (0..axis).map(|a| x[at(a)] as f64).fold(f64::NEG_INFINITY, f64::max);
             let s: f64 = (0..axis).map(|a| (x[at(a)] as f64 - m).exp()).sum();
             for a in 0..axis {
                 let v = x[at(a)] as f64;
-                y[at(a)] = if log {
-                    v - m - s.ln()
-                } else {
-                    (v - m).exp() / s
-                };
+                y[at(a)] = if log { v - m - s.ln() } else { (v - m).exp() / s };
             }
         }
     }
@@ -29,40 +23,19 @@ fn softmax_ref(x: &[f32], outer: usize, axis: usize, inner: usize, log: bool) ->
 #[test]
 fn softmax_shapes() {
     let mut rng = Rng::new(1);
-    for &(outer, axis, inner) in &[
-        (1, 1, 1),
-        (3, 10, 1),
-        (2, 5, 3),
-        (2, 4, 70),
-        (1, 130, 1),
-        (4, 1, 7),
-        (0, 3, 2),
-        (2, 0, 3),
-        (5, 9, 64),
-    ] {
+    for &(outer, axis, inner) in
+        &[(1, 1, 1), (3, 10, 1), (2, 5, 3), (2, 4, 70), (1, 130, 1), (4, 1, 7), (0, 3, 2), (2, 0, 3), (5, 9, 64)]
+    {
         for scale in [1.0f32, 50.0] {
-            let x: Vec<f32> = rng
-                .vec(outer * axis * inner)
-                .iter()
-                .map(|v| v * scale + 80.0)
-                .collect();
+            let x: Vec<f32> = rng.vec(outer * axis * inner).iter().map(|v| v * scale + 80.0).collect();
             let mut y = vec![f32::NAN; x.len()];
             softmax(&x, &mut y, outer, axis, inner);
-            assert_close(
-                &y,
-                &softmax_ref(&x, outer, axis, inner, false),
-                &format!("softmax {outer} {axis} {inner}"),
-            );
+            assert_close(&y, &softmax_ref(&x, outer, axis, inner, false), &format!("softmax {outer} {axis} {inner}"));
             log_softmax(&x, &mut y, outer, axis, inner);
             let want = softmax_ref(&x, outer, axis, inner, true);
             // log-softmax: absolute error scales with |x| (terms x - m - ln s).
             let mag: Vec<f64> = want.iter().map(|_| 1.0).collect();
-            assert_close_mag(
-                &y,
-                &want,
-                Some(&mag),
-                &format!("log_softmax {outer} {axis} {inner}"),
-            );
+            assert_close_mag(&y, &want, Some(&mag), &format!("log_softmax {outer} {axis} {inner}"));
         }
     }
 }
@@ -76,9 +49,8 @@ fn channel_affine_matches() {
         let x = rng.vec(outer * c * inner);
         let s = rng.vec(c);
         let t = rng.vec(c);
-        let want: Vec<f64> = (0..x.len())
-            .map(|i| x[i] as f64 * s[(i / inner) % c] as f64 + t[(i / inner) % c] as f64)
-            .collect();
+        let want: Vec<f64> =
+            (0..x.len()).map(|i| x[i] as f64 * s[(i / inner) % c] as f64 + t[(i / inner) % c] as f64).collect();
         let mut y = vec![f32::NAN; x.len()];
         channel_affine(&x, &mut y, &s, &t, outer, c, inner);
         assert_close(&y, &want, "channel_affine");
@@ -92,30 +64,20 @@ fn norm_ref(xs: &[f32], eps: f32) -> Vec<f64> {
     let n = xs.len() as f64;
     let mean = xs.iter().map(|&v| v as f64).sum::<f64>() / n;
     let var = xs.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
-    xs.iter()
-        .map(|&v| (v as f64 - mean) / (var + eps as f64).sqrt())
-        .collect()
+    xs.iter().map(|&v| (v as f64 - mean) / (var + eps as f64).sqrt()).collect()
 }
 
 #[test]
 fn instance_norm_matches() {
     let mut rng = Rng::new(3);
     for &(b, c, inner) in &[(2, 3, 10), (1, 1, 1), (1, 4, 67), (0, 2, 3)] {
-        let x: Vec<f32> = rng
-            .vec(b * c * inner)
-            .iter()
-            .map(|v| v * 3.0 + 5.0)
-            .collect();
+        let x: Vec<f32> = rng.vec(b * c * inner).iter().map(|v| v * 3.0 + 5.0).collect();
         let s = rng.vec(c);
         let t = rng.vec(c);
         let mut want = vec![];
         for (r, run) in x.chunks(inner).enumerate() {
             let ch = r % c;
-            want.extend(
-                norm_ref(run, 1e-5)
-                    .iter()
-                    .map(|v| v * s[ch] as f64 + t[ch] as f64),
-            );
+            want.extend(norm_ref(run, 1e-5).iter().map(|v| v * s[ch] as f64 + t[ch] as f64));
         }
         let mut y = vec![f32::NAN; x.len()];
         instance_norm(&x, &mut y, &s, &t, b, c, inner, 1e-5);
@@ -128,24 +90,18 @@ fn instance_norm_matches() {
 fn layer_norm_matches() {
     let mut rng = Rng::new(4);
     for &(outer, inner) in &[(3, 16), (1, 1), (4, 33), (0, 5), (2, 100)] {
-        let x: Vec<f32> = rng
-            .vec(outer * inner)
-            .iter()
-            .map(|v| v * 2.0 - 1.0)
-            .collect();
+        let x: Vec<f32> = rng.vec(outer * inner).iter().map(|v| v * 2.0 - 1.0).collect();
         let g = rng.vec(inner);
         let b = rng.vec(inner);
-        for (gamma, beta) in [
-            (Some(&g[..]), Some(&b[..])),
-            (Some(&g[..]), None),
-            (None, Some(&b[..])),
-            (None, None),
-        ] {
+        for (gamma, beta) in [(Some(&g[..]), Some(&b[..])), (Some(&g[..]), None), (None, Some(&b[..])), (None, None)] {
             let mut want = vec![];
             for run in x.chunks(inner) {
-                want.extend(norm_ref(run, 1e-3).iter().enumerate().map(|(i, v)| {
-                    v * gamma.map_or(1.0, |g| g[i] as f64) + beta.map_or(0.0, |b| b[i] as f64)
-                }));
+                want.extend(
+                    norm_ref(run, 1e-3)
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| v * gamma.map_or(1.0, |g| g[i] as f64) + beta.map_or(0.0, |b| b[i] as f64)),
+                );
             }
             let mut y = vec![f32::NAN; x.len()];
             layer_norm(&x, &mut y, gamma, beta, outer, inner, 1e-3);
@@ -168,13 +124,9 @@ fn lrn_matches() {
                     for i in 0..inner {
                         let lo = ch.saturating_sub((size - 1) / 2);
                         let hi = (ch + (size - 1).div_ceil(2)).min(c - 1);
-                        let sq: f64 = (lo..=hi)
-                            .map(|k| (x[(n * c + k) * inner + i] as f64).powi(2))
-                            .sum();
+                        let sq: f64 = (lo..=hi).map(|k| (x[(n * c + k) * inner + i] as f64).powi(2)).sum();
                         let v = x[(n * c + ch) * inner + i] as f64;
-                        want.push(
-                            v / (bias as f64 + alpha as f64 / size as f64 * sq).powf(beta as f64),
-                        );
+                        want.push(v / (bias as f64 + alpha as f64 / size as f64 * sq).powf(beta as f64));
                     }
                 }
             }
@@ -256,48 +208,22 @@ const COORDS: [CoordMode; 6] = [
     CoordMode::TfHalfPixelForNn,
 ];
 
-fn check_resize(
-    bc: usize,
-    (in_h, in_w): (usize, usize),
-    (out_h, out_w): (usize, usize),
-    seed: u64,
-) {
+fn check_resize(bc: usize, (in_h, in_w): (usize, usize), (out_h, out_w): (usize, usize), seed: u64) {
     let mut rng = Rng::new(seed);
     let x = rng.vec(bc * in_h * in_w);
     let scale_h = out_h as f32 / in_h as f32;
     let scale_w = out_w as f32 / in_w as f32;
     for coord in COORDS {
-        let p = Resize {
-            batch_channels: bc,
-            in_h,
-            in_w,
-            out_h,
-            out_w,
-            scale_h,
-            scale_w,
-            coord,
-        };
+        let p = Resize { batch_channels: bc, in_h, in_w, out_h, out_w, scale_h, scale_w, coord };
         let n = bc * out_h * out_w;
-        for mode in [
-            NearestMode::RoundPreferFloor,
-            NearestMode::RoundPreferCeil,
-            NearestMode::Floor,
-            NearestMode::Ceil,
-        ] {
+        for mode in [NearestMode::RoundPreferFloor, NearestMode::RoundPreferCeil, NearestMode::Floor, NearestMode::Ceil]
+        {
             let mut want = vec![];
             for c in 0..bc {
                 for oh in 0..out_h {
-                    let ih = nearest_ref(
-                        src_coord(coord, oh, scale_h as f64, in_h, out_h),
-                        mode,
-                        in_h,
-                    );
+                    let ih = nearest_ref(src_coord(coord, oh, scale_h as f64, in_h, out_h), mode, in_h);
                     for ow in 0..out_w {
-                        let iw = nearest_ref(
-                            src_coord(coord, ow, scale_w as f64, in_w, out_w),
-                            mode,
-                            in_w,
-                        );
+                        let iw = nearest_ref(src_coord(coord, ow, scale_w as f64, in_w, out_w), mode, in_w);
                         want.push(x[(c * in_h + ih) * in_w + iw] as f64);
                     }
                 }
@@ -312,9 +238,7 @@ fn check_resize(
                 let sy = src_coord(coord, oh, scale_h as f64, in_h, out_h);
                 for ow in 0..out_w {
                     let sx = src_coord(coord, ow, scale_w as f64, in_w, out_w);
-                    let row = |ih: usize| {
-                        linear_ref(|iw| x[(c * in_h + ih) * in_w + iw] as f64, sx, in_w)
-                    };
+                    let row = |ih: usize| linear_ref(|iw| x[(c * in_h + ih) * in_w + iw] as f64, sx, in_w);
                     want.push(linear_ref(row, sy, in_h));
                 }
             }

@@ -13,23 +13,16 @@ fn time(name: &str, flops: f64, mut f: impl FnMut()) {
         f();
     }
     let s = t.elapsed().as_secs_f64() / reps as f64;
-    println!(
-        "{name:40} {:8.3} ms {:6.2} GFLOP/s",
-        s * 1e3,
-        flops / s * 1e-9
-    );
+    println!("{name:40} {:8.3} ms {:6.2} GFLOP/s", s * 1e3, flops / s * 1e-9);
 }
 
 #[test]
 #[ignore]
 fn perf_smoke() {
     let mut rng = Rng::new(1);
-    for &(m, n, k, tb) in &[
-        (256, 256, 256, false),
-        (256, 256, 256, true),
-        (1, 1024, 1024, false),
-        (1, 1024, 1024, true),
-    ] {
+    for &(m, n, k, tb) in
+        &[(256, 256, 256, false), (256, 256, 256, true), (1, 1024, 1024, false), (1, 1024, 1024, true)]
+    {
         let a = rng.vec(m * k);
         let b = rng.vec(k * n);
         let mut c = vec![0.0; m * n];
@@ -49,11 +42,7 @@ fn perf_smoke() {
             alpha: 1.0,
             act: Activation::None,
         };
-        time(
-            &format!("matmul {m}x{n}x{k} transB={tb}"),
-            2.0 * (m * n * k) as f64,
-            || matmul(&p, &a, &b, None, &mut c),
-        );
+        time(&format!("matmul {m}x{n}x{k} transB={tb}"), 2.0 * (m * n * k) as f64, || matmul(&p, &a, &b, None, &mut c));
     }
     for &(ic, oc, hw, k, groups) in &[(32, 64, 56, 3, 1), (64, 64, 56, 1, 1), (64, 64, 56, 3, 64)] {
         let p = Conv2d {
@@ -81,10 +70,8 @@ fn perf_smoke() {
         let mut y = vec![0.0; oc * hw * hw];
         let mut scratch = vec![0.0; conv2d_scratch_len(&p)];
         let flops = 2.0 * (oc * hw * hw * ic / groups * k * k) as f64;
-        time(
-            &format!("conv {ic}->{oc} {hw}x{hw} k{k} g{groups}"),
-            flops,
-            || conv2d(&p, &x, &w, Some(&bias), &mut y, &mut scratch),
-        );
+        time(&format!("conv {ic}->{oc} {hw}x{hw} k{k} g{groups}"), flops, || {
+            conv2d(&p, &x, &w, Some(&bias), &mut y, &mut scratch)
+        });
     }
 }

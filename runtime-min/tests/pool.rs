@@ -6,11 +6,7 @@ use sramfit_runtime_min::*;
 /// the input or left padding" rule.
 fn out_len(inp: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, ceil: bool) -> usize {
     let span = inp + pb + pe - d * (k - 1) - 1;
-    let mut o = if ceil {
-        span.div_ceil(s) + 1
-    } else {
-        span / s + 1
-    };
+    let mut o = if ceil { span.div_ceil(s) + 1 } else { span / s + 1 };
     if ceil && (o - 1) * s >= inp + pb {
         o -= 1;
     }
@@ -60,12 +56,9 @@ fn pool_ref(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f64> {
                 let mut cnt_pad = 0usize;
                 for kh in 0..p.kernel_h {
                     for kw in 0..p.kernel_w {
-                        let ih =
-                            (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
-                        let iw =
-                            (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
-                        let in_padded = ih < (p.in_h + p.pad_bottom) as isize
-                            && iw < (p.in_w + p.pad_right) as isize;
+                        let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                        let iw = (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                        let in_padded = ih < (p.in_h + p.pad_bottom) as isize && iw < (p.in_w + p.pad_right) as isize;
                         if in_padded {
                             cnt_pad += 1;
                         }
@@ -99,227 +92,47 @@ fn check(p: Pool2d, seed: u64) {
 
 #[test]
 fn basic() {
-    check(
-        params(
-            (2, 3),
-            (8, 8),
-            (2, 2),
-            (2, 2),
-            (1, 1),
-            (0, 0, 0, 0),
-            false,
-            false,
-        ),
-        1,
-    );
-    check(
-        params(
-            (1, 2),
-            (7, 9),
-            (3, 3),
-            (1, 1),
-            (1, 1),
-            (0, 0, 0, 0),
-            false,
-            false,
-        ),
-        2,
-    );
+    check(params((2, 3), (8, 8), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false), 1);
+    check(params((1, 2), (7, 9), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 2);
 }
 
 #[test]
 fn padding_and_count_include_pad() {
     for cip in [false, true] {
-        check(
-            params(
-                (1, 2),
-                (7, 6),
-                (3, 3),
-                (1, 1),
-                (1, 1),
-                (1, 1, 1, 1),
-                false,
-                cip,
-            ),
-            10,
-        );
-        check(
-            params(
-                (1, 2),
-                (7, 6),
-                (3, 3),
-                (2, 2),
-                (1, 1),
-                (1, 1, 1, 1),
-                false,
-                cip,
-            ),
-            11,
-        );
-        check(
-            params(
-                (2, 1),
-                (9, 8),
-                (3, 2),
-                (2, 1),
-                (1, 1),
-                (2, 0, 1, 1),
-                false,
-                cip,
-            ),
-            12,
-        );
+        check(params((1, 2), (7, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), false, cip), 10);
+        check(params((1, 2), (7, 6), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false, cip), 11);
+        check(params((2, 1), (9, 8), (3, 2), (2, 1), (1, 1), (2, 0, 1, 1), false, cip), 12);
     }
 }
 
 #[test]
 fn ceil_mode() {
     for cip in [false, true] {
-        check(
-            params(
-                (1, 3),
-                (6, 6),
-                (3, 3),
-                (2, 2),
-                (1, 1),
-                (0, 0, 0, 0),
-                true,
-                cip,
-            ),
-            20,
-        );
-        check(
-            params(
-                (1, 2),
-                (7, 8),
-                (3, 3),
-                (2, 2),
-                (1, 1),
-                (1, 1, 1, 1),
-                true,
-                cip,
-            ),
-            21,
-        );
-        check(
-            params(
-                (1, 2),
-                (10, 11),
-                (2, 3),
-                (3, 2),
-                (1, 1),
-                (1, 0, 0, 1),
-                true,
-                cip,
-            ),
-            22,
-        );
+        check(params((1, 3), (6, 6), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), true, cip), 20);
+        check(params((1, 2), (7, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), true, cip), 21);
+        check(params((1, 2), (10, 11), (2, 3), (3, 2), (1, 1), (1, 0, 0, 1), true, cip), 22);
     }
 }
 
 #[test]
 fn dilation_and_stride_gt_kernel() {
     for cip in [false, true] {
-        check(
-            params(
-                (1, 2),
-                (11, 12),
-                (3, 2),
-                (1, 2),
-                (2, 3),
-                (1, 2, 2, 1),
-                false,
-                cip,
-            ),
-            30,
-        );
-        check(
-            params(
-                (2, 2),
-                (13, 14),
-                (2, 2),
-                (4, 5),
-                (1, 1),
-                (0, 0, 0, 0),
-                false,
-                cip,
-            ),
-            31,
-        );
-        check(
-            params(
-                (1, 1),
-                (9, 9),
-                (2, 2),
-                (3, 3),
-                (2, 2),
-                (1, 1, 1, 1),
-                true,
-                cip,
-            ),
-            32,
-        );
+        check(params((1, 2), (11, 12), (3, 2), (1, 2), (2, 3), (1, 2, 2, 1), false, cip), 30);
+        check(params((2, 2), (13, 14), (2, 2), (4, 5), (1, 1), (0, 0, 0, 0), false, cip), 31);
+        check(params((1, 1), (9, 9), (2, 2), (3, 3), (2, 2), (1, 1, 1, 1), true, cip), 32);
     }
 }
 
 #[test]
 fn pool1d() {
     for cip in [false, true] {
-        check(
-            params(
-                (2, 3),
-                (1, 15),
-                (1, 4),
-                (1, 2),
-                (1, 1),
-                (0, 1, 0, 2),
-                false,
-                cip,
-            ),
-            40,
-        );
-        check(
-            params(
-                (1, 3),
-                (1, 15),
-                (1, 3),
-                (1, 2),
-                (1, 1),
-                (0, 0, 0, 0),
-                true,
-                cip,
-            ),
-            41,
-        );
+        check(params((2, 3), (1, 15), (1, 4), (1, 2), (1, 1), (0, 1, 0, 2), false, cip), 40);
+        check(params((1, 3), (1, 15), (1, 3), (1, 2), (1, 1), (0, 0, 0, 0), true, cip), 41);
     }
 }
 
 #[test]
 fn global_window_and_empty() {
-    check(
-        params(
-            (2, 4),
-            (5, 6),
-            (5, 6),
-            (1, 1),
-            (1, 1),
-            (0, 0, 0, 0),
-            false,
-            false,
-        ),
-        50,
-    );
-    check(
-        params(
-            (0, 4),
-            (5, 6),
-            (2, 2),
-            (1, 1),
-            (1, 1),
-            (0, 0, 0, 0),
-            false,
-            false,
-        ),
-        51,
-    );
+    check(params((2, 4), (5, 6), (5, 6), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 50);
+    check(params((0, 4), (5, 6), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 51);
 }

@@ -16,23 +16,13 @@ fn lse(v: &[f64]) -> f64 {
 fn ops() -> Vec<(&'static str, RedFn, fn(&[f64]) -> f64)> {
     vec![
         ("sum", reduce_sum, |v| v.iter().sum()),
-        ("mean", reduce_mean, |v| {
-            v.iter().sum::<f64>() / v.len() as f64
-        }),
-        ("max", reduce_max, |v| {
-            v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-        }),
-        ("min", reduce_min, |v| {
-            v.iter().cloned().fold(f64::INFINITY, f64::min)
-        }),
+        ("mean", reduce_mean, |v| v.iter().sum::<f64>() / v.len() as f64),
+        ("max", reduce_max, |v| v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)),
+        ("min", reduce_min, |v| v.iter().cloned().fold(f64::INFINITY, f64::min)),
         ("prod", reduce_prod, |v| v.iter().product()),
-        ("sum_square", reduce_sum_square, |v| {
-            v.iter().map(|x| x * x).sum()
-        }),
+        ("sum_square", reduce_sum_square, |v| v.iter().map(|x| x * x).sum()),
         ("l1", reduce_l1, |v| v.iter().map(|x| x.abs()).sum()),
-        ("l2", reduce_l2, |v| {
-            v.iter().map(|x| x * x).sum::<f64>().sqrt()
-        }),
+        ("l2", reduce_l2, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt()),
         ("log_sum_exp", reduce_log_sum_exp, lse),
     ]
 }
@@ -55,9 +45,8 @@ fn check(shape: &[usize], axes: &[usize], offset_values: f32, seed: u64) {
     let mut rng = Rng::new(seed);
     let n: usize = shape.iter().product();
     // Values near +-1 keep products well conditioned.
-    let x: Vec<f32> = (0..n)
-        .map(|_| rng.uniform(0.8, 1.25) * if rng.f() < 0.0 { -1.0 } else { 1.0 } + offset_values)
-        .collect();
+    let x: Vec<f32> =
+        (0..n).map(|_| rng.uniform(0.8, 1.25) * if rng.f() < 0.0 { -1.0 } else { 1.0 } + offset_values).collect();
     let n_out: usize = out_shape.iter().product();
     for (name, f, r) in ops() {
         let mut want = vec![];
@@ -66,13 +55,7 @@ fn check(shape: &[usize], axes: &[usize], offset_values: f32, seed: u64) {
             let base: usize = o.iter().zip(&out_in_strides).map(|(i, s)| i * s).sum();
             let vals: Vec<f64> = indices(&red_shape)
                 .iter()
-                .map(|ri| {
-                    x[base
-                        + ri.iter()
-                            .zip(&red_strides)
-                            .map(|(i, s)| i * s)
-                            .sum::<usize>()] as f64
-                })
+                .map(|ri| x[base + ri.iter().zip(&red_strides).map(|(i, s)| i * s).sum::<usize>()] as f64)
                 .collect();
             want.push(r(&vals));
             let abs: Vec<f64> = vals.iter().map(|v| v.abs()).collect();
@@ -85,12 +68,7 @@ fn check(shape: &[usize], axes: &[usize], offset_values: f32, seed: u64) {
         }
         let mut y = vec![f32::NAN; n_out];
         f(&p, &x, &mut y);
-        assert_close_mag(
-            &y,
-            &want,
-            Some(&mag),
-            &format!("{name} {shape:?} axes {axes:?}"),
-        );
+        assert_close_mag(&y, &want, Some(&mag), &format!("{name} {shape:?} axes {axes:?}"));
     }
 }
 
@@ -108,14 +86,7 @@ fn every_axis_subset_rank3() {
 #[test]
 fn rank4_and_global_pool() {
     let shape = [2usize, 3, 4, 5];
-    for axes in [
-        &[2usize, 3][..],
-        &[1],
-        &[0, 2],
-        &[1, 3],
-        &[0, 1, 2, 3],
-        &[3],
-    ] {
+    for axes in [&[2usize, 3][..], &[1], &[0, 2], &[1, 3], &[0, 1, 2, 3], &[3]] {
         check(&shape, axes, 0.0, axes.len() as u64 * 7);
     }
     // Long contiguous and long strided runs.
@@ -136,12 +107,7 @@ fn rank0_rank1_and_empty() {
 #[test]
 fn empty_reduction_identities() {
     let out = [3usize];
-    let p = Reduce {
-        out_shape: &out,
-        out_in_strides: &[0],
-        red_shape: &[0],
-        red_strides: &[1],
-    };
+    let p = Reduce { out_shape: &out, out_in_strides: &[0], red_shape: &[0], red_strides: &[1] };
     let x: [f32; 0] = [];
     let mut y = [9.0f32; 3];
     reduce_sum(&p, &x, &mut y);
@@ -162,12 +128,7 @@ fn empty_reduction_identities() {
 fn log_sum_exp_is_stable() {
     check(&[4, 6], &[1], 100.0, 50);
     check(&[6, 4], &[0], -100.0, 51);
-    let p = Reduce {
-        out_shape: &[],
-        out_in_strides: &[],
-        red_shape: &[3],
-        red_strides: &[1],
-    };
+    let p = Reduce { out_shape: &[], out_in_strides: &[], red_shape: &[3], red_strides: &[1] };
     let mut y = [0.0f32];
     reduce_log_sum_exp(&p, &[f32::NEG_INFINITY; 3], &mut y);
     assert_eq!(y[0], f32::NEG_INFINITY);
@@ -177,12 +138,7 @@ fn log_sum_exp_is_stable() {
 
 #[test]
 fn nan_propagates_through_max_min() {
-    let p = Reduce {
-        out_shape: &[],
-        out_in_strides: &[],
-        red_shape: &[20],
-        red_strides: &[1],
-    };
+    let p = Reduce { out_shape: &[], out_in_strides: &[], red_shape: &[20], red_strides: &[1] };
     let mut x = [1.0f32; 20];
     x[13] = f32::NAN;
     let mut y = [0.0f32];

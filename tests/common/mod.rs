@@ -50,10 +50,8 @@ pub fn tract_run(model_rel: &str, inputs: &[(Vec<usize>, Vec<f32>)]) -> Vec<Vec<
         model.set_input_fact(i, f32::fact(shape).into()).unwrap();
     }
     let plan = model.into_optimized().unwrap().into_runnable().unwrap();
-    let values: TVec<TValue> = inputs
-        .iter()
-        .map(|(shape, data)| Tensor::from_shape(shape, data).unwrap().into())
-        .collect();
+    let values: TVec<TValue> =
+        inputs.iter().map(|(shape, data)| Tensor::from_shape(shape, data).unwrap().into()).collect();
     plan.run(values)
         .unwrap()
         .iter()

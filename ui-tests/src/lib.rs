@@ -1,1 +1,1 @@
-//! Diagnostics tests of `sramfit::model!` live in `tests/`.
+//! Diagnostics tests of `sramfit::model!` live in `tests/` (trybuild cases with `.stderr` snapshots).

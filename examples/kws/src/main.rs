@@ -20,8 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("  weights in flash (WEIGHT_BYTES):  {:>8} bytes", kws::WEIGHT_BYTES);
     println!("  input {:?} -> output {:?}", kws::INPUT_SHAPES[0], kws::OUTPUT_SHAPES[0]);
 
-    let reference: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/kws.ref.json"))?)?;
+    let reference: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../models/kws.ref.json"
+    ))?)?;
     let floats = |v: &serde_json::Value| -> Vec<f32> {
         v["data"].as_array().into_iter().flatten().filter_map(|x| x.as_f64()).map(|x| x as f32).collect()
     };

@@ -25,13 +25,7 @@ pub fn location(p: &Program, t: usize) -> String {
         Storage::Arena(b) => {
             let buf = &p.live.problem.buffers[b];
             let off = p.plan.offsets[b];
-            format!(
-                "arena {}..{} (live steps {}..{})",
-                off,
-                off + buf.size,
-                buf.lifetime.first(),
-                buf.lifetime.last()
-            )
+            format!("arena {}..{} (live steps {}..{})", off, off + buf.size, buf.lifetime.first(), buf.lifetime.last())
         }
     }
 }

@@ -23,11 +23,6 @@ use crate::liveness::Storage;
 /// Choices the caller of the generator makes.
 #[derive(Clone, Debug, Default)]
 pub struct CodegenOptions {
-    /// The SRAM budget as a Rust expression of type `usize`, checked against `ARENA_BYTES` by a
-    /// const assertion (it may be a constant the generator cannot evaluate).
-    pub sram_budget: Option<TokenStream>,
-    /// The flash budget for weights, likewise checked against `WEIGHT_BYTES`.
-    pub flash_budget: Option<TokenStream>,
     /// Embed the weights with `include_bytes!` of this file (already written) instead of a literal.
     pub weights_file: Option<PathBuf>,
     /// A file to `include_bytes!` into an unused constant so that cargo rebuilds when it changes.
@@ -122,17 +117,14 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         quote! { #[doc = #doc] { #body } }
     });
     let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
-    let base = if uses_arena {
-        quote!(let base: *mut u8 = arena.0.as_mut_ptr();)
-    } else {
-        quote!(let _ = arena;)
-    };
+    let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
 
-    let budget_checks = budget_checks(p, o);
     let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
     let track = o.track_file.as_ref().map(|f| {
         let f = f.to_string_lossy().into_owned();
-        quote!(const _: &[u8] = ::core::include_bytes!(#f);)
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#f);
+        )
     });
     let summary = docs::module_doc(p);
     let run_in_doc = docs::schedule_doc(p);
@@ -176,7 +168,6 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         /// Shapes of the graph outputs, in graph order.
         pub const OUTPUT_SHAPES: &[&[usize]] = &[#(#out_shapes),*];
 
-        #budget_checks
         #track
         #weights_static
 
@@ -234,7 +225,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         }
 
         #[doc = #run_in_doc]
-        #[allow(unused_doc_comments, unused_unsafe, clippy::all)]
+        #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
         pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
             #base
             #(#steps)*
@@ -247,18 +238,26 @@ fn params_slice(shape: &[usize]) -> TokenStream {
     quote!(&[#(#shape),*])
 }
 
-/// Const assertions of the budgets given as expressions.
-fn budget_checks(p: &Program, o: &CodegenOptions) -> TokenStream {
-    let sram = o.sram_budget.as_ref().map(|b| {
-        let msg = docs::sram_assert_message(p);
-        quote!(const _: () = ::core::assert!(ARENA_BYTES <= (#b), #msg);)
-    });
-    let flash = o.flash_budget.as_ref().map(|b| {
+/// Const assertions, placed next to the module (so that the budget expressions resolve where the
+/// user wrote them), that `module::ARENA_BYTES <= sram` and `module::WEIGHT_BYTES <= flash`. The
+/// assertions carry the budget expressions' spans, so a failure points at them.
+pub fn budget_assertions(
+    p: &Program,
+    module: &Ident,
+    sram: Option<&TokenStream>,
+    flash: Option<&TokenStream>,
+) -> TokenStream {
+    let assertion = |budget: &TokenStream, constant: TokenStream, msg: String| {
+        let span = budget.clone().into_iter().next().map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        quote::quote_spanned!(span=> const _: () = ::core::assert!(#module::#constant <= (#budget), #msg);)
+    };
+    let sram = sram.map(|b| assertion(b, quote!(ARENA_BYTES), docs::sram_assert_message(p)));
+    let flash = flash.map(|b| {
         let msg = format!(
             "sramfit: the model's weights need {} bytes of flash, more than the `flash` budget",
             p.weights.bytes.len()
         );
-        quote!(const _: () = ::core::assert!(WEIGHT_BYTES <= (#b), #msg);)
+        assertion(b, quote!(WEIGHT_BYTES), msg)
     });
     quote!(#sram #flash)
 }

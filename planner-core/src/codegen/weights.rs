@@ -56,7 +56,9 @@ pub fn emit_static(layout: &WeightLayout, file: Option<&Path>) -> TokenStream {
     quote! {
         /// The model's weights: little-endian `f32`, each tensor 16-byte aligned, read in place.
         #[repr(C, align(16))]
+        #[allow(dead_code)]
         struct Weights([u8; #len]);
+        #[allow(dead_code)]
         static WEIGHTS: Weights = Weights(#data);
     }
 }

@@ -4,6 +4,7 @@
 //! not support, so that the importer can list every unsupported node at once, and `Err(_)` only for
 //! a model that cannot be analysed at all.
 
+use tract_onnx::prelude::*;
 use tract_onnx::tract_core::ops::array::{MultiBroadcastTo, Pad, PadMode, Slice, TypedConcat};
 use tract_onnx::tract_core::ops::binary::TypedBinOp;
 use tract_onnx::tract_core::ops::cast::Cast;
@@ -13,7 +14,6 @@ use tract_onnx::tract_core::ops::downsample::Downsample;
 use tract_onnx::tract_core::ops::einsum::EinSum;
 use tract_onnx::tract_core::ops::element_wise::ElementWiseOp;
 use tract_onnx::tract_core::ops::nn::{DataFormat, Reduce, Reducer as TractReducer, Softmax, SoftmaxKind};
-use tract_onnx::prelude::*;
 
 use sramfit_runtime_min::{self as rt, Activation};
 
@@ -34,7 +34,7 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
     } else if let Some(op) = node.op_as::<EinSum>() {
         einsum_op(op, &in_shapes, &out_shape)
     } else if let Some(op) = node.op_as::<TypedBinOp>() {
-        binary(cx, node, &op.0.name(), &in_shapes, &out_shape)
+        binary(cx, node, op.0.name(), &in_shapes, &out_shape)
     } else if let Some(op) = node.op_as::<ElementWiseOp>() {
         unary(op).map(|u| Plan::new(Op::Unary(u), vec![0]))
     } else if let Some(op) = node.op_as::<AxisOp>() {
@@ -67,7 +67,11 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
     } else if node.op_is::<MultiBroadcastTo>() {
         Ok(broadcast_to(&in_shapes[0], &out_shape))
     } else if let Some(op) = node.op_as::<Cast>() {
-        if op.to == f32::datum_type() { Ok(Plan::new(Op::View, vec![0])) } else { Err(format!("Cast to {:?}", op.to)) }
+        if op.to == f32::datum_type() {
+            Ok(Plan::new(Op::View, vec![0]))
+        } else {
+            Err(format!("Cast to {:?}", op.to))
+        }
     } else {
         Err(String::new())
     };
@@ -94,7 +98,13 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
     }
     let output = cx.graph.add_tensor(node.name.clone(), out_shape, TensorKind::Activation);
     cx.tensors.insert(node.id.into(), output);
-    cx.graph.nodes.push(Node { name: node.name.clone(), source_op: node.op.name().to_string(), op: plan.op, inputs, output });
+    cx.graph.nodes.push(Node {
+        name: node.name.clone(),
+        source_op: node.op.name().to_string(),
+        op: plan.op,
+        inputs,
+        output,
+    });
     Ok(Ok(()))
 }
 
@@ -155,7 +165,13 @@ struct Geometry {
 fn geometry(spec: &PoolSpec, in_shape: &[usize], out_shape: &[usize]) -> Result<Geometry, String> {
     let (batch, channels, spatial) = split_shape(spec.data_format, in_shape)?;
     let (_, _, out_spatial) = split_shape(spec.data_format, out_shape)?;
-    let pair = |v: &[usize]| -> (usize, usize) { if v.len() == 1 { (1, v[0]) } else { (v[0], v[1]) } };
+    let pair = |v: &[usize]| -> (usize, usize) {
+        if v.len() == 1 {
+            (1, v[0])
+        } else {
+            (v[0], v[1])
+        }
+    };
     let computed = spec.computed_padding(&spatial);
     let before: Vec<usize> = computed.iter().map(|c| c.pad_before).collect();
     let after: Vec<usize> = match &spec.padding {
@@ -245,8 +261,7 @@ fn einsum_op(op: &EinSum, in_shapes: &[Vec<usize>], out_shape: &[usize]) -> Resu
     let (perm_a, perm_b) = einsum::canonical_permutations(&positions, in_shapes[0].len(), in_shapes[1].len());
     let permute = |shape: &[usize], perm: &[usize]| perm.iter().map(|&p| shape[p]).collect::<Vec<_>>();
     let inverse = |perm: &[usize], pos: Option<usize>| pos.map(|p| perm.iter().position(|&q| q == p).unwrap_or(p));
-    let canonical: Vec<_> =
-        positions.iter().map(|&(a, b, c)| (inverse(&perm_a, a), inverse(&perm_b, b), c)).collect();
+    let canonical: Vec<_> = positions.iter().map(|&(a, b, c)| (inverse(&perm_a, a), inverse(&perm_b, b), c)).collect();
     let axes = einsum::axes_from_positions(
         &canonical,
         &permute(&in_shapes[0], &perm_a),
@@ -262,12 +277,16 @@ fn einsum_op(op: &EinSum, in_shapes: &[Vec<usize>], out_shape: &[usize]) -> Resu
 fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
     let strides = strides_of(shape);
     let offset = out.len() - shape.len();
-    (0..out.len())
-        .map(|i| if i < offset || shape[i - offset] == 1 { 0 } else { strides[i - offset] })
-        .collect()
+    (0..out.len()).map(|i| if i < offset || shape[i - offset] == 1 { 0 } else { strides[i - offset] }).collect()
 }
 
-fn binary(cx: &Lowering, node: &TypedNode, name: &str, in_shapes: &[Vec<usize>], out: &[usize]) -> Result<Plan, String> {
+fn binary(
+    cx: &Lowering,
+    node: &TypedNode,
+    name: &str,
+    in_shapes: &[Vec<usize>],
+    out: &[usize],
+) -> Result<Plan, String> {
     let kind = match name {
         "Add" => Binary::Add,
         "Sub" => Binary::Sub,
@@ -362,7 +381,12 @@ fn transpose(perm: &[usize], input: &[usize], out: &[usize]) -> Plan {
     Plan::new(Op::Copy(vec![copy]), vec![0])
 }
 
-fn pool_geometry(spec: &PoolSpec, input: &[usize], out: &[usize], count_include_pad: bool) -> Result<rt::Pool2d, String> {
+fn pool_geometry(
+    spec: &PoolSpec,
+    input: &[usize],
+    out: &[usize],
+    count_include_pad: bool,
+) -> Result<rt::Pool2d, String> {
     let g = geometry(spec, input, out)?;
     Ok(rt::Pool2d {
         batch: g.batch,

@@ -35,7 +35,8 @@ pub struct InputShape {
 pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
     let bytes = read_model(path)?;
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
-    let proto = tract_onnx::onnx().proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(format!("{e:#}")))?;
+    let proto =
+        tract_onnx::onnx().proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(format!("{e:#}")))?;
     import_proto(&proto, fixed).map_err(|e| match e {
         CompileError::InvalidModel { message, .. } => invalid(message),
         other => other,
@@ -69,10 +70,9 @@ fn read_model(path: &Path) -> Result<Vec<u8>, CompileError> {
 /// Walks the decluttered model in evaluation order and lowers every node.
 fn lower_model(model: &TypedModel) -> Result<Graph, CompileError> {
     let mut cx = Lowering { model, graph: Graph::default(), tensors: HashMap::new(), unsupported: Vec::new() };
-    let order = model.eval_order().map_err(|e| CompileError::InvalidModel {
-        path: Default::default(),
-        message: format!("{e:#}"),
-    })?;
+    let order = model
+        .eval_order()
+        .map_err(|e| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") })?;
     for id in order {
         cx.node(&model.nodes[id])?;
     }
@@ -123,7 +123,11 @@ impl Lowering<'_> {
 
     fn outlet_name(&self, o: OutletId) -> String {
         let n = &self.model.nodes[o.node];
-        if o.slot == 0 { n.name.clone() } else { format!("{}.{}", n.name, o.slot) }
+        if o.slot == 0 {
+            n.name.clone()
+        } else {
+            format!("{}.{}", n.name, o.slot)
+        }
     }
 
     /// The constant value of an outlet, if tract knows it.
@@ -196,7 +200,10 @@ impl Lowering<'_> {
     fn check_f32(&self, o: OutletId) -> Result<(), CompileError> {
         let fact = self.model.outlet_fact(o).map_err(internal)?;
         if fact.datum_type != f32::datum_type() {
-            return Err(CompileError::UnsupportedType { tensor: self.outlet_name(o), dtype: format!("{:?}", fact.datum_type) });
+            return Err(CompileError::UnsupportedType {
+                tensor: self.outlet_name(o),
+                dtype: format!("{:?}", fact.datum_type),
+            });
         }
         Ok(())
     }

@@ -60,14 +60,21 @@ pub fn resolve_input_shapes(declared: &[DeclaredInput], fixed: &[InputShape]) ->
             return Err(CompileError::UnknownInput { name: f.name.clone(), known: known() });
         };
         if !d.dims.is_empty() && d.dims.len() != f.dims.len() {
-            return Err(CompileError::InputRank { name: f.name.clone(), model_rank: d.dims.len(), given_rank: f.dims.len() });
+            return Err(CompileError::InputRank {
+                name: f.name.clone(),
+                model_rank: d.dims.len(),
+                given_rank: f.dims.len(),
+            });
         }
     }
     declared
         .iter()
         .map(|d| {
             if d.elem_type != FLOAT {
-                return Err(CompileError::UnsupportedType { tensor: d.name.clone(), dtype: elem_type_name(d.elem_type).into() });
+                return Err(CompileError::UnsupportedType {
+                    tensor: d.name.clone(),
+                    dtype: elem_type_name(d.elem_type).into(),
+                });
             }
             if let Some(f) = fixed.iter().find(|f| f.name == d.name) {
                 return Ok(f.dims.clone());

@@ -71,13 +71,7 @@ fn conflict_counts(inst: &Instance) -> Vec<usize> {
 pub(crate) fn breadths(inst: &Instance) -> Vec<u64> {
     let table = SparseMax::new(inst.section_totals());
     (0..inst.len())
-        .map(|b| {
-            inst.ranges[b]
-                .iter()
-                .map(|&(lo, hi)| table.max(lo as usize, hi as usize))
-                .max()
-                .unwrap_or(0)
-        })
+        .map(|b| inst.ranges[b].iter().map(|&(lo, hi)| table.max(lo as usize, hi as usize)).max().unwrap_or(0))
         .collect()
 }
 
@@ -92,9 +86,7 @@ impl SparseMax {
         let mut width = 1;
         while 2 * width <= levels[0].len() {
             let prev = &levels[levels.len() - 1];
-            let next = (0..prev.len() - width)
-                .map(|i| prev[i].max(prev[i + width]))
-                .collect();
+            let next = (0..prev.len() - width).map(|i| prev[i].max(prev[i + width])).collect();
             levels.push(next);
             width *= 2;
         }

@@ -44,9 +44,7 @@ impl Instance {
                     return Vec::new();
                 }
                 let spans = b.lifetime.spans().iter();
-                spans
-                    .map(|s| (index(u64::from(s.first)), index(u64::from(s.last) + 1)))
-                    .collect()
+                spans.map(|s| (index(u64::from(s.first)), index(u64::from(s.last) + 1))).collect()
             })
             .collect();
         Instance {
@@ -55,13 +53,7 @@ impl Instance {
             live_steps: p
                 .buffers
                 .iter()
-                .map(|b| {
-                    b.lifetime
-                        .spans()
-                        .iter()
-                        .map(|s| u64::from(s.last - s.first) + 1)
-                        .sum()
-                })
+                .map(|b| b.lifetime.spans().iter().map(|s| u64::from(s.last - s.first) + 1).sum())
                 .collect(),
             first_step: p.buffers.iter().map(|b| b.lifetime.first()).collect(),
             ranges,
@@ -123,12 +115,7 @@ impl Instance {
 
     /// The arena size of an assignment: the highest end of any buffer (0 if there is none).
     pub fn height(&self, offsets: &[u64]) -> u64 {
-        offsets
-            .iter()
-            .zip(&self.sizes)
-            .map(|(o, s)| o + s)
-            .max()
-            .unwrap_or(0)
+        offsets.iter().zip(&self.sizes).map(|(o, s)| o + s).max().unwrap_or(0)
     }
 }
 

@@ -13,12 +13,7 @@ use crate::problem::Problem;
 /// `sum(round_up(size, m)) - max(round_up(size, m) - size)`. When all live buffers share one
 /// alignment and their sizes are multiples of it, this is exactly the sum of their aligned sizes.
 pub(crate) fn lower_bound(p: &Problem) -> LowerBound {
-    let mut aligns: Vec<u64> = p
-        .buffers
-        .iter()
-        .filter(|b| b.size > 0)
-        .map(|b| b.align.max(1))
-        .collect();
+    let mut aligns: Vec<u64> = p.buffers.iter().filter(|b| b.size > 0).map(|b| b.align.max(1)).collect();
     aligns.sort_unstable();
     aligns.dedup();
     // Events (step, buffer, is_start); ends are at `last + 1`, processed before starts at that step.
@@ -60,17 +55,12 @@ pub(crate) fn lower_bound(p: &Problem) -> LowerBound {
             i += 1;
         }
         if let Some((&m, _)) = live_aligns.iter().next() {
-            let k = aligns
-                .binary_search(&m)
-                .expect("live alignment is a known alignment");
+            let k = aligns.binary_search(&m).expect("live alignment is a known alignment");
             let max_pad = pads[k].keys().next_back().copied().unwrap_or(0);
             let bytes = rounded_sum[k] - max_pad;
             if bytes > best.bytes {
                 // Steps beyond u32::MAX cannot start a span, so `step` fits.
-                best = LowerBound {
-                    bytes,
-                    step: step as u32,
-                };
+                best = LowerBound { bytes, step: step as u32 };
             }
         }
     }

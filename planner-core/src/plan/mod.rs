@@ -110,10 +110,7 @@ impl Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            search_steps: Self::DEFAULT_SEARCH_STEPS,
-            search_max_buffers: 2_000,
-        }
+        Options { search_steps: Self::DEFAULT_SEARCH_STEPS, search_max_buffers: 2_000 }
     }
 }
 
@@ -137,9 +134,7 @@ pub fn plan_with(p: &Problem, o: &Options) -> Plan {
             Algorithm::Search => planner.search(o, seed),
             _ => (Some(planner.run(a, o)), false),
         };
-        if let Some(c) =
-            candidate.filter(|c| best.as_ref().is_none_or(|b| c.arena_bytes < b.arena_bytes))
-        {
+        if let Some(c) = candidate.filter(|c| best.as_ref().is_none_or(|b| c.arena_bytes < b.arena_bytes)) {
             best = Some(c);
         }
         if let Some(b) = best.as_mut() {
@@ -162,22 +157,13 @@ struct Planner {
 
 impl Planner {
     fn new(p: &Problem) -> Self {
-        Planner {
-            inst: Instance::new(p),
-            lower_bound: lower_bound(p),
-        }
+        Planner { inst: Instance::new(p), lower_bound: lower_bound(p) }
     }
 
     fn make(&self, offsets: Vec<u64>, algorithm: Algorithm, proven: bool) -> Plan {
         let arena_bytes = self.inst.height(&offsets);
         let optimal = proven || arena_bytes == self.lower_bound.bytes;
-        Plan {
-            offsets,
-            arena_bytes,
-            algorithm,
-            optimal,
-            lower_bound: self.lower_bound,
-        }
+        Plan { offsets, arena_bytes, algorithm, optimal, lower_bound: self.lower_bound }
     }
 
     fn greedy(&self, order: Order, algorithm: Algorithm) -> Plan {
@@ -191,10 +177,7 @@ impl Planner {
             Algorithm::GreedyBySize => self.greedy(Order::Size, a),
             Algorithm::GreedyByConflicts => self.greedy(Order::Conflicts, a),
             Algorithm::GreedyByBreadth => self.greedy(Order::Breadth, a),
-            Algorithm::Search => self
-                .search(o, None)
-                .0
-                .expect("an unseeded search returns a plan"),
+            Algorithm::Search => self.search(o, None).0.expect("an unseeded search returns a plan"),
         }
     }
 
@@ -204,14 +187,7 @@ impl Planner {
     fn search(&self, o: &Options, seed_bytes: Option<u64>) -> (Option<Plan>, bool) {
         let mut best: Option<Vec<u64>> = None;
         let mut best_bytes = seed_bytes.unwrap_or(u64::MAX);
-        for order in [
-            Order::Size,
-            Order::Conflicts,
-            Order::Breadth,
-            Order::Birth,
-            Order::Area,
-            Order::Length,
-        ] {
+        for order in [Order::Size, Order::Conflicts, Order::Breadth, Order::Birth, Order::Area, Order::Length] {
             let offsets = greedy::greedy(&self.inst, order);
             let bytes = self.inst.height(&offsets);
             if bytes < best_bytes {
@@ -221,20 +197,12 @@ impl Planner {
         let searchable = self.inst.nonzero().count() <= o.search_max_buffers;
         let mut proven = false;
         if searchable && o.search_steps > 0 && best_bytes > self.lower_bound.bytes {
-            let improved = search::improve(
-                &self.inst,
-                best_bytes,
-                self.lower_bound.bytes,
-                o.search_steps,
-            );
+            let improved = search::improve(&self.inst, best_bytes, self.lower_bound.bytes, o.search_steps);
             proven = improved.proven;
             if let Some(offsets) = improved.offsets {
                 best = Some(offsets);
             }
         }
-        (
-            best.map(|offsets| self.make(offsets, Algorithm::Search, proven)),
-            proven,
-        )
+        (best.map(|offsets| self.make(offsets, Algorithm::Search, proven)), proven)
     }
 }

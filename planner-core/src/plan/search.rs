@@ -35,12 +35,7 @@ pub(crate) struct Improved {
 
 /// Tries to beat `seed_height` (bytes) down to `lower_bound` within `budget` work units. One work
 /// unit is one unplaced buffer considered at one search node.
-pub(crate) fn improve(
-    inst: &Instance,
-    seed_height: u64,
-    lower_bound: u64,
-    budget: u64,
-) -> Improved {
+pub(crate) fn improve(inst: &Instance, seed_height: u64, lower_bound: u64, budget: u64) -> Improved {
     let space = Space::new(inst);
     let g = space.granule;
     let mut best_height = seed_height.div_ceil(g);
@@ -57,11 +52,8 @@ pub(crate) fn improve(
             lo = proven_lo + 1;
         }
         // 60% of the budget goes to the lower bound itself, then bisection gets quarters of the rest.
-        let (target, slice) = if first {
-            (lo, remaining / 5 * 3)
-        } else {
-            (lo + (best_height - lo) / 2, remaining / 4 + 1)
-        };
+        let (target, slice) =
+            if first { (lo, remaining / 5 * 3) } else { (lo + (best_height - lo) / 2, remaining / 4 + 1) };
         first = false;
         let mut decider = Decider::new(&space, target);
         let outcome = decider.decide(slice.min(remaining));
@@ -80,10 +72,7 @@ pub(crate) fn improve(
             Decision::Unknown => lo = target + 1,
         }
     }
-    Improved {
-        offsets: best.map(|sol| space.to_bytes(&sol, inst.len())),
-        proven: proven_lo >= best_height,
-    }
+    Improved { offsets: best.map(|sol| space.to_bytes(&sol, inst.len())), proven: proven_lo >= best_height }
 }
 
 /// The search's view of the instance: only buffers with bytes, sizes in units of the greatest
@@ -111,12 +100,7 @@ impl Space {
         // Offsets of a packed plan are sums of sizes rounded up to alignments, so they stay
         // multiples of the sizes' gcd, reduced by the alignments that do not divide it.
         let sizes_gcd = ids.iter().fold(0, |g, &b| gcd(g, inst.sizes[b]));
-        let granule = ids
-            .iter()
-            .map(|&b| inst.aligns[b])
-            .filter(|&a| sizes_gcd % a != 0)
-            .fold(sizes_gcd, gcd)
-            .max(1);
+        let granule = ids.iter().map(|&b| inst.aligns[b]).filter(|&a| sizes_gcd % a != 0).fold(sizes_gcd, gcd).max(1);
         let mut members = vec![Vec::new(); inst.sections];
         for (local, &b) in ids.iter().enumerate() {
             for &(lo, hi) in &inst.ranges[b] {
@@ -146,11 +130,7 @@ impl Space {
         Space {
             granule,
             sizes: ids.iter().map(|&b| inst.sizes[b] / granule).collect(),
-            aligns: ids
-                .iter()
-                .map(|&b| inst.aligns[b] / granule)
-                .map(|a| a.max(1))
-                .collect(),
+            aligns: ids.iter().map(|&b| inst.aligns[b] / granule).map(|a| a.max(1)).collect(),
             ranges: ids.iter().map(|&b| inst.ranges[b].clone()).collect(),
             live_steps: ids.iter().map(|&b| inst.live_steps[b]).collect(),
             envelopes,
@@ -166,11 +146,7 @@ impl Space {
     }
 
     fn height(&self, sol: &[u64]) -> u64 {
-        sol.iter()
-            .zip(&self.sizes)
-            .map(|(o, s)| o + s)
-            .max()
-            .unwrap_or(0)
+        sol.iter().zip(&self.sizes).map(|(o, s)| o + s).max().unwrap_or(0)
     }
 
     fn to_bytes(&self, sol: &[u64], n: usize) -> Vec<u64> {
@@ -191,11 +167,8 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// Static preorders tried in turn; each ranks buffers by three keys, largest first.
-const PREORDERS: [[Key; 3]; 3] = [
-    [Key::Total, Key::Length, Key::Area],
-    [Key::Total, Key::Area, Key::Length],
-    [Key::Length, Key::Area, Key::Total],
-];
+const PREORDERS: [[Key; 3]; 3] =
+    [[Key::Total, Key::Length, Key::Area], [Key::Total, Key::Area, Key::Length], [Key::Length, Key::Area, Key::Total]];
 
 /// A preorder key (larger first).
 #[derive(Clone, Copy)]
@@ -358,14 +331,9 @@ impl<'a> Decider<'a> {
                 let mut idx: Vec<usize> = (0..pre.len()).collect();
                 idx.sort_by_key(|&i| (Reverse(keys[i]), pre[i]));
                 pre = idx.iter().map(|&i| pre[i]).collect();
-                let part = Part {
-                    lo: start,
-                    hi: end,
-                    pre,
-                };
+                let part = Part { lo: start, hi: end, pre };
                 let base = self.orders.len();
-                self.orders
-                    .extend((0..part.pre.len() as u32).map(|p| (0, p)));
+                self.orders.extend((0..part.pre.len() as u32).map(|p| (0, p)));
                 let peak = self.peak(part.lo, part.hi);
                 let status = self.search(&part, (base, self.orders.len()), (0, 0), peak);
                 self.orders.truncate(base);
@@ -394,13 +362,7 @@ impl<'a> Decider<'a> {
     /// Explores the node whose candidates are the unplaced buffers of `self.orders[parent]`.
     ///
     /// `peak` is at least the largest sum of unplaced sizes in a section of the part.
-    fn search(
-        &mut self,
-        part: &Part,
-        parent: (usize, usize),
-        last: (u64, u32),
-        peak: u64,
-    ) -> Status {
+    fn search(&mut self, part: &Part, parent: (usize, usize), last: (u64, u32), peak: u64) -> Status {
         let start = self.orders.len();
         for i in parent.0..parent.1 {
             let p = self.orders[i].1;
@@ -424,13 +386,7 @@ impl<'a> Decider<'a> {
     }
 
     /// Tries each candidate of `self.orders[range]` (sorted) in turn.
-    fn branch(
-        &mut self,
-        part: &Part,
-        range: (usize, usize),
-        last: (u64, u32),
-        peak: u64,
-    ) -> Status {
+    fn branch(&mut self, part: &Part, range: (usize, usize), last: (u64, u32), peak: u64) -> Status {
         let space = self.space;
         let min_height = self.orders[range.0..range.1]
             .iter()
@@ -468,14 +424,7 @@ impl<'a> Decider<'a> {
 
     /// After placing `b`, continues the search, splitting the part if `b` was the last buffer
     /// across some boundary.
-    fn descend(
-        &mut self,
-        part: &Part,
-        order: (usize, usize),
-        last: (u64, u32),
-        b: usize,
-        peak: u64,
-    ) -> Status {
+    fn descend(&mut self, part: &Part, order: (usize, usize), last: (u64, u32), b: usize, peak: u64) -> Status {
         let (lo, hi) = self.space.envelopes[b];
         let mut split = false;
         for c in &mut self.cuts[lo as usize..hi as usize - 1] {
@@ -583,9 +532,8 @@ impl<'a> Decider<'a> {
     /// Returns the new `peak` if the placement passes. The tree is only asked when the cached
     /// `peak` (which only overestimates: totals shrink along a path) is not enough.
     fn check(&mut self, part: &Part, off: u64, peak: u64, undo: (usize, usize)) -> Option<u64> {
-        let fits = self.undo_floor[undo.1..]
-            .iter()
-            .all(|&(s, _)| self.floor[s as usize] + self.total[s as usize] <= self.cap);
+        let fits =
+            self.undo_floor[undo.1..].iter().all(|&(s, _)| self.floor[s as usize] + self.total[s as usize] <= self.cap);
         if !fits {
             return None;
         }

@@ -107,10 +107,7 @@ pub fn act_ref(a: sramfit_runtime_min::Activation, v: f64) -> f64 {
 pub const ACTS: [sramfit_runtime_min::Activation; 7] = [
     sramfit_runtime_min::Activation::None,
     sramfit_runtime_min::Activation::Relu,
-    sramfit_runtime_min::Activation::Clip {
-        min: -0.5,
-        max: 0.75,
-    },
+    sramfit_runtime_min::Activation::Clip { min: -0.5, max: 0.75 },
     sramfit_runtime_min::Activation::LeakyRelu { alpha: 0.1 },
     sramfit_runtime_min::Activation::HardSwish,
     sramfit_runtime_min::Activation::Sigmoid,

@@ -1,0 +1,9 @@
+sramfit::model! {
+    mod m {
+        path: "models/tiny.onnx",
+        sram: 64 KiB,
+        sram: 32 KiB,
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/tiny.onnx",
+        flash: 1 KiB,
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+sramfit::model! {
+    mod m {
+        sram: 64 KiB,
+    }
+}
+
+fn main() {}

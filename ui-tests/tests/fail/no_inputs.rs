@@ -1,0 +1,7 @@
+sramfit::model! {
+    mod m {
+        path: "models/no_inputs.onnx",
+    }
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+sramfit::model! {
+    mod m {
+        path: "models/symbolic.onnx",
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/tiny.onnx",
+        budget: 65536,
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/tiny.onnx",
+        sram: 0,
+    }
+}
+
+fn main() {}
