@@ -121,3 +121,65 @@ pub fn analyze(g: &Graph) -> Liveness {
     }
     Liveness { storage, problem, owners, scratch }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boundary::bind_outputs;
+    use crate::ir::{Node, Unary};
+
+    /// input -> relu a -> view b -> relu c -> relu d (output): `a` is read through the view at step 2.
+    fn chain_with_view() -> Graph {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![2, 8], TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![2, 8], TensorKind::Activation);
+        let b = g.add_tensor("b", vec![16], TensorKind::Activation);
+        let c = g.add_tensor("c", vec![16], TensorKind::Activation);
+        let d = g.add_tensor("d", vec![16], TensorKind::Activation);
+        let node = |name: &str, op: Op, input: TensorId, output: TensorId| Node {
+            name: name.into(),
+            source_op: name.into(),
+            op,
+            inputs: vec![input],
+            output,
+        };
+        g.nodes = vec![
+            node("relu_a", Op::Unary(Unary::Relu), x, a),
+            node("view_b", Op::View, a, b),
+            node("relu_c", Op::Unary(Unary::Relu), b, c),
+            node("relu_d", Op::Unary(Unary::Relu), c, d),
+        ];
+        g.inputs = vec![x];
+        g.outputs = vec![d];
+        g
+    }
+
+    #[test]
+    fn views_share_their_roots_buffer_and_extend_its_life() {
+        let mut g = chain_with_view();
+        bind_outputs(&mut g);
+        let l = analyze(&g);
+        assert_eq!(l.storage[0], Storage::Input(0));
+        assert_eq!(l.storage[1], l.storage[2], "the view shares its root's bytes");
+        assert_eq!(l.storage[4], Storage::Output(0), "the last node writes the caller's buffer");
+        // Two arena buffers: `a` (written at step 0, read through the view at step 2) and `c`.
+        assert_eq!(l.problem.buffers.len(), 2);
+        assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 2));
+        assert_eq!(l.problem.buffers[1].lifetime, Lifetime::new(2, 3));
+        assert!(l.problem.buffers.iter().all(|b| b.size == 64 && b.align == ARENA_ALIGN));
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_gets_a_copy() {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
+        g.inputs = vec![x];
+        g.outputs = vec![x, x];
+        bind_outputs(&mut g);
+        assert_eq!(g.nodes.len(), 2, "each output gets its own copy");
+        let l = analyze(&g);
+        assert_eq!(l.storage[g.outputs[0]], Storage::Output(0));
+        assert_eq!(l.storage[g.outputs[1]], Storage::Output(1));
+        assert!(l.problem.buffers.is_empty());
+    }
+}
