@@ -426,6 +426,308 @@ def _(b):
     b.bn(b.input("input", [1, 16]), 16, "bn", out=out(b))
 
 
+
+# --------------------------------------------------------------------------- #
+# Normalisation (tract: Reduce<MeanOfSquares> / RmsNorm), LRN
+# --------------------------------------------------------------------------- #
+def _layernorm_case(name, doc, shape, axis, bias=True):
+    """LayerNormalization as exporters write it below opset 17 (ReduceMean, Sub, Mul, ReduceMean,
+    Add eps, Sqrt, Div, scale, shift); tract folds it to Reduce<MeanOfSquares> or RmsNorm."""
+    @case(name, doc)
+    def _(b):
+        x = b.input("input", shape)
+        axes = list(range(axis % len(shape), len(shape)))
+        norm = shape[axis:]
+        mean = b.node("ReduceMean", [x], "mean", axes=axes, keepdims=1)
+        d = b.node("Sub", [x, mean], "sub")
+        sq = b.node("Mul", [d, d], "square")
+        var = b.node("ReduceMean", [sq], "var", axes=axes, keepdims=1)
+        ve = b.node("Add", [var, b.init("ln.eps", np.float32(1e-5))], "add_eps")
+        std = b.node("Sqrt", [ve], "sqrt")
+        y = b.node("Div", [d, std], "div")
+        scale = b.init("ln.scale", b.rng.uniform(0.5, 1.5, size=norm))
+        if bias:
+            y = b.node("Mul", [y, scale], "scale")
+            b.node("Add", [y, b.init("ln.bias", b.rng.uniform(-0.5, 0.5, size=norm))], "shift", out=out(b))
+        else:
+            b.node("Mul", [y, scale], "scale", out=out(b))
+
+
+_layernorm_case("layernorm_last", "Layer normalisation over the last axis of [2,3,16], opset-13 form "
+                "(tract: RmsNorm)", [2, 3, 16], -1)
+_layernorm_case("layernorm_axis1", "Layer normalisation over axes 1.. of [2,3,4,5], no shift, opset-13 form "
+                "(tract: Reduce<MeanOfSquares>)", [2, 3, 4, 5], 1, bias=False)
+
+
+@case("instancenorm")
+def _(b):
+    """InstanceNormalization on [2,3,5,5], epsilon 1e-3"""
+    x = b.input("input", [2, 3, 5, 5])
+    s = b.init("in.scale", b.rng.uniform(0.5, 1.5, size=3))
+    t = b.init("in.bias", b.rng.uniform(-0.5, 0.5, size=3))
+    b.node("InstanceNormalization", [x, s, t], "in", out=out(b), epsilon=1e-3)
+
+
+@case("lrn")
+def _(b):
+    """LRN size=3 alpha=1e-3 beta=0.75 bias=2 on [1,6,4,4], inputs uniform in [-3,3)"""
+    x = b.input("input", [1, 6, 4, 4], kind=("uniform", -3.0, 3.0))
+    b.node("LRN", [x], "lrn", out=out(b), size=3, alpha=1e-3, beta=0.75, bias=2.0)
+
+
+# --------------------------------------------------------------------------- #
+# ConvTranspose (tract: Deconv with an OIHW kernel)
+# --------------------------------------------------------------------------- #
+def _convt_case(name, doc, in_shape, cout, k, group=1, bias=True, **attrs):
+    @case(name, doc)
+    def _(b):
+        x = b.input("input", in_shape)
+        cin = in_shape[1]
+        ks = tuple(k)
+        w = b.init("convt.weight", b.he((cin, cout // group) + ks, cin * int(np.prod(ks)), 1.0))
+        ins = [x, w]
+        if bias:
+            ins.append(b.init("convt.bias", b.small_bias(cout)))
+        b.node("ConvTranspose", ins, "convt", out=out(b), kernel_shape=list(ks), group=group, **attrs)
+
+
+_convt_case("convtranspose_s2", "ConvTranspose 4->3, k3, stride 2, pads 1, output_padding 1 on [1,4,5,5]",
+            [1, 4, 5, 5], 3, (3, 3), strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])
+_convt_case("convtranspose_group2_dilation2", "ConvTranspose 4->6, group 2, k3, dilation 2, no bias, on [1,4,5,4]",
+            [1, 4, 5, 4], 6, (3, 3), group=2, bias=False, dilations=[2, 2])
+_convt_case("convtranspose_same_upper", "ConvTranspose 2->4, k4, stride 2, auto_pad SAME_UPPER on [1,2,3,5]",
+            [1, 2, 3, 5], 4, (4, 4), strides=[2, 2], auto_pad="SAME_UPPER")
+_convt_case("convtranspose1d", "1-D ConvTranspose 3->2, k4, stride 2 on [1,3,8]", [1, 3, 8], 2, (4,), strides=[2])
+
+
+# --------------------------------------------------------------------------- #
+# 3-D pooling
+# --------------------------------------------------------------------------- #
+_pool_case("maxpool3d_2x2x2_s2", "MaxPool", "3-D MaxPool 2x2x2 stride 2 on [1,2,6,6,6]",
+           in_shape=(1, 2, 6, 6, 6), kernel_shape=[2, 2, 2], strides=[2, 2, 2])
+_pool_case("avgpool3d_pad_ceil", "AveragePool",
+           "3-D AveragePool 3x3x3 stride 2 pads 1 ceil_mode=1 count_include_pad=0 on [1,2,5,6,7]",
+           in_shape=(1, 2, 5, 6, 7), kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1],
+           ceil_mode=1)
+_pool_case("avgpool3d_include_pad", "AveragePool",
+           "3-D AveragePool 2x3x2 strides [1,2,2] pads [1,0,1,0,1,1] count_include_pad=1 on [1,3,4,5,6]",
+           in_shape=(1, 3, 4, 5, 6), kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[1, 0, 1, 0, 1, 1],
+           count_include_pad=1)
+
+
+# --------------------------------------------------------------------------- #
+# Comparison + select (tract expands Elu, Selu, PRelu into a bool comparison + Iff)
+# --------------------------------------------------------------------------- #
+@case("elu")
+def _(b):
+    """Elu alpha=0.7 on [1,4,6,6], inputs uniform in [-3,3)"""
+    b.node("Elu", [b.input("input", [1, 4, 6, 6], kind=("uniform", -3.0, 3.0))], "elu", out=out(b), alpha=0.7)
+
+
+@case("selu")
+def _(b):
+    """Selu (default alpha, gamma) on [1,4,6,6], inputs uniform in [-3,3)"""
+    b.node("Selu", [b.input("input", [1, 4, 6, 6], kind=("uniform", -3.0, 3.0))], "selu", out=out(b))
+
+
+@case("prelu_channel")
+def _(b):
+    """PRelu on [1,4,6,6] with a per-channel slope initializer [4,1,1]"""
+    x = b.input("input", [1, 4, 6, 6])
+    slope = b.init("prelu.slope", b.rng.uniform(0.05, 0.5, size=(4, 1, 1)))
+    b.node("PRelu", [x, slope], "prelu", out=out(b))
+
+
+@case("where_less")
+def _(b):
+    """Where(Less(input_0, input_1), input_0, 0.5 * input_1) on [2,3,4] and [1,3,1]"""
+    x0 = b.input("input_0", [2, 3, 4])
+    x1 = b.input("input_1", [1, 3, 1])
+    cond = b.node("Less", [x0, x1], "less")
+    half = b.node("Mul", [x1, b.init("half.const", np.float32(0.5))], "half")
+    b.node("Where", [cond, x0, half], "where", out=out(b))
+
+
+# --------------------------------------------------------------------------- #
+# Gather with constant indices, Slice with negative steps, MatMul broadcast
+# --------------------------------------------------------------------------- #
+@case("gather_axis0")
+def _(b):
+    """Gather axis=0 of [5,4,3] with constant indices [3,0,3,-1]"""
+    x = b.input("input", [5, 4, 3])
+    b.node("Gather", [x, b.init_i64("gather.indices", [3, 0, 3, -1])], "gather", out=out(b), axis=0)
+
+
+@case("gather_axis1_2d_indices")
+def _(b):
+    """Gather axis=1 of [2,5,3] with constant 2-D indices [[0,-2],[4,1]] -> [2,2,2,3]"""
+    x = b.input("input", [2, 5, 3])
+    idx = b.init_i64("gather.indices", [[0, -2], [4, 1]])
+    b.node("Gather", [x, idx], "gather", out=out(b), axis=1)
+
+
+@case("gather_scalar_index")
+def _(b):
+    """Gather axis=-1 of [3,4] with a 0-d constant index 2 -> [3]"""
+    x = b.input("input", [3, 4])
+    idx = b.init("gather.index", np.int64(2), dtype=np.int64)
+    b.node("Gather", [x, idx], "gather", out=out(b), axis=-1)
+
+
+@case("slice_neg_steps")
+def _(b):
+    """Slice of [6,9,4]: axis 1 from -1 down by -2, axis 2 from 3 to 0 by -1 -> [6,5,3]"""
+    x = b.input("input", [6, 9, 4])
+    ins = [x, b.init_i64("slice.starts", [-1, 3]), b.init_i64("slice.ends", [-100, 0]),
+           b.init_i64("slice.axes", [1, 2]), b.init_i64("slice.steps", [-2, -1])]
+    b.node("Slice", ins, "slice", out=out(b))
+
+
+_matmul_case("matmul_bcast_both", "MatMul of two inputs [3,1,3,4] x [1,2,4,2] (each side broadcast)",
+             [3, 1, 3, 4], [1, 2, 4, 2], b_is_input=True)
+
+# --------------------------------------------------------------------------- #
+# Resize (tract-onnx has no Upsample), DepthToSpace / SpaceToDepth
+# --------------------------------------------------------------------------- #
+def _resize_case(name, doc, shape, mode, scales=None, sizes=None, **attrs):
+    @case(name, doc)
+    def _(b):
+        x = b.input("input", shape)
+        roi = ""
+        if scales is not None:
+            ins = [x, roi, b.init("resize.scales", np.asarray(scales, dtype=np.float32))]
+        else:
+            ins = [x, roi, "", b.init_i64("resize.sizes", sizes)]
+        b.node("Resize", ins, "resize", out=out(b), mode=mode, **attrs)
+
+
+_resize_case("resize_nearest_x2", "Resize nearest, scales [1,1,2,2] (asymmetric, floor) on [1,3,4,5]",
+             [1, 3, 4, 5], "nearest", scales=[1, 1, 2, 2], coordinate_transformation_mode="asymmetric",
+             nearest_mode="floor")
+_resize_case("resize_nearest_sizes", "Resize nearest to sizes [1,2,7,3] (half_pixel, round_prefer_floor) on [1,2,4,5]",
+             [1, 2, 4, 5], "nearest", sizes=[1, 2, 7, 3])
+_resize_case("resize_linear_x2", "Resize linear, scales [1,1,2,2] (half_pixel) on [1,3,4,5]",
+             [1, 3, 4, 5], "linear", scales=[1, 1, 2, 2])
+_resize_case("resize_linear_align_corners", "Resize linear to sizes [1,2,7,9] (align_corners) on [1,2,4,5]",
+             [1, 2, 4, 5], "linear", sizes=[1, 2, 7, 9], coordinate_transformation_mode="align_corners")
+
+
+@case("depth_to_space_dcr")
+def _(b):
+    """DepthToSpace blocksize 2, mode DCR, on [1,8,3,4]"""
+    b.node("DepthToSpace", [b.input("input", [1, 8, 3, 4])], "d2s", out=out(b), blocksize=2, mode="DCR")
+
+
+@case("depth_to_space_crd")
+def _(b):
+    """DepthToSpace blocksize 2, mode CRD, on [1,8,3,4]"""
+    b.node("DepthToSpace", [b.input("input", [1, 8, 3, 4])], "d2s", out=out(b), blocksize=2, mode="CRD")
+
+
+@case("space_to_depth")
+def _(b):
+    """SpaceToDepth blocksize 2 on [1,3,4,6]"""
+    b.node("SpaceToDepth", [b.input("input", [1, 3, 4, 6])], "s2d", out=out(b), blocksize=2)
+
+
+# --------------------------------------------------------------------------- #
+# More activations, Pow
+# --------------------------------------------------------------------------- #
+@case("softplus")
+def _(b):
+    """Softplus on [1,4,6,6], inputs uniform in [-6,6)"""
+    b.node("Softplus", [b.input("input", [1, 4, 6, 6], kind=WIDE)], "softplus", out=out(b))
+
+
+@case("softsign")
+def _(b):
+    """Softsign on [1,4,6,6], inputs uniform in [-6,6)"""
+    b.node("Softsign", [b.input("input", [1, 4, 6, 6], kind=WIDE)], "softsign", out=out(b))
+
+
+@case("hardsigmoid")
+def _(b):
+    """HardSigmoid alpha=0.25 beta=0.4 on [1,4,6,6], inputs uniform in [-6,6)"""
+    x = b.input("input", [1, 4, 6, 6], kind=WIDE)
+    b.node("HardSigmoid", [x], "hardsigmoid", out=out(b), alpha=0.25, beta=0.4)
+
+
+@case("pow_inputs")
+def _(b):
+    """Pow of two inputs: base [2,3,4] uniform in [0.5,2), exponent [1,3,1] uniform in [-2,2)"""
+    x0 = b.input("input_0", [2, 3, 4], kind=("uniform", 0.5, 2.0))
+    x1 = b.input("input_1", [1, 3, 1], kind=("uniform", -2.0, 2.0))
+    b.node("Pow", [x0, x1], "pow", out=out(b))
+
+
+@case("pow_const_exponent")
+def _(b):
+    """Pow of an input [1,4,6,6] (uniform in [0.5,2)) with a constant exponent 3"""
+    x = b.input("input", [1, 4, 6, 6], kind=("uniform", 0.5, 2.0))
+    b.node("Pow", [x, b.init("pow.exponent", np.float32(3.0))], "pow", out=out(b))
+
+
+# --------------------------------------------------------------------------- #
+# Split, Slice with steps, Concat on inner axes, Transpose, MatMul batch broadcast
+# --------------------------------------------------------------------------- #
+@case("split_uneven")
+def _(b):
+    """Split axis=1 of [2,6,4] into [1,3,2] (split initializer), each part through Relu"""
+    x = b.input("input", [2, 6, 4])
+    parts = b.node("Split", [x, b.init_i64("split.split", [1, 3, 2])], "split", n_out=3, axis=1)
+    for i, t in enumerate(parts):
+        b.node("Relu", [t], f"relu{i}", out=b.output(f"output_{i}"))
+
+
+@case("slice_steps")
+def _(b):
+    """Slice of [7,10,5]: axis 0 from 1 by 2, axis 1 from 0 to 9 by 3, axis 2 from -4 to -1"""
+    x = b.input("input", [7, 10, 5])
+    ins = [x, b.init_i64("slice.starts", [1, 0, -4]), b.init_i64("slice.ends", [7, 9, -1]),
+           b.init_i64("slice.axes", [0, 1, 2]), b.init_i64("slice.steps", [2, 3, 1])]
+    b.node("Slice", ins, "slice", out=out(b))
+
+
+@case("concat_axis2_4d")
+def _(b):
+    """Concat axis=2 of [1,3,2,4], [1,3,5,4] and an initializer [1,3,1,4]"""
+    x0 = b.input("input_0", [1, 3, 2, 4])
+    x1 = b.input("input_1", [1, 3, 5, 4])
+    c = b.init("concat.const", b.rng.standard_normal(size=(1, 3, 1, 4)))
+    b.node("Concat", [x0, x1, c], "concat", out=out(b), axis=2)
+
+
+@case("concat_axis3_4d")
+def _(b):
+    """Concat axis=3 of [2,3,4,2] and [2,3,4,5]"""
+    x0 = b.input("input_0", [2, 3, 4, 2])
+    x1 = b.input("input_1", [2, 3, 4, 5])
+    b.node("Concat", [x0, x1], "concat", out=out(b), axis=3)
+
+
+_transpose_case("transpose_3102", "Transpose perm [3,1,0,2] on [2,3,4,5]", [2, 3, 4, 5], [3, 1, 0, 2])
+_transpose_case("transpose_5d_41302", "Transpose perm [4,1,3,0,2] on [2,3,1,4,5]", [2, 3, 1, 4, 5], [4, 1, 3, 0, 2])
+
+_matmul_case("matmul_batch_bcast_rank", "MatMul [2,1,3,4] x [5,4,6] (rank and batch broadcast) -> [2,5,3,6]",
+             [2, 1, 3, 4], [5, 4, 6], b_is_input=True)
+
+
+# --------------------------------------------------------------------------- #
+# Variadic Sum / Max / Min / Mean
+# --------------------------------------------------------------------------- #
+def _variadic_case(op):
+    @case(f"{op.lower()}_variadic", f"{op} of three inputs [2,3,4], [3,1] and [1,1,4] (broadcast)")
+    def _(b):
+        x0 = b.input("input_0", [2, 3, 4])
+        x1 = b.input("input_1", [3, 1])
+        x2 = b.input("input_2", [1, 1, 4])
+        b.node(op, [x0, x1, x2], op.lower(), out=out(b))
+
+
+for _op in ["Sum", "Max", "Min", "Mean"]:
+    _variadic_case(_op)
+
+
 # --------------------------------------------------------------------------- #
 def case_seed(name):
     return zlib.crc32(name.encode("utf-8")) % 1_000_000

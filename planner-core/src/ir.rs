@@ -165,6 +165,8 @@ pub enum Reducer {
     Prod,
     /// Sum of squares.
     SumSquare,
+    /// Mean of squares (tract's `MeanOfSquares`).
+    MeanSquare,
 }
 
 /// What a node computes, with every parameter resolved to constants.
@@ -175,6 +177,8 @@ pub enum Op {
     View,
     /// 2-D (or 1-D) convolution; inputs `[x, weights, bias?]`.
     Conv(rt::Conv2d),
+    /// 2-D (or 1-D) transposed convolution; inputs `[x, weights (OIHW), bias?]`.
+    ConvTranspose(rt::ConvTranspose2d),
     /// Batched strided matrix product; inputs `[a, b, bias?]`.
     MatMul(rt::MatMul),
     /// Elementwise function of input 0.
@@ -189,9 +193,9 @@ pub enum Op {
         /// Strides of input 1 over the output shape.
         b_strides: Vec<usize>,
     },
-    /// Max pooling over H, W.
+    /// Max pooling over (D,) H, W.
     MaxPool(rt::Pool2d),
-    /// Average pooling over H, W.
+    /// Average pooling over (D,) H, W.
     AvgPool(rt::Pool2d),
     /// Reduction: the output index space is `out_shape`, addressed in the input by `out_in_strides`;
     /// the reduced block is `red_shape` with `red_strides`.
@@ -215,6 +219,49 @@ pub enum Op {
         axis_len: usize,
         /// Product of the axes after it.
         inner: usize,
+    },
+    /// `x / sqrt(mean(x^2) + eps)` over the middle axis of an `[outer, axis, inner]` view.
+    RmsNorm {
+        /// Product of the axes before the normalised axis.
+        outer: usize,
+        /// Extent of the normalised axis.
+        axis_len: usize,
+        /// Product of the axes after it.
+        inner: usize,
+        /// Added to the mean of squares.
+        eps: f32,
+    },
+    /// Local response normalisation across channels of a `[batch, channels, inner]` view.
+    Lrn {
+        /// N.
+        batch: usize,
+        /// C.
+        channels: usize,
+        /// Product of the spatial axes.
+        inner: usize,
+        /// Number of channels summed.
+        size: usize,
+        /// Scale of the sum of squares.
+        alpha: f32,
+        /// Exponent.
+        beta: f32,
+        /// Added before the exponent.
+        bias: f32,
+    },
+    /// `where(cmp(in0, in1), in2, in3)` with broadcasting; strides address each input in the
+    /// output's index space (0 on broadcast axes), in input order.
+    Select {
+        /// The comparison.
+        cmp: rt::Cmp,
+        /// Strides of the four inputs over the output shape.
+        strides: [Vec<usize>; 4],
+    },
+    /// Resize of the two innermost axes (nearest with `nearest` set, else bilinear).
+    Resize {
+        /// Geometry, scales and coordinate mode.
+        params: rt::Resize,
+        /// Rounding of nearest-neighbour resize; `None` for linear.
+        nearest: Option<rt::NearestMode>,
     },
     /// Strided copies from inputs into the output (Transpose, Slice, Concat, broadcast).
     Copy(Vec<StridedCopy>),
@@ -241,6 +288,7 @@ impl Op {
         match self {
             Op::View => "view",
             Op::Conv(_) => "conv2d",
+            Op::ConvTranspose(_) => "conv_transpose2d",
             Op::MatMul(_) => "matmul",
             Op::Unary(_) => "unary",
             Op::Binary { .. } => "binary",
@@ -249,6 +297,11 @@ impl Op {
             Op::Reduce { .. } => "reduce",
             Op::Softmax { log: false, .. } => "softmax",
             Op::Softmax { log: true, .. } => "log_softmax",
+            Op::RmsNorm { .. } => "rms_norm",
+            Op::Lrn { .. } => "lrn",
+            Op::Select { .. } => "select_cmp",
+            Op::Resize { nearest: Some(_), .. } => "resize_nearest",
+            Op::Resize { nearest: None, .. } => "resize_linear",
             Op::Copy(_) => "copy_strided",
             Op::Pad { .. } => "pad",
         }

@@ -231,10 +231,12 @@ fn conv_depthwise(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f
     }
 }
 
-/// Parameters of [`conv_transpose2d`]: ONNX ConvTranspose on NCHW data with
-/// weights `[in_channels, out_channels / groups, kernel_h, kernel_w]`.
+/// Parameters of [`conv_transpose2d`]: ONNX ConvTranspose on NCHW data, with
+/// the weights in OIHW order `[out_channels, in_channels / groups, kernel_h,
+/// kernel_w]` (tract's layout; ONNX's `[in_channels, out_channels / groups,
+/// kh, kw]` is that with the channel axes of each group swapped).
 ///
-/// `y[n, oc, oh, ow] = bias[oc] + sum x[n, ic, ih, iw] * w[ic, oc % ocg, kh, kw]`
+/// `y[n, oc, oh, ow] = bias[oc] + sum x[n, ic, ih, iw] * w[oc, ic % icg, kh, kw]`
 /// over all `ic` of the group of `oc` and all `(ih, iw, kh, kw)` with
 /// `oh = ih * stride_h + kh * dilation_h - pad_top` and
 /// `ow = iw * stride_w + kw * dilation_w - pad_left`; contributions landing
@@ -277,7 +279,7 @@ pub struct ConvTranspose2d {
 }
 
 /// Transposed 2-D convolution (ONNX ConvTranspose), see [`ConvTranspose2d`].
-/// `x`: `[batch, in_channels, in_h, in_w]`, `w`: `[in_channels, out_channels
+/// `x`: `[batch, in_channels, in_h, in_w]`, `w`: `[out_channels, in_channels
 /// / groups, kernel_h, kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch,
 /// out_channels, out_h, out_w]`. Needs no scratch.
 pub fn conv_transpose2d(p: &ConvTranspose2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
@@ -303,7 +305,7 @@ pub fn conv_transpose2d(p: &ConvTranspose2d, x: &[f32], w: &[f32], bias: Option<
                 let xplane = &x[(n * p.in_channels + ic) * in_plane..][..in_plane];
                 for ocl in 0..ocg {
                     let oc = g * ocg + ocl;
-                    let wk = &w[(ic * ocg + ocl) * ksize..][..ksize];
+                    let wk = &w[(oc * icg + icl) * ksize..][..ksize];
                     let yplane = &mut yn[oc * out_plane..][..out_plane];
                     for (ih, xrow) in xplane.chunks_exact(p.in_w).enumerate() {
                         for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {

@@ -35,10 +35,10 @@
 //!   [`elu`], [`selu`], [`hard_sigmoid`], [`celu`], [`pow_scalar`]; and
 //!   [`copy`], [`fill`].
 //! - **Pooling**: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; ceil mode,
-//!   dilation, `count_include_pad`, 1-D).
+//!   dilation, `count_include_pad`, 1-D and 3-D).
 //! - **Reductions** ([`Reduce`], rank-generic): [`reduce_sum`],
 //!   [`reduce_mean`], [`reduce_max`], [`reduce_min`], [`reduce_prod`],
-//!   [`reduce_sum_square`], [`reduce_l1`], [`reduce_l2`],
+//!   [`reduce_sum_square`], [`reduce_mean_square`], [`reduce_l1`], [`reduce_l2`],
 //!   [`reduce_log_sum_exp`] (global pooling = mean / max over H, W).
 //! - **Softmax**: [`softmax`], [`log_softmax`] over the middle axis of an
 //!   `[outer, axis, inner]` view.
@@ -47,7 +47,10 @@
 //!   Gather), [`pad`] ([`Pad`], [`PadMode`]: constant, reflect, edge, wrap,
 //!   negative pads crop), [`gather`].
 //! - **Normalisation**: [`channel_affine`] / [`channel_affine_in_place`]
-//!   (folded BatchNormalization), [`instance_norm`], [`layer_norm`], [`lrn`].
+//!   (folded BatchNormalization), [`instance_norm`], [`layer_norm`],
+//!   [`rms_norm`], [`lrn`].
+//! - **Select**: [`select_cmp`] ([`Select`], [`Cmp`]): `where(cmp(a, b), t,
+//!   f)` with broadcasting (Elu, Selu, PRelu as tract expands them).
 //! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
 //!   [`CoordMode`], [`NearestMode`]).
 #![no_std]
@@ -62,6 +65,7 @@ mod norm;
 mod pool;
 mod reduce;
 mod resize;
+mod select;
 mod softmax;
 mod strided;
 mod unary;
@@ -75,6 +79,7 @@ pub use norm::*;
 pub use pool::*;
 pub use reduce::*;
 pub use resize::*;
+pub use select::*;
 pub use softmax::*;
 pub use strided::*;
 pub use unary::*;

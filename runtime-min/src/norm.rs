@@ -136,6 +136,50 @@ pub fn layer_norm(
     }
 }
 
+/// RMS normalisation over the middle axis of an `[outer, axis_len, inner]`
+/// view: `y = x / sqrt(mean(x^2) + epsilon)`, the mean taken over the
+/// `axis_len` values `x[o, .., i]` (tract's `RmsNorm`, which LayerNormalization
+/// over the last axis becomes once the mean is subtracted).
+pub fn rms_norm(x: &[f32], y: &mut [f32], outer: usize, axis_len: usize, inner: usize, epsilon: f32) {
+    let block = axis_len * inner;
+    if block == 0 {
+        return;
+    }
+    let n = axis_len as f32;
+    let blocks = x[..outer * block].chunks_exact(block).zip(y[..outer * block].chunks_exact_mut(block));
+    for (xb, yb) in blocks {
+        if inner == 1 {
+            let ms = fold_contig(0.0, xb, 0.0, |v| v * v, |a, b| a + b) / n;
+            let inv = 1.0 / libm::sqrtf(ms + epsilon);
+            for (yv, &xv) in yb.iter_mut().zip(xb) {
+                *yv = xv * inv;
+            }
+            continue;
+        }
+        // y doubles as the accumulator: its first row gathers the sums of squares.
+        let (acc, _) = yb.split_at_mut(inner);
+        acc.fill(0.0);
+        for xr in xb.chunks_exact(inner) {
+            for (a, &v) in acc.iter_mut().zip(xr) {
+                *a += v * v;
+            }
+        }
+        for a in acc.iter_mut() {
+            *a = 1.0 / libm::sqrtf(*a / n + epsilon);
+        }
+        // Scale the rows after the first, then the first one in place.
+        let (first, rest) = yb.split_at_mut(inner);
+        for (yr, xr) in rest.chunks_exact_mut(inner).zip(xb[inner..].chunks_exact(inner)) {
+            for ((yv, &xv), &inv) in yr.iter_mut().zip(xr).zip(first.iter()) {
+                *yv = xv * inv;
+            }
+        }
+        for (yv, &xv) in first.iter_mut().zip(&xb[..inner]) {
+            *yv *= xv;
+        }
+    }
+}
+
 /// ONNX LRN across channels on `[batch, channels, inner]` data:
 /// `y = x / (bias + alpha / size * sq)^beta`, where `sq` is the sum of
 /// `x[n, c', i]^2` over `c'` in

@@ -155,6 +155,13 @@ pub fn reduce_sum_square(p: &Reduce, x: &[f32], y: &mut [f32]) {
     reduce_impl(p, x, y, 0.0, |v| v * v, |a, b| a + b, |a, _| a);
 }
 
+/// Mean of the squares (tract's `MeanOfSquares`, the variance step of
+/// LayerNormalization and InstanceNormalization): sum of squares divided by
+/// the number of reduced elements (NaN for an empty reduction).
+pub fn reduce_mean_square(p: &Reduce, x: &[f32], y: &mut [f32]) {
+    reduce_impl(p, x, y, 0.0, |v| v * v, |a, b| a + b, |a, n| a / n);
+}
+
 /// ONNX ReduceL1: sum of absolute values.
 pub fn reduce_l1(p: &Reduce, x: &[f32], y: &mut [f32]) {
     reduce_impl(p, x, y, 0.0, libm::fabsf, |a, b| a + b, |a, _| a);

@@ -249,7 +249,7 @@ fn convt_ref(p: &ConvTranspose2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) ->
                                     continue;
                                 }
                                 let xv = x[((n * p.in_channels + ic) * p.in_h + ih) * p.in_w + iw] as f64;
-                                let wv = w[((ic * ocg + ocl) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
+                                let wv = w[((oc * icg + ic % icg) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
                                 let o = (n * p.out_channels + oc) * plane + oh as usize * p.out_w + ow as usize;
                                 y[o] += xv * wv;
                                 m[o] += (xv * wv).abs();
@@ -299,7 +299,7 @@ fn check_t(
     };
     let mut rng = Rng::new(seed);
     let x = rng.vec(batch * ic * in_h * in_w);
-    let w = rng.vec(ic * (oc / groups) * kh * kw);
+    let w = rng.vec(oc * (ic / groups) * kh * kw);
     let b = rng.vec(oc);
     for bias in [Some(&b[..]), None] {
         let mut y = vec![f32::NAN; batch * oc * out_h * out_w];

@@ -336,3 +336,51 @@ fn parameterised_unary() {
     clip(&[f32::NAN, -3.0, 3.0], &mut y, -1.0, 1.0);
     assert!(y[0].is_nan() && y[1] == -1.0 && y[2] == 1.0);
 }
+
+// ------------------------------------------------------------------ select
+
+#[test]
+fn select_cmp_broadcast() {
+    // a [3,1,5], b scalar-like [1,1,1], t [1,4,5], f [3,4,1], out [3,4,5], every comparison.
+    let out = [3usize, 4, 5];
+    let shapes: [[usize; 3]; 4] = [[3, 1, 5], [1, 1, 1], [1, 4, 5], [3, 4, 1]];
+    let strides: Vec<Vec<usize>> = shapes
+        .iter()
+        .map(|s| {
+            let st = strides_of(s);
+            (0..3).map(|d| if s[d] == 1 { 0 } else { st[d] }).collect()
+        })
+        .collect();
+    let mut rng = Rng::new(77);
+    let mut vals: Vec<Vec<f32>> = shapes.iter().map(|s| rng.vec(s.iter().product())).collect();
+    vals[0][2] = 0.0; // ties with b
+    vals[1][0] = 0.0;
+    vals[0][3] = f32::NAN;
+    type CmpRef = fn(f32, f32) -> bool;
+    let cmps: [(Cmp, CmpRef); 6] = [
+        (Cmp::Lt, |a, b| a < b),
+        (Cmp::Le, |a, b| a <= b),
+        (Cmp::Gt, |a, b| a > b),
+        (Cmp::Ge, |a, b| a >= b),
+        (Cmp::Eq, |a, b| a == b),
+        (Cmp::Ne, |a, b| a != b),
+    ];
+    for (cmp, r) in cmps {
+        let p = Select {
+            cmp,
+            out_shape: &out,
+            a_strides: &strides[0],
+            b_strides: &strides[1],
+            t_strides: &strides[2],
+            f_strides: &strides[3],
+        };
+        let mut y = vec![f32::NAN; 60];
+        select_cmp(&p, &vals[0], &vals[1], &vals[2], &vals[3], &mut y);
+        let at = |k: usize, idx: &[usize]| vals[k][(0..3).map(|d| idx[d] * strides[k][d]).sum::<usize>()];
+        let want: Vec<f64> = indices(&out)
+            .iter()
+            .map(|idx| if r(at(0, idx), at(1, idx)) { at(2, idx) } else { at(3, idx) } as f64)
+            .collect();
+        assert_close(&y, &want, &format!("{cmp:?}"));
+    }
+}

@@ -281,3 +281,27 @@ fn resize_nearest_ties() {
     resize_nearest(&p, NearestMode::RoundPreferCeil, &x, &mut y);
     assert_eq!(y, [10.0, 20.0, 20.0, 30.0, 30.0, 30.0]);
 }
+
+// ------------------------------------------------------------------ rms_norm
+
+#[test]
+fn rms_norm_shapes() {
+    let mut rng = Rng::new(5);
+    for &(outer, axis, inner) in &[(1, 1, 1), (3, 10, 1), (2, 5, 3), (2, 4, 70), (0, 3, 2), (2, 0, 3), (4, 33, 1)] {
+        let x = rng.vec(outer * axis * inner);
+        let eps = 1e-3;
+        let mut want = vec![0.0f64; x.len()];
+        for o in 0..outer {
+            for i in 0..inner {
+                let at = |a: usize| (o * axis + a) * inner + i;
+                let ms = (0..axis).map(|a| (x[at(a)] as f64).powi(2)).sum::<f64>() / axis as f64;
+                for a in 0..axis {
+                    want[at(a)] = x[at(a)] as f64 / (ms + eps as f64).sqrt();
+                }
+            }
+        }
+        let mut y = vec![f32::NAN; x.len()];
+        rms_norm(&x, &mut y, outer, axis, inner, eps);
+        assert_close(&y, &want, &format!("rms_norm {outer}x{axis}x{inner}"));
+    }
+}

@@ -27,6 +27,13 @@ fn params(
     Pool2d {
         batch,
         channels,
+        in_d: 1,
+        out_d: 1,
+        kernel_d: 1,
+        stride_d: 1,
+        dilation_d: 1,
+        pad_front: 0,
+        pad_back: 0,
         in_h,
         in_w,
         out_h: out_len(in_h, kh, sh, dh, pt, pb, ceil),
@@ -47,31 +54,43 @@ fn params(
 
 fn pool_ref(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f64> {
     let mut out = vec![];
+    // One axis: (input position, inside the input, inside the padded extent) of window tap k.
+    let tap = |o: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, len: usize| {
+        let i = (o * s + k * d) as isize - pb as isize;
+        (i, i >= 0 && (i as usize) < len, i < (len + pe) as isize)
+    };
     for c in 0..p.batch * p.channels {
-        for oh in 0..p.out_h {
-            for ow in 0..p.out_w {
-                let mut mx = f64::NEG_INFINITY;
-                let mut sum = 0.0;
-                let mut cnt_in = 0usize;
-                let mut cnt_pad = 0usize;
-                for kh in 0..p.kernel_h {
-                    for kw in 0..p.kernel_w {
-                        let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
-                        let iw = (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
-                        let in_padded = ih < (p.in_h + p.pad_bottom) as isize && iw < (p.in_w + p.pad_right) as isize;
-                        if in_padded {
-                            cnt_pad += 1;
-                        }
-                        if ih >= 0 && iw >= 0 && (ih as usize) < p.in_h && (iw as usize) < p.in_w {
-                            let v = x[(c * p.in_h + ih as usize) * p.in_w + iw as usize] as f64;
-                            mx = mx.max(v);
-                            sum += v;
-                            cnt_in += 1;
+        for od in 0..p.out_d {
+            for oh in 0..p.out_h {
+                for ow in 0..p.out_w {
+                    let mut mx = f64::NEG_INFINITY;
+                    let mut sum = 0.0;
+                    let mut cnt_in = 0usize;
+                    let mut cnt_pad = 0usize;
+                    for kd in 0..p.kernel_d {
+                        let (id, d_in, d_pad) = tap(od, kd, p.stride_d, p.dilation_d, p.pad_front, p.pad_back, p.in_d);
+                        for kh in 0..p.kernel_h {
+                            let (ih, h_in, h_pad) =
+                                tap(oh, kh, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom, p.in_h);
+                            for kw in 0..p.kernel_w {
+                                let (iw, w_in, w_pad) =
+                                    tap(ow, kw, p.stride_w, p.dilation_w, p.pad_left, p.pad_right, p.in_w);
+                                if d_pad && h_pad && w_pad {
+                                    cnt_pad += 1;
+                                }
+                                if d_in && h_in && w_in {
+                                    let at = ((c * p.in_d + id as usize) * p.in_h + ih as usize) * p.in_w + iw as usize;
+                                    let v = x[at] as f64;
+                                    mx = mx.max(v);
+                                    sum += v;
+                                    cnt_in += 1;
+                                }
+                            }
                         }
                     }
+                    let cnt = if p.count_include_pad { cnt_pad } else { cnt_in };
+                    out.push(if is_max { mx } else { sum / cnt as f64 });
                 }
-                let cnt = if p.count_include_pad { cnt_pad } else { cnt_in };
-                out.push(if is_max { mx } else { sum / cnt as f64 });
             }
         }
     }
@@ -80,8 +99,8 @@ fn pool_ref(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f64> {
 
 fn check(p: Pool2d, seed: u64) {
     let mut rng = Rng::new(seed);
-    let x = rng.vec(p.batch * p.channels * p.in_h * p.in_w);
-    let n = p.batch * p.channels * p.out_h * p.out_w;
+    let x = rng.vec(p.batch * p.channels * p.in_d * p.in_h * p.in_w);
+    let n = p.batch * p.channels * p.out_d * p.out_h * p.out_w;
     let mut y = vec![f32::NAN; n];
     max_pool2d(&p, &x, &mut y);
     assert_close(&y, &pool_ref(&p, &x, true), &format!("max {p:?}"));
@@ -135,4 +154,31 @@ fn pool1d() {
 fn global_window_and_empty() {
     check(params((2, 4), (5, 6), (5, 6), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 50);
     check(params((0, 4), (5, 6), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 51);
+}
+
+/// 3-D pooling: `params` in H, W plus a depth axis (input, kernel, stride, dilation, pads).
+#[allow(clippy::too_many_arguments)]
+fn params3d(hw: Pool2d, in_d: usize, kd: usize, sd: usize, dd: usize, (pf, pk): (usize, usize), ceil: bool) -> Pool2d {
+    Pool2d {
+        in_d,
+        out_d: out_len(in_d, kd, sd, dd, pf, pk, ceil),
+        kernel_d: kd,
+        stride_d: sd,
+        dilation_d: dd,
+        pad_front: pf,
+        pad_back: pk,
+        ..hw
+    }
+}
+
+#[test]
+fn pool3d() {
+    for cip in [false, true] {
+        let hw = params((1, 2), (6, 7), (2, 3), (2, 1), (1, 1), (1, 0, 0, 1), false, cip);
+        check(params3d(hw, 5, 3, 2, 1, (1, 1), false), 60);
+        let hw = params((2, 1), (8, 8), (2, 2), (1, 2), (2, 1), (0, 0, 0, 0), true, cip);
+        check(params3d(hw, 9, 2, 3, 2, (0, 1), true), 61);
+        let hw = params((1, 1), (4, 4), (4, 4), (1, 1), (1, 1), (0, 0, 0, 0), false, cip);
+        check(params3d(hw, 4, 4, 1, 1, (0, 0), false), 62);
+    }
 }

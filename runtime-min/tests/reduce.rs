@@ -21,6 +21,7 @@ fn ops() -> Vec<(&'static str, RedFn, fn(&[f64]) -> f64)> {
         ("min", reduce_min, |v| v.iter().cloned().fold(f64::INFINITY, f64::min)),
         ("prod", reduce_prod, |v| v.iter().product()),
         ("sum_square", reduce_sum_square, |v| v.iter().map(|x| x * x).sum()),
+        ("mean_square", reduce_mean_square, |v| v.iter().map(|x| x * x).sum::<f64>() / v.len() as f64),
         ("l1", reduce_l1, |v| v.iter().map(|x| x.abs()).sum()),
         ("l2", reduce_l2, |v| v.iter().map(|x| x * x).sum::<f64>().sqrt()),
         ("log_sum_exp", reduce_log_sum_exp, lse),

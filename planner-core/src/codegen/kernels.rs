@@ -24,6 +24,12 @@ pub fn step(node: &Node, step: usize, access: &Access) -> TokenStream {
             let p = params::conv2d(p);
             quote!(::sramfit::kernels::conv2d(&#p, #x, #w, #bias, #y, #scratch);)
         }
+        Op::ConvTranspose(p) => {
+            let (x, w) = (read(0), read(1));
+            let bias = optional(node, 2, access, step);
+            let p = params::conv_transpose2d(p);
+            quote!(::sramfit::kernels::conv_transpose2d(&#p, #x, #w, #bias, #y);)
+        }
         Op::MatMul(p) => {
             let (a, b) = (read(0), read(1));
             let bias = optional(node, 2, access, step);
@@ -60,6 +66,34 @@ pub fn step(node: &Node, step: usize, access: &Access) -> TokenStream {
             let f = if *log { quote!(log_softmax) } else { quote!(softmax) };
             let x = read(0);
             quote!(::sramfit::kernels::#f(#x, #y, #outer, #axis_len, #inner);)
+        }
+        Op::RmsNorm { outer, axis_len, inner, eps } => {
+            let (x, eps) = (read(0), f32_expr(*eps));
+            quote!(::sramfit::kernels::rms_norm(#x, #y, #outer, #axis_len, #inner, #eps);)
+        }
+        Op::Lrn { batch, channels, inner, size, alpha, beta, bias } => {
+            let x = read(0);
+            let (alpha, beta, bias) = (f32_expr(*alpha), f32_expr(*beta), f32_expr(*bias));
+            quote!(::sramfit::kernels::lrn(#x, #y, #batch, #channels, #inner, #size, #alpha, #beta, #bias);)
+        }
+        Op::Select { cmp, strides } => {
+            let cmp = params::cmp(*cmp);
+            let shape = slice_expr(&out.shape);
+            let [sa, sb, st, sf] = strides.each_ref().map(|s| slice_expr(s));
+            let (a, b, t, f) = (read(0), read(1), read(2), read(3));
+            quote!(::sramfit::kernels::select_cmp(
+                &::sramfit::kernels::Select { cmp: #cmp, out_shape: #shape, a_strides: #sa, b_strides: #sb, t_strides: #st, f_strides: #sf },
+                #a, #b, #t, #f, #y);)
+        }
+        Op::Resize { params: p, nearest } => {
+            let (p, x) = (params::resize(p), read(0));
+            match nearest {
+                Some(m) => {
+                    let m = params::nearest_mode(*m);
+                    quote!(::sramfit::kernels::resize_nearest(&#p, #m, #x, #y);)
+                }
+                None => quote!(::sramfit::kernels::resize_linear(&#p, #x, #y);),
+            }
         }
         Op::Copy(copies) => {
             let calls = copies.iter().map(|c| {
@@ -164,5 +198,6 @@ fn reduce_name(r: Reducer) -> &'static str {
         Reducer::Min => "reduce_min",
         Reducer::Prod => "reduce_prod",
         Reducer::SumSquare => "reduce_sum_square",
+        Reducer::MeanSquare => "reduce_mean_square",
     }
 }

@@ -77,6 +77,47 @@ pub fn conv2d(p: &rt::Conv2d) -> TokenStream {
     })
 }
 
+/// A [`rt::ConvTranspose2d`] expression.
+pub fn conv_transpose2d(p: &rt::ConvTranspose2d) -> TokenStream {
+    let rt::ConvTranspose2d {
+        batch,
+        in_channels,
+        in_h,
+        in_w,
+        out_channels,
+        out_h,
+        out_w,
+        kernel_h,
+        kernel_w,
+        stride_h,
+        stride_w,
+        dilation_h,
+        dilation_w,
+        pad_top,
+        pad_left,
+        groups,
+    } = *p;
+    quote!(::sramfit::kernels::ConvTranspose2d {
+        batch: #batch, in_channels: #in_channels, in_h: #in_h, in_w: #in_w,
+        out_channels: #out_channels, out_h: #out_h, out_w: #out_w,
+        kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
+        dilation_h: #dilation_h, dilation_w: #dilation_w, pad_top: #pad_top, pad_left: #pad_left,
+        groups: #groups,
+    })
+}
+
+/// A [`rt::Cmp`] expression.
+pub fn cmp(c: rt::Cmp) -> TokenStream {
+    match c {
+        rt::Cmp::Lt => quote!(::sramfit::kernels::Cmp::Lt),
+        rt::Cmp::Le => quote!(::sramfit::kernels::Cmp::Le),
+        rt::Cmp::Gt => quote!(::sramfit::kernels::Cmp::Gt),
+        rt::Cmp::Ge => quote!(::sramfit::kernels::Cmp::Ge),
+        rt::Cmp::Eq => quote!(::sramfit::kernels::Cmp::Eq),
+        rt::Cmp::Ne => quote!(::sramfit::kernels::Cmp::Ne),
+    }
+}
+
 /// A [`rt::MatMul`] expression.
 pub fn matmul(p: &rt::MatMul) -> TokenStream {
     let rt::MatMul {
@@ -110,6 +151,13 @@ pub fn pool2d(p: &rt::Pool2d) -> TokenStream {
     let rt::Pool2d {
         batch,
         channels,
+        in_d,
+        out_d,
+        kernel_d,
+        stride_d,
+        dilation_d,
+        pad_front,
+        pad_back,
         in_h,
         in_w,
         out_h,
@@ -127,7 +175,8 @@ pub fn pool2d(p: &rt::Pool2d) -> TokenStream {
         count_include_pad,
     } = *p;
     quote!(::sramfit::kernels::Pool2d {
-        batch: #batch, channels: #channels, in_h: #in_h, in_w: #in_w, out_h: #out_h, out_w: #out_w,
+        batch: #batch, channels: #channels, in_d: #in_d, out_d: #out_d, kernel_d: #kernel_d,
+        stride_d: #stride_d, dilation_d: #dilation_d, pad_front: #pad_front, pad_back: #pad_back, in_h: #in_h, in_w: #in_w, out_h: #out_h, out_w: #out_w,
         kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
         dilation_h: #dilation_h, dilation_w: #dilation_w, pad_top: #pad_top, pad_left: #pad_left,
         pad_bottom: #pad_bottom, pad_right: #pad_right, count_include_pad: #count_include_pad,
@@ -144,5 +193,33 @@ pub fn pad_mode(m: rt::PadMode) -> TokenStream {
         rt::PadMode::Reflect => quote!(::sramfit::kernels::PadMode::Reflect),
         rt::PadMode::Edge => quote!(::sramfit::kernels::PadMode::Edge),
         rt::PadMode::Wrap => quote!(::sramfit::kernels::PadMode::Wrap),
+    }
+}
+
+/// A [`rt::Resize`] expression.
+pub fn resize(p: &rt::Resize) -> TokenStream {
+    let rt::Resize { batch_channels, in_h, in_w, out_h, out_w, scale_h, scale_w, coord } = *p;
+    let (scale_h, scale_w) = (f32_expr(scale_h), f32_expr(scale_w));
+    let coord = match coord {
+        rt::CoordMode::HalfPixel => quote!(HalfPixel),
+        rt::CoordMode::HalfPixelSymmetric => quote!(HalfPixelSymmetric),
+        rt::CoordMode::PytorchHalfPixel => quote!(PytorchHalfPixel),
+        rt::CoordMode::AlignCorners => quote!(AlignCorners),
+        rt::CoordMode::Asymmetric => quote!(Asymmetric),
+        rt::CoordMode::TfHalfPixelForNn => quote!(TfHalfPixelForNn),
+    };
+    quote!(::sramfit::kernels::Resize {
+        batch_channels: #batch_channels, in_h: #in_h, in_w: #in_w, out_h: #out_h, out_w: #out_w,
+        scale_h: #scale_h, scale_w: #scale_w, coord: ::sramfit::kernels::CoordMode::#coord,
+    })
+}
+
+/// A [`rt::NearestMode`] expression.
+pub fn nearest_mode(m: rt::NearestMode) -> TokenStream {
+    match m {
+        rt::NearestMode::RoundPreferFloor => quote!(::sramfit::kernels::NearestMode::RoundPreferFloor),
+        rt::NearestMode::RoundPreferCeil => quote!(::sramfit::kernels::NearestMode::RoundPreferCeil),
+        rt::NearestMode::Floor => quote!(::sramfit::kernels::NearestMode::Floor),
+        rt::NearestMode::Ceil => quote!(::sramfit::kernels::NearestMode::Ceil),
     }
 }

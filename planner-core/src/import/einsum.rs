@@ -26,6 +26,10 @@ pub struct EinAxis {
 }
 
 /// Builds the axes from the positions tract reports (`positions[i] = (in A, in B, in C)`).
+///
+/// An axis's extent is the output's when the output has it (else the larger operand extent): an
+/// operand whose extent is 1 on a longer axis is broadcast along it and gets stride 0 there.
+/// Positions out of range count as absent.
 pub fn axes_from_positions(
     positions: &[(Option<usize>, Option<usize>, Option<usize>)],
     a_shape: &[usize],
@@ -33,11 +37,15 @@ pub fn axes_from_positions(
     c_shape: &[usize],
 ) -> Vec<EinAxis> {
     let (sa, sb, sc) = (strides_of(a_shape), strides_of(b_shape), strides_of(c_shape));
+    let at =
+        |p: Option<usize>, shape: &[usize], strides: &[usize]| p.and_then(|p| Some((*shape.get(p)?, *strides.get(p)?)));
     positions
         .iter()
         .map(|&(pa, pb, pc)| {
-            let len = pa.map(|p| a_shape[p]).or(pb.map(|p| b_shape[p])).or(pc.map(|p| c_shape[p])).unwrap_or(1);
-            EinAxis { len, a: pa.map(|p| sa[p]), b: pb.map(|p| sb[p]), c: pc.map(|p| sc[p]) }
+            let (a, b, c) = (at(pa, a_shape, &sa), at(pb, b_shape, &sb), at(pc, c_shape, &sc));
+            let len = c.or(a.max(b)).map_or(1, |x| x.0);
+            let stride = |x: Option<(usize, usize)>| x.map(|(n, s)| if n == 1 && len != 1 { 0 } else { s });
+            EinAxis { len, a: stride(a), b: stride(b), c: stride(c) }
         })
         .collect()
 }
@@ -236,6 +244,23 @@ mod tests {
         let (p, _) = lower(&axes).unwrap();
         // The two m axes nest (40 = 8*5 in A, 25 = 5*5 in C): merged into m = 10.
         assert_eq!((p.m, p.n, p.k), (10, 5, 8));
+    }
+
+    #[test]
+    fn broadcast_batch_axis_takes_the_output_extent() {
+        // A [1,3,4] x B [2,4,5] -> C [2,3,5] (as in ONNX's test_matmul_bcast): the batch axis is
+        // broadcast in A (extent 1), so its extent comes from C and A's stride on it is 0.
+        let positions =
+            [(Some(0), Some(0), Some(0)), (Some(1), None, Some(1)), (Some(2), Some(1), None), (None, Some(2), Some(2))];
+        let axes = axes_from_positions(&positions, &[1, 3, 4], &[2, 4, 5], &[2, 3, 5]);
+        assert_eq!(axes[0], ax(2, Some(0), Some(20), Some(15)));
+        let (p, swapped) = lower(&axes).unwrap();
+        assert!(!swapped);
+        assert_eq!((p.batch[0], p.a_batch_strides[0], p.b_batch_strides[0], p.c_batch_strides[0]), (2, 0, 20, 15));
+        assert_eq!((p.m, p.n, p.k), (3, 5, 4));
+        // And the other way round: B broadcast on a batch axis A has.
+        let axes = axes_from_positions(&positions, &[2, 3, 4], &[1, 4, 5], &[2, 3, 5]);
+        assert_eq!(axes[0], ax(2, Some(12), Some(0), Some(15)));
     }
 
     #[test]

@@ -5,15 +5,18 @@
 //! a model that cannot be analysed at all.
 
 use tract_onnx::prelude::*;
-use tract_onnx::tract_core::ops::array::{MultiBroadcastTo, Pad, PadMode, Slice, TypedConcat};
+use tract_onnx::tract_core::ops::array::{Gather, MultiBroadcastTo, Pad, PadMode, Slice, TypedConcat};
 use tract_onnx::tract_core::ops::binary::TypedBinOp;
 use tract_onnx::tract_core::ops::cast::Cast;
 use tract_onnx::tract_core::ops::change_axes::AxisOp;
-use tract_onnx::tract_core::ops::cnn::{Conv, KernelFormat, MaxPool, PaddingSpec, PoolSpec, SumPool};
+use tract_onnx::tract_core::ops::cnn::{Conv, Deconv, KernelFormat, MaxPool, PaddingSpec, PoolSpec, SumPool};
 use tract_onnx::tract_core::ops::downsample::Downsample;
 use tract_onnx::tract_core::ops::einsum::EinSum;
 use tract_onnx::tract_core::ops::element_wise::ElementWiseOp;
-use tract_onnx::tract_core::ops::nn::{DataFormat, Reduce, Reducer as TractReducer, Softmax, SoftmaxKind};
+use tract_onnx::tract_core::ops::logic::Iff;
+use tract_onnx::tract_core::ops::nn::{
+    DataFormat, NearestUpsample, Reduce, Reducer as TractReducer, Resize, RmsNorm, Softmax, SoftmaxKind,
+};
 
 use sramfit_runtime_min::{self as rt, Activation};
 
@@ -29,8 +32,14 @@ pub type Lowered = Result<(), String>;
 pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileError> {
     let out_shape = cx.shape(node.id.into())?;
     let in_shapes: Vec<Vec<usize>> = node.inputs.iter().map(|&i| cx.shape(i)).collect::<Result<_, _>>()?;
+    let arity = min_inputs(node);
+    if in_shapes.len() < arity {
+        return Ok(Err(format!("{} inputs where the operator needs {arity}", in_shapes.len())));
+    }
     let lowered = if let Some(op) = node.op_as::<Conv>() {
         conv(op, node.inputs.get(2).and_then(|&b| cx.konst(b)), &in_shapes, &out_shape)
+    } else if let Some(op) = node.op_as::<Deconv>() {
+        deconv(op, node.inputs.get(2).and_then(|&b| cx.konst(b)), &in_shapes, &out_shape)
     } else if let Some(op) = node.op_as::<EinSum>() {
         einsum_op(op, &in_shapes, &out_shape)
     } else if let Some(op) = node.op_as::<TypedBinOp>() {
@@ -56,6 +65,35 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
         reduce(op, &in_shapes[0])
     } else if let Some(op) = node.op_as::<Softmax>() {
         softmax(op, &in_shapes[0])
+    } else if let Some(op) = node.op_as::<RmsNorm>() {
+        rms_norm(op, &in_shapes[0])
+    } else if node.op.name() == "Lrn" {
+        lrn(&format!("{:?}", node.op), &in_shapes[0])
+    } else if let Some(op) = node.op_as::<NearestUpsample>() {
+        resize(
+            &ResizeSpec::upsample(),
+            &op.scales.iter().map(|&s| s as f32).collect::<Vec<_>>(),
+            &in_shapes[0],
+            &out_shape,
+        )
+    } else if let Some(op) = node.op_as::<Resize>() {
+        let spec = ResizeSpec {
+            coord: format!("{:?}", op.coord_transformer),
+            interpolator: format!("{:?}", op.interpolator),
+            nearest: format!("{:?}", op.nearest),
+        };
+        let scales = resize_scales(cx, node, op.optional_scales_input, &in_shapes[0], &out_shape);
+        resize(&spec, &scales, &in_shapes[0], &out_shape)
+    } else if node.op.name() == "Resize" {
+        // tract-onnx-opl's Resize (the ONNX op with options core's Resize lacks), read from its Debug form.
+        ResizeSpec::from_onnx_debug(&format!("{:?}", node.op)).and_then(|(spec, scales_input)| {
+            let scales = resize_scales(cx, node, scales_input, &in_shapes[0], &out_shape);
+            resize(&spec, &scales, &in_shapes[0], &out_shape)
+        })
+    } else if node.op_is::<Iff>() {
+        select(cx, node, &out_shape)
+    } else if let Some(op) = node.op_as::<Gather>() {
+        gather(op.axis, cx.konst(node.inputs[1]), &in_shapes[0], &out_shape)
     } else if let Some(op) = node.op_as::<TypedConcat>() {
         Ok(concat(op.axis, &in_shapes, &out_shape))
     } else if let Some(op) = node.op_as::<Slice>() {
@@ -82,7 +120,14 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
     let mut inputs = Vec::with_capacity(plan.inputs.len());
     for src in plan.inputs {
         inputs.push(match src {
-            Src::Input(i) => cx.data(node.inputs[i])?,
+            Src::Input(i) => {
+                let o = *node.inputs.get(i).ok_or_else(|| CompileError::InvalidModel {
+                    path: Default::default(),
+                    message: format!("node `{}` has no input {i}", node.name),
+                })?;
+                cx.data(o)?
+            }
+            Src::Outlet(o) => cx.data(o)?,
             Src::Const { name, shape, values } => cx.add_const(format!("{}.{name}", node.name), shape, values),
             Src::Permuted { input, perm } => {
                 let source = cx.data(node.inputs[input])?;
@@ -112,6 +157,8 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
 enum Src {
     /// Input `i` of the tract node.
     Input(usize),
+    /// Another outlet of the model (an input of a node fused into this one).
+    Outlet(OutletId),
     /// A constant made at build time.
     Const { name: &'static str, shape: Vec<usize>, values: Vec<f32> },
     /// Input `input` of the tract node, copied with its axes permuted (axis `i` of the copy is axis
@@ -140,56 +187,73 @@ fn split_shape(format: DataFormat, shape: &[usize]) -> Result<(usize, usize, Vec
     }
 }
 
-/// Spatial extents as (h, w): 1-D becomes (1, w).
-fn hw(spatial: &[usize]) -> Result<(usize, usize), String> {
-    match spatial {
-        [w] => Ok((1, *w)),
-        [h, w] => Ok((*h, *w)),
-        s => Err(format!("{}-D spatial input (1-D and 2-D are supported)", s.len())),
+/// Per-axis values of up to 3 spatial axes as (d, h, w), the missing leading axes filled with `fill`.
+fn dhw(v: &[usize], fill: usize) -> Result<[usize; 3], String> {
+    if v.is_empty() || v.len() > 3 {
+        return Err(format!("{}-D spatial input (1-D to 3-D are supported)", v.len()));
     }
+    let mut a = [fill; 3];
+    a[3 - v.len()..].copy_from_slice(v);
+    Ok(a)
 }
 
-/// Geometry shared by convolution and pooling, as 2-D (1-D has h = 1).
+/// Geometry shared by convolution and pooling, as 3-D (d, h, w): 2-D has d = 1, 1-D also h = 1.
 struct Geometry {
     batch: usize,
     channels: usize,
-    in_hw: (usize, usize),
-    out_hw: (usize, usize),
-    kernel: (usize, usize),
-    stride: (usize, usize),
-    dilation: (usize, usize),
-    pad_before: (usize, usize),
-    pad_after: (usize, usize),
+    rank: usize,
+    input: [usize; 3],
+    output: [usize; 3],
+    kernel: [usize; 3],
+    stride: [usize; 3],
+    dilation: [usize; 3],
+    pad_before: [usize; 3],
+    pad_after: [usize; 3],
 }
 
 fn geometry(spec: &PoolSpec, in_shape: &[usize], out_shape: &[usize]) -> Result<Geometry, String> {
     let (batch, channels, spatial) = split_shape(spec.data_format, in_shape)?;
     let (_, _, out_spatial) = split_shape(spec.data_format, out_shape)?;
-    let pair = |v: &[usize]| -> (usize, usize) {
-        if v.len() == 1 {
-            (1, v[0])
-        } else {
-            (v[0], v[1])
-        }
-    };
+    let rank = spatial.len();
+    if spec.kernel_shape.len() != rank || out_spatial.len() != rank {
+        return Err("kernel, input and output ranks differ".into());
+    }
     let computed = spec.computed_padding(&spatial);
     let before: Vec<usize> = computed.iter().map(|c| c.pad_before).collect();
     let after: Vec<usize> = match &spec.padding {
         PaddingSpec::Explicit(_, a) | PaddingSpec::ExplicitOnnxPool(_, a, _) => a.to_vec(),
         _ => computed.iter().map(|c| c.pad_after).collect(),
     };
-    let pad = |v: &[usize]| if v.len() == 1 { (0, v[0]) } else { (v[0], v[1]) };
     Ok(Geometry {
         batch,
         channels,
-        in_hw: hw(&spatial)?,
-        out_hw: hw(&out_spatial)?,
-        kernel: pair(&spec.kernel_shape),
-        stride: pair(&spec.strides()),
-        dilation: pair(&spec.dilations()),
-        pad_before: pad(&before),
-        pad_after: pad(&after),
+        rank,
+        input: dhw(&spatial, 1)?,
+        output: dhw(&out_spatial, 1)?,
+        kernel: dhw(&spec.kernel_shape, 1)?,
+        stride: dhw(&spec.strides(), 1)?,
+        dilation: dhw(&spec.dilations(), 1)?,
+        pad_before: dhw(&before, 0)?,
+        pad_after: dhw(&after, 0)?,
     })
+}
+
+/// The bias inputs of a (transposed) convolution: none, the per-channel tensor, or a constant made
+/// from tract's scalar bias (often 0, which tract gives where the ONNX node has none).
+fn conv_bias(bias: Option<Arc<Tensor>>, in_shapes: &[Vec<usize>], out_channels: usize) -> Result<Vec<Src>, String> {
+    match in_shapes.get(2).map(|s| s.iter().product::<usize>()) {
+        None => Ok(vec![]),
+        Some(n) if n == out_channels => Ok(vec![Src::Input(2)]),
+        Some(1) => {
+            let b = bias.ok_or("a computed scalar bias")?.cast_to_scalar::<f32>().map_err(|e| e.to_string())?;
+            if b == 0.0 {
+                Ok(vec![])
+            } else {
+                Ok(vec![Src::Const { name: "bias", shape: vec![out_channels], values: vec![b; out_channels] }])
+            }
+        }
+        Some(n) => Err(format!("bias of {n} values for {out_channels} channels")),
+    }
 }
 
 fn conv(op: &Conv, bias: Option<Arc<Tensor>>, in_shapes: &[Vec<usize>], out_shape: &[usize]) -> Result<Plan, String> {
@@ -200,41 +264,89 @@ fn conv(op: &Conv, bias: Option<Arc<Tensor>>, in_shapes: &[Vec<usize>], out_shap
         return Err(format!("kernel format {:?}", op.kernel_fmt));
     }
     let g = geometry(&op.pool_spec, &in_shapes[0], out_shape)?;
+    if g.rank > 2 {
+        return Err("3-D convolution (1-D and 2-D are supported)".into());
+    }
     let out_channels = op.pool_spec.output_channels;
     let p = rt::Conv2d {
         batch: g.batch,
         in_channels: g.channels,
-        in_h: g.in_hw.0,
-        in_w: g.in_hw.1,
+        in_h: g.input[1],
+        in_w: g.input[2],
         out_channels,
-        out_h: g.out_hw.0,
-        out_w: g.out_hw.1,
-        kernel_h: g.kernel.0,
-        kernel_w: g.kernel.1,
-        stride_h: g.stride.0,
-        stride_w: g.stride.1,
-        dilation_h: g.dilation.0,
-        dilation_w: g.dilation.1,
-        pad_top: g.pad_before.0,
-        pad_left: g.pad_before.1,
+        out_h: g.output[1],
+        out_w: g.output[2],
+        kernel_h: g.kernel[1],
+        kernel_w: g.kernel[2],
+        stride_h: g.stride[1],
+        stride_w: g.stride[2],
+        dilation_h: g.dilation[1],
+        dilation_w: g.dilation[2],
+        pad_top: g.pad_before[1],
+        pad_left: g.pad_before[2],
         groups: op.group,
         act: Activation::None,
     };
     let mut inputs = vec![Src::Input(0), Src::Input(1)];
-    match in_shapes.get(2).map(|s| s.iter().product::<usize>()) {
-        None => {}
-        Some(n) if n == out_channels => inputs.push(Src::Input(2)),
-        // tract gives a scalar bias (often 0) where the ONNX node has none; the kernel wants one per
-        // output channel, or none at all.
-        Some(1) => {
-            let b = bias.ok_or("a computed scalar bias")?.cast_to_scalar::<f32>().map_err(|e| e.to_string())?;
-            if b != 0.0 {
-                inputs.push(Src::Const { name: "bias", shape: vec![out_channels], values: vec![b; out_channels] });
-            }
-        }
-        Some(n) => return Err(format!("bias of {n} values for {out_channels} channels")),
-    }
+    inputs.extend(conv_bias(bias, in_shapes, out_channels)?);
     Ok(Plan { op: Op::Conv(p), inputs })
+}
+
+/// Transposed convolution; tract gives the kernel in OIHW order `[C_out, C_in / group, kh, kw]`.
+fn deconv(
+    op: &Deconv,
+    bias: Option<Arc<Tensor>>,
+    in_shapes: &[Vec<usize>],
+    out_shape: &[usize],
+) -> Result<Plan, String> {
+    if op.kernel_format != KernelFormat::OIHW {
+        return Err(format!("kernel format {:?}", op.kernel_format));
+    }
+    let spec = &op.pool_spec;
+    let (batch, channels, spatial) = split_shape(spec.data_format, &in_shapes[0])?;
+    let (_, out_channels, out_spatial) = split_shape(spec.data_format, out_shape)?;
+    let rank = spatial.len();
+    if rank > 2 {
+        return Err("3-D transposed convolution (1-D and 2-D are supported)".into());
+    }
+    if spec.kernel_shape.len() != rank || out_spatial.len() != rank || op.adjustments.len() != rank {
+        return Err("kernel, input and output ranks differ".into());
+    }
+    let group = op.group.max(1);
+    let w = &in_shapes[1];
+    if w.len() != rank + 2 || w[0] != out_channels || w[1] * group != channels || out_channels % group != 0 {
+        return Err(format!("kernel shape {w:?} for {channels} -> {out_channels} channels in {group} groups"));
+    }
+    let pads = spec
+        .padding
+        .compute_for_deconv(&spatial, &spec.kernel_shape, &spec.dilations(), &spec.strides(), &op.adjustments)
+        .map_err(|e| format!("{e:#}"))?;
+    let before: Vec<usize> = pads.iter().map(|p| p.pad_before).collect();
+    let (input, output) = (dhw(&spatial, 1)?, dhw(&out_spatial, 1)?);
+    let (kernel, stride, dilation) =
+        (dhw(&spec.kernel_shape, 1)?, dhw(&spec.strides(), 1)?, dhw(&spec.dilations(), 1)?);
+    let pad = dhw(&before, 0)?;
+    let p = rt::ConvTranspose2d {
+        batch,
+        in_channels: channels,
+        in_h: input[1],
+        in_w: input[2],
+        out_channels,
+        out_h: output[1],
+        out_w: output[2],
+        kernel_h: kernel[1],
+        kernel_w: kernel[2],
+        stride_h: stride[1],
+        stride_w: stride[2],
+        dilation_h: dilation[1],
+        dilation_w: dilation[2],
+        pad_top: pad[1],
+        pad_left: pad[2],
+        groups: group,
+    };
+    let mut inputs = vec![Src::Input(0), Src::Input(1)];
+    inputs.extend(conv_bias(bias, in_shapes, out_channels)?);
+    Ok(Plan { op: Op::ConvTranspose(p), inputs })
 }
 
 fn einsum_op(op: &EinSum, in_shapes: &[Vec<usize>], out_shape: &[usize]) -> Result<Plan, String> {
@@ -391,20 +503,27 @@ fn pool_geometry(
     Ok(rt::Pool2d {
         batch: g.batch,
         channels: g.channels,
-        in_h: g.in_hw.0,
-        in_w: g.in_hw.1,
-        out_h: g.out_hw.0,
-        out_w: g.out_hw.1,
-        kernel_h: g.kernel.0,
-        kernel_w: g.kernel.1,
-        stride_h: g.stride.0,
-        stride_w: g.stride.1,
-        dilation_h: g.dilation.0,
-        dilation_w: g.dilation.1,
-        pad_top: g.pad_before.0,
-        pad_left: g.pad_before.1,
-        pad_bottom: g.pad_after.0,
-        pad_right: g.pad_after.1,
+        in_d: g.input[0],
+        out_d: g.output[0],
+        kernel_d: g.kernel[0],
+        stride_d: g.stride[0],
+        dilation_d: g.dilation[0],
+        pad_front: g.pad_before[0],
+        pad_back: g.pad_after[0],
+        in_h: g.input[1],
+        in_w: g.input[2],
+        out_h: g.output[1],
+        out_w: g.output[2],
+        kernel_h: g.kernel[1],
+        kernel_w: g.kernel[2],
+        stride_h: g.stride[1],
+        stride_w: g.stride[2],
+        dilation_h: g.dilation[1],
+        dilation_w: g.dilation[2],
+        pad_top: g.pad_before[1],
+        pad_left: g.pad_before[2],
+        pad_bottom: g.pad_after[1],
+        pad_right: g.pad_after[2],
         count_include_pad,
     })
 }
@@ -415,6 +534,7 @@ fn reduce(op: &Reduce, input: &[usize]) -> Result<Plan, String> {
         TractReducer::Max => Reducer::Max,
         TractReducer::Min => Reducer::Min,
         TractReducer::Prod => Reducer::Prod,
+        TractReducer::MeanOfSquares => Reducer::MeanSquare,
         r => return Err(format!("reducer {r:?}")),
     };
     let s = strides_of(input);
@@ -488,18 +608,20 @@ fn slice(op: &Slice, input: &[usize], out: &[usize]) -> Result<Plan, String> {
     Ok(Plan::new(Op::Copy(vec![copy]), vec![0]))
 }
 
-/// Every `stride`-th element along `axis`, starting at `modulo`.
+/// Every `stride`-th element along `axis`, starting at `modulo`; a negative stride walks the axis
+/// backwards from its last element down to `modulo` (ndarray's `Slice::new(modulo, None, stride)`).
 fn downsample(op: &Downsample, input: &[usize], out: &[usize]) -> Result<Plan, String> {
-    if op.stride <= 0 {
-        return Err("downsampling with a negative stride".into());
+    if op.stride == 0 || op.axis >= input.len() {
+        return Err("downsampling with a zero stride or a bad axis".into());
     }
     let s = strides_of(input);
     let mut src_strides: Vec<isize> = s.iter().map(|&x| x as isize).collect();
     src_strides[op.axis] *= op.stride;
+    let first = if op.stride > 0 { op.modulo } else { input[op.axis].saturating_sub(1) };
     let copy = StridedCopy {
         input: 0,
         shape: out.to_vec(),
-        src_offset: op.modulo * s[op.axis],
+        src_offset: if out.iter().product::<usize>() == 0 { 0 } else { first * s[op.axis] },
         src_strides,
         dst_offset: 0,
         dst_strides: strides_of(out).into_iter().map(|x| x as isize).collect(),
@@ -526,4 +648,260 @@ fn broadcast_to(input: &[usize], out: &[usize]) -> Plan {
         dst_strides: strides_of(out).into_iter().map(|x| x as isize).collect(),
     };
     Plan::new(Op::Copy(vec![copy]), vec![0])
+}
+
+/// The fewest inputs the lowering of `node`'s operator reads.
+fn min_inputs(node: &TypedNode) -> usize {
+    let two = [node.op_is::<Conv>(), node.op_is::<Deconv>(), node.op_is::<EinSum>(), node.op_is::<TypedBinOp>()];
+    if two.contains(&true) || node.op_is::<Gather>() {
+        2
+    } else if node.op_is::<Iff>() {
+        3
+    } else if node.op_is::<TypedConcat>() {
+        0
+    } else {
+        1
+    }
+}
+
+fn rms_norm(op: &RmsNorm, input: &[usize]) -> Result<Plan, String> {
+    if op.axis >= input.len() {
+        return Err(format!("axis {} of a rank-{} tensor", op.axis, input.len()));
+    }
+    let eps = op.eps.cast_to_scalar::<f32>().map_err(|e| e.to_string())?;
+    Ok(Plan::new(
+        Op::RmsNorm {
+            outer: input[..op.axis].iter().product(),
+            axis_len: input[op.axis],
+            inner: input[op.axis + 1..].iter().product(),
+            eps,
+        },
+        vec![0],
+    ))
+}
+
+/// tract-onnx-opl's `Lrn { alpha, beta, bias, size }`, read from its `Debug` form (the op type is
+/// not reachable through `tract_onnx`).
+fn lrn(debug: &str, input: &[usize]) -> Result<Plan, String> {
+    let field = |name: &str| -> Result<&str, String> {
+        let start = debug.find(&format!("{name}: ")).ok_or(format!("Lrn without `{name}`: {debug}"))? + name.len() + 2;
+        let rest = &debug[start..];
+        Ok(rest[..rest.find([',', ' ', '}']).unwrap_or(rest.len())].trim())
+    };
+    let float = |name: &str| -> Result<f32, String> { field(name)?.parse().map_err(|e| format!("Lrn {name}: {e}")) };
+    let size: usize = field("size")?.parse().map_err(|e| format!("Lrn size: {e}"))?;
+    if input.len() < 2 {
+        return Err("LRN on a tensor of rank < 2".into());
+    }
+    Ok(Plan::new(
+        Op::Lrn {
+            batch: input[0],
+            channels: input[1],
+            inner: input[2..].iter().product(),
+            size,
+            alpha: float("alpha")?,
+            beta: float("beta")?,
+            bias: float("bias")?,
+        },
+        vec![0],
+    ))
+}
+
+/// The comparison a `TypedBinOp` computes, if it is one.
+fn comparison(node: &TypedNode) -> Option<rt::Cmp> {
+    let op = node.op_as::<TypedBinOp>()?;
+    Some(match op.0.name() {
+        "LT" => rt::Cmp::Lt,
+        "LTE" => rt::Cmp::Le,
+        "GT" => rt::Cmp::Gt,
+        "GTE" => rt::Cmp::Ge,
+        "Eq" => rt::Cmp::Eq,
+        "NE" => rt::Cmp::Ne,
+        _ => return None,
+    })
+}
+
+/// Whether `node` is a comparison of two `f32` tensors whose bool result only feeds the condition
+/// of `Iff` nodes: it then has no tensor of its own, [`select`] evaluates it in place.
+pub fn is_fused_comparison(model: &TypedModel, node: &TypedNode) -> bool {
+    let f32_operands = node.inputs.len() == 2
+        && node.inputs.iter().all(|&i| model.outlet_fact(i).is_ok_and(|f| f.datum_type == f32::datum_type()));
+    let is_output = model.output_outlets().map_or(true, |o| o.iter().any(|o| o.node == node.id));
+    let successors = node.outputs.first().map(|o| o.successors.as_slice()).unwrap_or(&[]);
+    comparison(node).is_some()
+        && f32_operands
+        && !is_output
+        && !successors.is_empty()
+        && successors
+            .iter()
+            .all(|s| s.slot == 0 && model.nodes.get(s.node).is_some_and(|n| n.op_is::<Iff>() && n.inputs.len() == 3))
+}
+
+/// `Iff(cond, t, f)` whose condition is a fused comparison `cmp(a, b)`: one `select_cmp` over the
+/// four `f32` operands.
+fn select(cx: &Lowering, node: &TypedNode, out: &[usize]) -> Result<Plan, String> {
+    let cond = node.inputs[0];
+    let producer = cx.model.nodes.get(cond.node).ok_or("a condition without a producer")?;
+    let cmp = match comparison(producer) {
+        Some(c) if is_fused_comparison(cx.model, producer) => c,
+        _ => return Err("Iff with a condition that is not a comparison of float tensors".into()),
+    };
+    let operands = [producer.inputs[0], producer.inputs[1], node.inputs[1], node.inputs[2]];
+    let mut strides: [Vec<usize>; 4] = Default::default();
+    for (s, &o) in strides.iter_mut().zip(&operands) {
+        let shape = cx.shape(o).map_err(|e| e.to_string())?;
+        if shape.len() > out.len() || shape.iter().rev().zip(out.iter().rev()).any(|(&a, &b)| a != b && a != 1) {
+            return Err(format!("operand of shape {shape:?} does not broadcast to {out:?}"));
+        }
+        *s = broadcast_strides(&shape, out);
+    }
+    Ok(Plan { op: Op::Select { cmp, strides }, inputs: operands.map(Src::Outlet).into() })
+}
+
+/// Gather with constant indices: one strided copy per index.
+fn gather(axis: usize, indices: Option<Arc<Tensor>>, data: &[usize], out: &[usize]) -> Result<Plan, String> {
+    let indices = indices.ok_or("Gather with run-time indices")?;
+    if axis >= data.len() {
+        return Err(format!("axis {axis} of a rank-{} tensor", data.len()));
+    }
+    let idx = indices.cast_to::<i64>().map_err(|e| e.to_string())?;
+    let idx = idx.to_plain_array_view::<i64>().map_err(|e| e.to_string())?.iter().copied().collect::<Vec<_>>();
+    let len = data[axis] as i64;
+    let (ds, os) = (strides_of(data), strides_of(out));
+    let q = indices.rank();
+    if out.len() != data.len() - 1 + q {
+        return Err("unexpected Gather output rank".into());
+    }
+    // The copied block: every axis of `data` but `axis`; in the output, the axes before and after
+    // the index axes.
+    let shape: Vec<usize> = data.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
+    let src_strides: Vec<isize> = (0..data.len()).filter(|&d| d != axis).map(|d| ds[d] as isize).collect();
+    let dst_strides: Vec<isize> =
+        (0..out.len()).filter(|&d| d < axis || d >= axis + q).map(|d| os[d] as isize).collect();
+    let post: usize = data[axis + 1..].iter().product();
+    let mut copies = Vec::with_capacity(idx.len());
+    for (j, &i) in idx.iter().enumerate() {
+        let i = if i < 0 { i + len } else { i };
+        if !(0..len).contains(&i) {
+            return Err(format!("Gather index {i} out of range for an axis of {len}"));
+        }
+        copies.push(StridedCopy {
+            input: 0,
+            shape: shape.clone(),
+            src_offset: i as usize * ds[axis],
+            src_strides: src_strides.clone(),
+            dst_offset: j * post,
+            dst_strides: dst_strides.clone(),
+        });
+    }
+    Ok(Plan::new(Op::Copy(copies), vec![0]))
+}
+
+/// A resize's options by their tract names (`Debug` forms, shared by tract-core's and
+/// tract-onnx-opl's Resize).
+struct ResizeSpec {
+    coord: String,
+    interpolator: String,
+    nearest: String,
+}
+
+impl ResizeSpec {
+    /// tract's integer `NearestUpsample`: `out[i] = in[i / scale]`.
+    fn upsample() -> ResizeSpec {
+        ResizeSpec { coord: "Asymmetric".into(), interpolator: "Nearest".into(), nearest: "Floor".into() }
+    }
+
+    /// The spec and the scales input of tract-onnx-opl's `Resize` `Debug` output, when it has no
+    /// option the kernels lack (axes, ROI, antialias, exclude_outside, aspect-ratio policy).
+    fn from_onnx_debug(debug: &str) -> Result<(ResizeSpec, Option<usize>), String> {
+        let field = |name: &str| -> Result<String, String> {
+            let start = debug.find(&format!("{name}: ")).ok_or(format!("Resize without `{name}`"))? + name.len() + 2;
+            let rest = &debug[start..];
+            Ok(rest[..rest.find([',', '}']).unwrap_or(rest.len())].trim().to_string())
+        };
+        for (name, want) in [
+            ("axes", "None"),
+            ("antialias", "false"),
+            ("exclude_outside", "false"),
+            ("optional_roi_input", "None"),
+            ("keep_aspect_ratio_policy", "Stretch"),
+        ] {
+            let got = field(name)?;
+            if got != want {
+                return Err(format!("Resize with {name} = {got}"));
+            }
+        }
+        let coord = field("coord_transformer")?;
+        let coord = coord.strip_prefix("Plain(").and_then(|c| c.strip_suffix(')')).ok_or(format!("Resize {coord}"))?;
+        let scales = field("optional_scales_input")?;
+        let scales = scales.strip_prefix("Some(").and_then(|c| c.strip_suffix(')')).and_then(|c| c.parse().ok());
+        let spec =
+            ResizeSpec { coord: coord.to_string(), interpolator: field("interpolator")?, nearest: field("nearest")? };
+        Ok((spec, scales))
+    }
+}
+
+/// The per-axis scales of a Resize: its constant `scales` input when it has one entry per axis,
+/// else `out / in` (ONNX's definition when `sizes` is given).
+fn resize_scales(
+    cx: &Lowering,
+    node: &TypedNode,
+    scales_input: Option<usize>,
+    input: &[usize],
+    out: &[usize],
+) -> Vec<f32> {
+    let given = scales_input
+        .and_then(|i| node.inputs.get(i))
+        .and_then(|&o| cx.konst(o))
+        .and_then(|k| k.cast_to::<f32>().ok()?.to_plain_array_view::<f32>().ok().map(|v| v.iter().copied().collect()))
+        .filter(|v: &Vec<f32>| v.len() == input.len());
+    given.unwrap_or_else(|| {
+        input.iter().zip(out).map(|(&i, &o)| if i == 0 { 1.0 } else { o as f32 / i as f32 }).collect()
+    })
+}
+
+/// Resize of the two innermost axes (1-D: the innermost) with `rt::resize_nearest` /
+/// `rt::resize_linear`.
+fn resize(spec: &ResizeSpec, scales: &[f32], input: &[usize], out: &[usize]) -> Result<Plan, String> {
+    let rank = input.len();
+    if rank == 0 || out.len() != rank || scales.len() != rank {
+        return Err("Resize of a scalar or with mismatched ranks".into());
+    }
+    let lead = rank.saturating_sub(2);
+    if input[..lead] != out[..lead] {
+        return Err("Resize of an axis other than the two innermost".into());
+    }
+    let coord = match spec.coord.as_str() {
+        "HalfPixel" => rt::CoordMode::HalfPixel,
+        "HalfPixelSymmetric" => rt::CoordMode::HalfPixelSymmetric,
+        "PytorchHalfPixel" => rt::CoordMode::PytorchHalfPixel,
+        "AlignCorners" => rt::CoordMode::AlignCorners,
+        "Asymmetric" => rt::CoordMode::Asymmetric,
+        "TfHalfPixelForNn" => rt::CoordMode::TfHalfPixelForNn,
+        c => return Err(format!("Resize coordinate mode {c}")),
+    };
+    let nearest = match spec.interpolator.as_str() {
+        "Linear" => None,
+        "Nearest" => Some(match spec.nearest.as_str() {
+            "Floor" => rt::NearestMode::Floor,
+            "Ceil" => rt::NearestMode::Ceil,
+            "RoundPreferFloor" => rt::NearestMode::RoundPreferFloor,
+            "RoundPreferCeil" => rt::NearestMode::RoundPreferCeil,
+            n => return Err(format!("Resize nearest mode {n}")),
+        }),
+        i => return Err(format!("Resize interpolation {i}")),
+    };
+    let (in_h, out_h, scale_h) =
+        if rank >= 2 { (input[rank - 2], out[rank - 2], scales[rank - 2]) } else { (1, 1, 1.0) };
+    let params = rt::Resize {
+        batch_channels: input[..lead].iter().product(),
+        in_h,
+        in_w: input[rank - 1],
+        out_h,
+        out_w: out[rank - 1],
+        scale_h,
+        scale_w: scales[rank - 1],
+        coord,
+    };
+    Ok(Plan::new(Op::Resize { params, nearest }, vec![0]))
 }

@@ -70,24 +70,36 @@ fn read_model(path: &Path) -> Result<Vec<u8>, CompileError> {
 /// Walks the decluttered model in evaluation order and lowers every node.
 fn lower_model(model: &TypedModel) -> Result<Graph, CompileError> {
     let mut cx = Lowering { model, graph: Graph::default(), tensors: HashMap::new(), unsupported: Vec::new() };
+    // Every graph input gets its tensor first: one that no node reads (or whose readers tract folded
+    // into constants) is not in `eval_order`, but the caller still passes it.
+    let inputs = model.input_outlets().map_err(internal)?.to_vec();
+    for (i, &outlet) in inputs.iter().enumerate() {
+        cx.source(outlet, i)?;
+    }
     let order = model
         .eval_order()
         .map_err(|e| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") })?;
     for id in order {
-        cx.node(&model.nodes[id])?;
+        let node = model.nodes.get(id).ok_or_else(|| invalid(format!("node {id} is not in the model")))?;
+        cx.node(node)?;
     }
     if !cx.unsupported.is_empty() {
         return Err(CompileError::Unsupported(cx.unsupported));
     }
-    for (i, outlet) in model.input_outlets().map_err(internal)?.iter().enumerate() {
-        debug_assert_eq!(cx.graph.tensors[cx.tensors[outlet]].kind, TensorKind::Input(i));
-        cx.graph.inputs.push(cx.tensors[outlet]);
+    for (i, outlet) in inputs.iter().enumerate() {
+        let t = *cx.tensors.get(outlet).ok_or_else(|| invalid(format!("graph input {i} has no tensor")))?;
+        debug_assert_eq!(cx.graph.tensors[t].kind, TensorKind::Input(i));
+        cx.graph.inputs.push(t);
     }
     for outlet in model.output_outlets().map_err(internal)? {
         let t = cx.data(*outlet)?;
         cx.graph.outputs.push(t);
     }
     Ok(cx.graph)
+}
+
+fn invalid(message: String) -> CompileError {
+    CompileError::InvalidModel { path: Default::default(), message }
 }
 
 fn internal(e: TractError) -> CompileError {
@@ -122,12 +134,21 @@ impl Lowering<'_> {
     }
 
     fn outlet_name(&self, o: OutletId) -> String {
-        let n = &self.model.nodes[o.node];
+        let name = self.model.nodes.get(o.node).map_or("?", |n| n.name.as_str());
         if o.slot == 0 {
-            n.name.clone()
+            name.to_string()
         } else {
-            format!("{}.{}", n.name, o.slot)
+            format!("{name}.{}", o.slot)
         }
+    }
+
+    /// Registers graph input `i` (a `TypedSource` outlet).
+    fn source(&mut self, o: OutletId, i: usize) -> Result<(), CompileError> {
+        let shape = self.shape(o)?;
+        self.check_f32(o)?;
+        let t = self.graph.add_tensor(self.outlet_name(o), shape, TensorKind::Input(i));
+        self.tensors.insert(o, t);
+        Ok(())
     }
 
     /// The constant value of an outlet, if tract knows it.
@@ -164,15 +185,18 @@ impl Lowering<'_> {
             return Ok(()); // materialised on first use by `data`
         }
         if node.op_is::<tract_onnx::tract_core::ops::source::TypedSource>() {
-            let i = self.model.input_outlets().map_err(internal)?.iter().position(|o| o.node == node.id).unwrap_or(0);
-            let shape = self.shape(node.id.into())?;
-            self.check_f32(node.id.into())?;
-            let t = self.graph.add_tensor(node.name.clone(), shape, TensorKind::Input(i));
-            self.tensors.insert(node.id.into(), t);
-            return Ok(());
+            if self.tensors.contains_key(&node.id.into()) {
+                return Ok(()); // registered up front by `lower_model`
+            }
+            let i = self.model.input_outlets().map_err(internal)?.iter().position(|o| o.node == node.id);
+            let i = i.ok_or_else(|| invalid(format!("source `{}` is not a graph input", node.name)))?;
+            return self.source(node.id.into(), i);
         }
         if self.konst(node.id.into()).is_some() {
             return Ok(()); // folded by tract: a constant, materialised on use
+        }
+        if lower::is_fused_comparison(self.model, node) {
+            return Ok(()); // a bool condition: fused into the `Iff` nodes that read it
         }
         if node.outputs.len() != 1 {
             self.unsupported(node, "operators with several outputs are not supported");
