@@ -134,10 +134,16 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
                 let in_shape = cx.graph.tensors[source].shape.clone();
                 let shape: Vec<usize> = perm.iter().map(|&p| in_shape[p]).collect();
                 let name = format!("{}.transposed{input}", node.name);
-                let t = cx.graph.add_tensor(name.clone(), shape.clone(), TensorKind::Activation);
-                let Plan { op, .. } = transpose(&perm, &in_shape, &shape);
-                cx.graph.nodes.push(Node { name, source_op: "Transpose".into(), op, inputs: vec![source], output: t });
-                t
+                if let TensorKind::Const(values) = &cx.graph.tensors[source].kind {
+                    // Weights are permuted once, at build time: no copy and no arena bytes at run time.
+                    let values = permute_values(values, &in_shape, &perm);
+                    cx.add_const(name, shape, values)
+                } else {
+                    let t = cx.graph.add_tensor(name.clone(), shape.clone(), TensorKind::Activation);
+                    let Plan { op, .. } = transpose(&perm, &in_shape, &shape);
+                    cx.graph.nodes.push(Node { name, source_op: "Transpose".into(), op, inputs: vec![source], output: t });
+                    t
+                }
             }
         });
     }
@@ -477,6 +483,25 @@ fn axis_op(op: &AxisOp, input: &[usize], out: &[usize]) -> Result<Plan, String> 
         }
         _ => Ok(Plan::new(Op::View, vec![0])),
     }
+}
+
+/// `values` (row-major, shape `shape`) with axes permuted: axis `i` of the result is axis `perm[i]`.
+fn permute_values(values: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
+    let src_strides = strides_of(shape);
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut index = vec![0usize; out_shape.len()];
+    let mut out = Vec::with_capacity(values.len());
+    for _ in 0..values.len() {
+        out.push(values[index.iter().zip(perm).map(|(&i, &p)| i * src_strides[p]).sum::<usize>()]);
+        for axis in (0..index.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < out_shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
 }
 
 /// A copy of input 0 permuted by `perm` (output axis `i` is input axis `perm[i]`).
@@ -904,4 +929,22 @@ fn resize(spec: &ResizeSpec, scales: &[f32], input: &[usize], out: &[usize]) -> 
         coord,
     };
     Ok(Plan::new(Op::Resize { params, nearest }, vec![0]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute_values;
+
+    #[test]
+    fn permutes_constants_at_build_time() {
+        // [2, 3] transposed to [3, 2].
+        let v = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(permute_values(&v, &[2, 3], &[1, 0]), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        // Identity permutation and a 3-D rotation.
+        assert_eq!(permute_values(&v, &[2, 3], &[0, 1]), v.to_vec());
+        let w: Vec<f32> = (0..24).map(|x| x as f32).collect();
+        let r = permute_values(&w, &[2, 3, 4], &[2, 0, 1]);
+        // r[k][i][j] = w[i][j][k]; with (i, j, k) = (1, 2, 1): r[(1*2 + 1)*3 + 2] = w[(1*3 + 2)*4 + 1].
+        assert_eq!(r[11], w[21]);
+    }
 }
