@@ -2,23 +2,7 @@
 
 mod common;
 
-/// One `model!` per fixture, and a test checking it against onnxruntime and tract.
-macro_rules! fixtures {
-    ($($name:ident => $path:literal),* $(,)?) => {
-        $(
-            mod $name {
-                sramfit::model! { pub mod model { path: $path } }
-
-                #[test]
-                fn matches_onnxruntime_and_tract() {
-                    crate::common::check_model($path, model::OUTPUT_SHAPES, model::run_dyn);
-                }
-            }
-        )*
-    };
-}
-
-fixtures! {
+common::fixtures! {
     branch_merge => "tests/models/branch_merge.onnx",
     concat_branches => "tests/models/concat_branches.onnx",
     fc_autoencoder => "tests/models/fc_autoencoder.onnx",

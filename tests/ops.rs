@@ -3,23 +3,7 @@
 
 mod common;
 
-/// One `model!` per fixture, and a test checking it against onnxruntime and tract.
-macro_rules! fixtures {
-    ($($name:ident => $path:literal),* $(,)?) => {
-        $(
-            mod $name {
-                sramfit::model! { pub mod model { path: $path } }
-
-                #[test]
-                fn matches_onnxruntime_and_tract() {
-                    crate::common::check_model($path, model::OUTPUT_SHAPES, model::run_dyn);
-                }
-            }
-        )*
-    };
-}
-
-fixtures! {
+common::fixtures! {
     add_bcast_both => "tests/models/ops/add_bcast_both.onnx",
     add_channel => "tests/models/ops/add_channel.onnx",
     add_same => "tests/models/ops/add_same.onnx",

@@ -127,3 +127,20 @@ pub fn check_model(model_rel: &str, output_shapes: &[&[usize]], run: RunDyn) {
         }
     }
 }
+
+/// One `model!` per fixture, and a test checking it against onnxruntime and tract.
+macro_rules! fixtures {
+    ($($name:ident => $path:literal),* $(,)?) => {
+        $(
+            mod $name {
+                sramfit::model! { pub mod model { path: $path } }
+
+                #[test]
+                fn matches_onnxruntime_and_tract() {
+                    crate::common::check_model($path, model::OUTPUT_SHAPES, model::run_dyn);
+                }
+            }
+        )*
+    };
+}
+pub(crate) use fixtures;
