@@ -2,13 +2,15 @@
 //!
 //! Each subcommand lives in its own module and exposes `run(args) -> Result<(), CliError>`.
 
+#[cfg(feature = "onnx")]
+mod inspect_cmd;
 mod plan_cmd;
 
 use std::fmt;
 use std::process::ExitCode;
 
 /// Top-level usage text.
-const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]   plan a MiniMalloc CSV instance";
+const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]   plan a MiniMalloc CSV instance\n  inspect MODEL.onnx [--sram BYTES] [--input NAME=D,D,..]... [--json F] [--svg F] [--html F]\n                                                          show a model's schedule, memory plan and device map";
 
 /// A failed command: the message to print and the process exit code.
 pub struct CliError {
@@ -40,6 +42,10 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let result = match args.next().as_deref() {
         Some("plan") => plan_cmd::run(args.collect()),
+        #[cfg(feature = "onnx")]
+        Some("inspect") => inspect_cmd::run(args.collect()),
+        #[cfg(not(feature = "onnx"))]
+        Some("inspect") => Err(CliError::usage("inspect: this sramfit was built without the `onnx` feature")),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -23,4 +23,5 @@ pub mod ir;
 pub mod liveness;
 pub mod plan;
 pub mod problem;
+pub mod report;
 pub mod verify;

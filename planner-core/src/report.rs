@@ -1,0 +1,481 @@
+//! The plan made visible: a serialisable [`PlanReport`] of a compiled [`Program`], with the schedule
+//! (what runs at each step, its multiply-accumulates, the arena bytes live there), every tensor's
+//! place (arena offset and lifetime, caller buffer, or flash), and a device map of what occupies SRAM
+//! and flash around the arena.
+//!
+//! `sramfit inspect` prints it as a table and writes it as JSON, SVG and HTML. The JSON form is the
+//! serde serialisation of [`PlanReport`]; field names are stable.
+
+use serde::{Deserialize, Serialize};
+
+use crate::boundary::root_of;
+use crate::compile::Program;
+use crate::ir::{Graph, Op};
+use crate::liveness::{BufferOwner, Storage};
+use crate::plan::Algorithm;
+
+/// Everything a person needs to see how a model's memory was planned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanReport {
+    /// The model's name (as given by the caller, e.g. the file stem).
+    pub model: String,
+    /// Bytes of the planned arena (`ARENA_BYTES`).
+    pub arena_bytes: u64,
+    /// The live-bytes lower bound of this schedule: no plan can use less (`LOWER_BOUND_BYTES`).
+    pub lower_bound_bytes: u64,
+    /// The first step where the lower bound is reached (the peak).
+    pub lower_bound_step: u32,
+    /// Arena bytes without any reuse (`NAIVE_BYTES`).
+    pub naive_bytes: u64,
+    /// Bytes of the weight blob in flash, alignment padding included (`WEIGHT_BYTES`).
+    pub weight_bytes: u64,
+    /// The planner that produced the offsets.
+    pub algorithm: Algorithm,
+    /// Whether no smaller arena exists for this schedule.
+    pub optimal: bool,
+    /// One entry per schedule step, in execution order (views included: they run no code).
+    pub steps: Vec<StepReport>,
+    /// Every tensor of the graph, then one entry per kernel scratch buffer.
+    pub tensors: Vec<TensorReport>,
+    /// What occupies the device's SRAM and flash.
+    pub device: DeviceMap,
+}
+
+/// One step of the schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// The source operator, as tract names it (`Conv`, `EinSum`, `Add`, ...).
+    pub op: String,
+    /// The ONNX node name (tract may add a suffix).
+    pub node: String,
+    /// The `runtime-min` kernel this step calls (`view` for views, which run no code).
+    pub kernel: String,
+    /// The tensor the step writes.
+    pub output: String,
+    /// Multiply-accumulates of the step: convolutions `out_elems * kernel_h * kernel_w * in_channels /
+    /// groups`, transposed convolutions `in_elems * kernel_h * kernel_w * out_channels / groups`,
+    /// matrix products `batch * m * n * k`, every other kernel 0 (elementwise ops, pooling,
+    /// reductions, normalisations, copies, resize and softmax are not counted as MACs).
+    pub macs: u64,
+    /// Sum of the sizes of the arena buffers (tensors and scratch) live at this step, in bytes,
+    /// without alignment padding. Its maximum over steps never exceeds `lower_bound_bytes`.
+    pub live_bytes: u64,
+}
+
+/// Where a tensor's bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StorageKind {
+    /// A buffer of the planned arena.
+    Arena,
+    /// The caller's input buffer.
+    Input,
+    /// The caller's output buffer.
+    Output,
+    /// Read-only weights.
+    Flash,
+    /// A kernel's scratch buffer in the arena (live for its one step).
+    Scratch,
+}
+
+/// One tensor (or scratch buffer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorReport {
+    /// The tensor's name (`NODE.scratch` for a scratch buffer).
+    pub name: String,
+    /// Static shape, row-major (a scratch buffer's is its `f32` element count).
+    pub shape: Vec<usize>,
+    /// Size in bytes (`f32` elements).
+    pub size: u64,
+    /// Byte offset of its arena buffer; `null` outside the arena.
+    pub offset: Option<u64>,
+    /// First step its arena buffer is live (inclusive index into `steps`); `null` outside the arena.
+    pub first_step: Option<u32>,
+    /// Last step its arena buffer is live (inclusive); `null` outside the arena.
+    pub last_step: Option<u32>,
+    /// The tensor whose bytes this one views (the root of the view chain), or `null`.
+    pub alias_of: Option<String>,
+    /// Where the bytes are.
+    pub storage: StorageKind,
+    /// Index of the arena buffer in the planning problem (shared by views); `null` outside the arena.
+    pub buffer: Option<usize>,
+}
+
+/// One occupant of SRAM or flash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceEntry {
+    /// What it is (`arena`, ``input `x` ``, ``output `y` ``, `busy flag`, `stack`, `weights`, `code`).
+    pub name: String,
+    /// Its size in bytes; `null` when unknown at this level (code size).
+    pub bytes: Option<u64>,
+    /// Whether `bytes` is an estimate rather than an exact figure.
+    pub estimate: bool,
+    /// One line on where the figure comes from.
+    pub note: String,
+}
+
+/// What occupies the device: the arena and what the generated module needs around it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceMap {
+    /// RAM: the arena, the caller's input and output buffers, the busy flag, the kernels' stack.
+    pub sram: Vec<DeviceEntry>,
+    /// Read-only memory: the weights, and the code (unknown here).
+    pub flash: Vec<DeviceEntry>,
+    /// Sum of the known `sram` entries (the stack estimate included).
+    pub sram_total_bytes: u64,
+}
+
+/// A rough upper estimate of the bytes of local arrays a `runtime-min` kernel keeps on the stack
+/// (call frames, spills and interrupt handlers not counted), from the kernels' sources:
+/// the tiled GEMM behind `matmul` and non-depthwise `conv2d` packs a 4x64 and a 64x8 `f32` panel
+/// (3 KiB); `softmax` keeps two 64-entry `f32` blocks (512 B); strided kernels (binary, reduce,
+/// copy, pad, select) keep rank-8 index layouts (about 256 B); `resize` keeps 64-entry index and
+/// weight arrays (1 KiB with 32-bit `usize`); the rest use O(1) locals (64 B nominal).
+pub fn kernel_stack_estimate(op: &Op) -> u64 {
+    match op {
+        Op::MatMul(_) => 3072,
+        Op::Conv(c) if c.groups == 0 || c.in_channels / c.groups != 1 => 3072,
+        Op::Resize { .. } => 1024,
+        Op::Softmax { .. } => 512,
+        Op::Binary { .. } | Op::Reduce { .. } | Op::Copy(_) | Op::Pad { .. } | Op::Select { .. } => 256,
+        Op::View => 0,
+        _ => 64,
+    }
+}
+
+/// Multiply-accumulates of one op (see [`StepReport::macs`]).
+pub fn macs(op: &Op, g: &Graph, output: usize) -> u64 {
+    match op {
+        Op::Conv(c) => {
+            let per_out = (c.kernel_h * c.kernel_w * c.in_channels / c.groups.max(1)) as u64;
+            g.tensors[output].len() as u64 * per_out
+        }
+        Op::ConvTranspose(c) => {
+            // Every input element is scattered into kernel_h * kernel_w * out_channels / groups outputs.
+            let inputs = (c.batch * c.in_channels * c.in_h * c.in_w) as u64;
+            inputs * (c.kernel_h * c.kernel_w * c.out_channels / c.groups.max(1)) as u64
+        }
+        Op::MatMul(m) => m.batch.iter().map(|&b| b as u64).product::<u64>() * (m.m * m.n * m.k) as u64,
+        _ => 0,
+    }
+}
+
+impl PlanReport {
+    /// Builds the report of a compiled program.
+    pub fn from_program(p: &Program, model_name: &str) -> PlanReport {
+        let g = &p.graph;
+        let problem = &p.live.problem;
+        let steps = g
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| StepReport {
+                op: n.source_op.clone(),
+                node: n.name.clone(),
+                kernel: n.op.kernel_name().to_owned(),
+                output: g.tensors[n.output].name.clone(),
+                macs: macs(&n.op, g, n.output),
+                live_bytes: problem.buffers.iter().filter(|b| b.lifetime.contains(i as u32)).map(|b| b.size).sum(),
+            })
+            .collect();
+
+        let arena_fields = |b: usize| {
+            let buf = &problem.buffers[b];
+            (Some(p.plan.offsets[b]), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b))
+        };
+        let mut tensors: Vec<TensorReport> = g
+            .tensors
+            .iter()
+            .enumerate()
+            .map(|(t, tensor)| {
+                let root = root_of(g, t);
+                let (storage, (offset, first_step, last_step, buffer)) = match p.live.storage[t] {
+                    Storage::Arena(b) => (StorageKind::Arena, arena_fields(b)),
+                    Storage::Input(_) => (StorageKind::Input, (None, None, None, None)),
+                    Storage::Output(_) => (StorageKind::Output, (None, None, None, None)),
+                    Storage::Const(_) => (StorageKind::Flash, (None, None, None, None)),
+                };
+                TensorReport {
+                    name: tensor.name.clone(),
+                    shape: tensor.shape.clone(),
+                    size: tensor.bytes(),
+                    offset,
+                    first_step,
+                    last_step,
+                    alias_of: (root != t).then(|| g.tensors[root].name.clone()),
+                    storage,
+                    buffer,
+                }
+            })
+            .collect();
+        for (b, owner) in p.live.owners.iter().enumerate() {
+            if let BufferOwner::Scratch(_) = owner {
+                let buf = &problem.buffers[b];
+                let (offset, first_step, last_step, buffer) = arena_fields(b);
+                tensors.push(TensorReport {
+                    name: buf.name.clone(),
+                    shape: vec![(buf.size / 4) as usize],
+                    size: buf.size,
+                    offset,
+                    first_step,
+                    last_step,
+                    alias_of: None,
+                    storage: StorageKind::Scratch,
+                    buffer,
+                });
+            }
+        }
+
+        PlanReport {
+            model: model_name.to_owned(),
+            arena_bytes: p.plan.arena_bytes,
+            lower_bound_bytes: p.plan.lower_bound.bytes,
+            lower_bound_step: p.plan.lower_bound.step,
+            naive_bytes: p.naive_bytes(),
+            weight_bytes: p.weights.bytes.len() as u64,
+            algorithm: p.plan.algorithm,
+            optimal: p.plan.optimal,
+            steps,
+            tensors,
+            device: device_map(p),
+        }
+    }
+
+    /// The steps' maximum `live_bytes` and the first step reaching it (`(0, 0)` without steps).
+    pub fn peak_live(&self) -> (u64, usize) {
+        let mut best = (0, 0);
+        for (i, s) in self.steps.iter().enumerate() {
+            if s.live_bytes > best.0 {
+                best = (s.live_bytes, i);
+            }
+        }
+        best
+    }
+}
+
+fn entry(name: String, bytes: Option<u64>, estimate: bool, note: impl Into<String>) -> DeviceEntry {
+    DeviceEntry { name, bytes, estimate, note: note.into() }
+}
+
+fn shape_str(s: &[usize]) -> String {
+    format!("{s:?}")
+}
+
+fn device_map(p: &Program) -> DeviceMap {
+    let g = &p.graph;
+    let mut sram = vec![entry(
+        "arena".into(),
+        Some(p.plan.arena_bytes),
+        false,
+        "every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
+    )];
+    for &t in &g.inputs {
+        let tensor = &g.tensors[t];
+        let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
+        sram.push(entry(format!("input `{}`", tensor.name), Some(tensor.bytes()), false, note));
+    }
+    for &t in &g.outputs {
+        let tensor = &g.tensors[t];
+        let note = format!("the caller's output buffer {} (written in place)", shape_str(&tensor.shape));
+        sram.push(entry(format!("output `{}`", tensor.name), Some(tensor.bytes()), false, note));
+    }
+    sram.push(entry(
+        "busy flag".into(),
+        Some(1),
+        false,
+        "`AtomicBool` guarding the module's static arena (`run`, `run_dyn`)",
+    ));
+    // The first of the deepest kernels (`max_by_key` keeps the last maximum, hence `rev`).
+    let deepest = g.nodes.iter().rev().max_by_key(|n| kernel_stack_estimate(&n.op));
+    let (stack, note) = match deepest {
+        Some(n) => (
+            kernel_stack_estimate(&n.op),
+            format!(
+                "estimate: local arrays of the deepest kernel, `{}` (step `{}`); frames and interrupts not counted",
+                n.op.kernel_name(),
+                n.name
+            ),
+        ),
+        None => (0, "estimate: no kernel runs".to_owned()),
+    };
+    sram.push(entry("stack".into(), Some(stack), true, note));
+    let sram_total_bytes = sram.iter().filter_map(|e| e.bytes).sum();
+    let flash = vec![
+        entry(
+            "weights".into(),
+            Some(p.weights.bytes.len() as u64),
+            false,
+            "constant tensors the schedule reads, one 16-byte aligned blob",
+        ),
+        entry("code".into(), None, false, "kernels and the generated `run` function: unknown before linking"),
+    ];
+    DeviceMap { sram, flash, sram_total_bytes }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::compile_graph;
+    use crate::ir::{Node, TensorId, TensorKind, Unary};
+    use sramfit_runtime_min as rt;
+
+    /// x -> conv a (3x3, 2->4 channels) -> relu b -> view c -> matmul d (output), weights in flash.
+    fn conv_view_matmul() -> Graph {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![1, 2, 6, 6], TensorKind::Input(0));
+        let w = g.add_tensor("w", vec![4, 2, 3, 3], TensorKind::Const(vec![0.5; 72]));
+        let a = g.add_tensor("a", vec![1, 4, 4, 4], TensorKind::Activation);
+        let b = g.add_tensor("b", vec![1, 4, 4, 4], TensorKind::Activation);
+        let c = g.add_tensor("c", vec![1, 64], TensorKind::Activation);
+        let m = g.add_tensor("m", vec![64, 10], TensorKind::Const(vec![0.25; 640]));
+        let d = g.add_tensor("d", vec![1, 10], TensorKind::Activation);
+        let conv = rt::Conv2d {
+            batch: 1,
+            in_channels: 2,
+            in_h: 6,
+            in_w: 6,
+            out_channels: 4,
+            out_h: 4,
+            out_w: 4,
+            kernel_h: 3,
+            kernel_w: 3,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            groups: 1,
+            act: rt::Activation::None,
+        };
+        let mm = rt::MatMul {
+            batch: [1; 4],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m: 1,
+            n: 10,
+            k: 64,
+            a_row_stride: 64,
+            a_col_stride: 1,
+            b_row_stride: 10,
+            b_col_stride: 1,
+            c_row_stride: 10,
+            alpha: 1.0,
+            act: rt::Activation::None,
+        };
+        let node = |name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId| Node {
+            name: name.into(),
+            source_op: name.to_uppercase(),
+            op,
+            inputs,
+            output,
+        };
+        g.nodes = vec![
+            node("conv", Op::Conv(conv), vec![x, w], a),
+            node("relu", Op::Unary(Unary::Relu), vec![a], b),
+            node("flatten", Op::View, vec![b], c),
+            node("fc", Op::MatMul(mm), vec![c, m], d),
+        ];
+        g.inputs = vec![x];
+        g.outputs = vec![d];
+        g
+    }
+
+    fn find<'a>(r: &'a PlanReport, name: &str) -> &'a TensorReport {
+        r.tensors.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no tensor `{name}`"))
+    }
+
+    #[test]
+    fn report_of_a_hand_built_graph() {
+        let p = compile_graph(conv_view_matmul()).unwrap();
+        let r = PlanReport::from_program(&p, "hand");
+        assert_eq!(r.model, "hand");
+        assert_eq!(r.steps.len(), 4);
+        assert_eq!(
+            r.steps.iter().map(|s| s.kernel.as_str()).collect::<Vec<_>>(),
+            ["conv2d", "unary", "view", "matmul"]
+        );
+        assert_eq!(r.steps[0].op, "CONV");
+        assert_eq!(r.steps[0].node, "conv");
+        assert_eq!(r.steps[0].output, "a");
+        // conv: 64 outputs * 3*3*2; matmul: 1*10*64; others none.
+        assert_eq!(r.steps.iter().map(|s| s.macs).collect::<Vec<_>>(), [64 * 18, 0, 0, 640]);
+
+        assert_eq!(find(&r, "x").storage, StorageKind::Input);
+        assert_eq!(find(&r, "w").storage, StorageKind::Flash);
+        assert_eq!(find(&r, "d").storage, StorageKind::Output);
+        assert_eq!(find(&r, "d").offset, None);
+        let (a, b, c) = (find(&r, "a"), find(&r, "b"), find(&r, "c"));
+        assert_eq!(
+            (a.storage, a.first_step, a.last_step, a.alias_of.as_deref()),
+            (StorageKind::Arena, Some(0), Some(1), None)
+        );
+        // The view shares its root's buffer, whose life extends to the matmul that reads it.
+        assert_eq!((b.first_step, b.last_step), (Some(1), Some(3)));
+        assert_eq!(c.alias_of.as_deref(), Some("b"));
+        assert_eq!((c.offset, c.first_step, c.last_step, c.buffer), (b.offset, b.first_step, b.last_step, b.buffer));
+        assert_eq!(c.storage, StorageKind::Arena);
+        // The 3x3 conv has an im2col scratch buffer: 2*3*3 * 16 positions floats, step 0 only.
+        let scratch = find(&r, "conv.scratch");
+        assert_eq!(scratch.storage, StorageKind::Scratch);
+        assert_eq!((scratch.size, scratch.first_step, scratch.last_step), (18 * 16 * 4, Some(0), Some(0)));
+        assert_eq!(r.tensors.len(), 8);
+
+        // Live bytes: step 0 holds a + scratch, 1 holds a + b, 2 and 3 hold b.
+        assert_eq!(r.steps.iter().map(|s| s.live_bytes).collect::<Vec<_>>(), [256 + 1152, 512, 256, 256]);
+        assert_eq!(r.peak_live(), (1408, 0));
+        assert!(r.peak_live().0 <= r.lower_bound_bytes && r.lower_bound_bytes <= r.arena_bytes);
+        for t in r.tensors.iter().filter(|t| t.offset.is_some()) {
+            assert!(t.offset.unwrap() + t.size <= r.arena_bytes, "{t:?}");
+        }
+
+        // Device map: arena, input, output, busy flag, stack (estimate, from the matmul/conv panels).
+        let names: Vec<&str> = r.device.sram.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["arena", "input `x`", "output `d`", "busy flag", "stack"]);
+        assert_eq!(r.device.sram[1].bytes, Some(2 * 36 * 4));
+        assert_eq!(r.device.sram[3].bytes, Some(1));
+        assert!(r.device.sram[4].estimate && r.device.sram[4].bytes == Some(3072));
+        assert_eq!(r.device.sram_total_bytes, r.arena_bytes + 288 + 40 + 1 + 3072);
+        assert_eq!(r.device.flash[0].bytes, Some(r.weight_bytes));
+        assert!(r.weight_bytes >= (72 + 640) * 4);
+        assert_eq!(r.device.flash[1].bytes, None);
+
+        // JSON round trip with the documented field names.
+        let json = serde_json::to_value(&r).unwrap();
+        for key in ["arena_bytes", "lower_bound_bytes", "lower_bound_step", "naive_bytes", "weight_bytes"] {
+            assert!(json[key].is_u64(), "{key}");
+        }
+        assert_eq!(json["algorithm"], serde_json::json!(r.algorithm.name()));
+        assert_eq!(json["tensors"][0]["storage"], "input");
+        assert_eq!(json["tensors"][0]["offset"], serde_json::Value::Null);
+        assert_eq!(serde_json::from_value::<PlanReport>(json).unwrap(), r);
+    }
+
+    #[cfg(feature = "onnx")]
+    #[test]
+    fn report_of_the_kws_fixture() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models/kws_dscnn.onnx");
+        let spec = crate::compile::ModelSpec { path, ..Default::default() };
+        let p = crate::compile::compile_model(&spec).unwrap();
+        let r = PlanReport::from_program(&p, "kws_dscnn");
+        assert_eq!(r.steps.len(), p.graph.nodes.len());
+        assert_eq!(r.arena_bytes, p.plan.arena_bytes);
+        assert!(r.lower_bound_bytes <= r.arena_bytes && r.arena_bytes <= r.naive_bytes);
+        assert!(r.peak_live().0 <= r.lower_bound_bytes);
+        assert!(r.steps.iter().map(|s| s.macs).sum::<u64>() > 1_000_000, "a DS-CNN does millions of MACs");
+        assert!(r.steps.iter().any(|s| s.kernel == "conv2d" && s.macs > 0));
+        let arena: Vec<&TensorReport> =
+            r.tensors.iter().filter(|t| matches!(t.storage, StorageKind::Arena | StorageKind::Scratch)).collect();
+        assert!(!arena.is_empty());
+        for t in &arena {
+            assert!(t.offset.unwrap() + t.size <= r.arena_bytes, "{t:?}");
+            assert!(t.first_step.unwrap() <= t.last_step.unwrap());
+        }
+        // Every arena buffer appears exactly once as a non-view entry.
+        let mut roots: Vec<usize> = arena.iter().filter(|t| t.alias_of.is_none()).map(|t| t.buffer.unwrap()).collect();
+        roots.sort_unstable();
+        assert_eq!(roots, (0..p.live.problem.buffers.len()).collect::<Vec<_>>());
+        assert_eq!(r.tensors.iter().filter(|t| t.storage == StorageKind::Flash).count() > 0, r.weight_bytes > 0);
+    }
+}
