@@ -141,7 +141,13 @@ pub fn lower(cx: &mut Lowering, node: &TypedNode) -> Result<Lowered, CompileErro
                 } else {
                     let t = cx.graph.add_tensor(name.clone(), shape.clone(), TensorKind::Activation);
                     let Plan { op, .. } = transpose(&perm, &in_shape, &shape);
-                    cx.graph.nodes.push(Node { name, source_op: "Transpose".into(), op, inputs: vec![source], output: t });
+                    cx.graph.nodes.push(Node {
+                        name,
+                        source_op: "Transpose".into(),
+                        op,
+                        inputs: vec![source],
+                        output: t,
+                    });
                     t
                 }
             }
