@@ -129,6 +129,7 @@ pub fn check_model(model_rel: &str, output_shapes: &[&[usize]], run: RunDyn) {
 }
 
 /// One `model!` per fixture, and a test checking it against onnxruntime and tract.
+#[allow(unused_macros)] // used by models.rs and ops.rs, not by every test file that includes this module
 macro_rules! fixtures {
     ($($name:ident => $path:literal),* $(,)?) => {
         $(
@@ -143,4 +144,5 @@ macro_rules! fixtures {
         )*
     };
 }
+#[allow(unused_imports)]
 pub(crate) use fixtures;
