@@ -1,0 +1,498 @@
+//! Build-script API for sramfit: compile an ONNX model in `build.rs` into a formatted Rust file in
+//! `OUT_DIR`, for crates that prefer generated files to the `sramfit::model!` macro.
+//!
+//! The model goes through the same planner, the same checks and the same code generation as the
+//! macro; only the packaging differs.
+//!
+//! ```no_run
+//! // in build.rs's `fn main`:
+//! sramfit_build::Model::new("models/kws.onnx") // relative to CARGO_MANIFEST_DIR
+//!     .sram(64 * 1024)                          // optional arena budget, in bytes
+//!     .module("kws")                            // default: the file stem, sanitised
+//!     .write("kws.rs")                          // into OUT_DIR
+//!     .unwrap_or_else(|e| e.fail());            // cargo:warning lines, exit status 1
+//! ```
+//!
+//! and in the crate (which depends on `sramfit` for the kernels the generated code calls):
+//!
+//! ```ignore
+//! include!(concat!(env!("OUT_DIR"), "/kws.rs"));
+//! ```
+//!
+//! The written file holds `pub mod kws { … }` with exactly the items `model!` generates (see the
+//! README's contract table), followed by const assertions of the budgets. The weights are written
+//! next to it (`kws.weights.bin`) and embedded with `include_bytes!`. `write` prints
+//! `cargo:rerun-if-changed=<model>`, so cargo reruns the build script when the model changes.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::quote;
+use sramfit_planner_core::budget;
+use sramfit_planner_core::codegen::{self, CodegenOptions};
+use sramfit_planner_core::compile::{self, ModelSpec, Program};
+use sramfit_planner_core::import::InputShape;
+
+pub use sramfit_planner_core::error::CompileError;
+
+/// A model to compile in a build script: the ONNX file and the options of `sramfit::model!`.
+///
+/// Built with [`Model::new`] and the chained setters; [`Model::write`] does the work.
+#[derive(Clone, Debug)]
+#[must_use = "a Model does nothing until `write` is called"]
+pub struct Model {
+    path: PathBuf,
+    sram: Option<u64>,
+    flash: Option<u64>,
+    inputs: Vec<InputShape>,
+    module: Option<String>,
+    out_dir: Option<PathBuf>,
+}
+
+impl Model {
+    /// The ONNX model at `path`: absolute, or relative to the crate's `CARGO_MANIFEST_DIR` (the
+    /// directory of its `Cargo.toml`; the current directory when that variable is not set).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Model { path: path.into(), sram: None, flash: None, inputs: Vec::new(), module: None, out_dir: None }
+    }
+
+    /// The arena budget in bytes: a plan that needs more is an [`Error::Sram`] carrying the
+    /// over-budget report (bytes over, lower bound, peak step, what to change).
+    pub fn sram(mut self, bytes: u64) -> Self {
+        self.sram = Some(bytes);
+        self
+    }
+
+    /// The weight budget in bytes: weights that need more are an [`Error::Flash`].
+    pub fn flash(mut self, bytes: u64) -> Self {
+        self.flash = Some(bytes);
+        self
+    }
+
+    /// Fixes the shape of graph input `name` (needed when the model declares symbolic dimensions).
+    /// Call once per input.
+    pub fn input(mut self, name: &str, dims: &[usize]) -> Self {
+        self.inputs.push(InputShape { name: name.to_owned(), dims: dims.to_vec() });
+        self
+    }
+
+    /// The name of the generated module (a Rust identifier). Default: the model's file stem,
+    /// lower-cased, with every character that cannot be in an identifier replaced by `_`.
+    pub fn module(mut self, name: &str) -> Self {
+        self.module = Some(name.to_owned());
+        self
+    }
+
+    /// Writes into `dir` instead of `OUT_DIR` (for tools and tests that run outside a build script).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Compiles the model and writes the module to `file` in `OUT_DIR` (or [`Model::out_dir`]), the
+    /// weights next to it with the extension `weights.bin`; returns the path of the written file.
+    ///
+    /// Prints `cargo:rerun-if-changed=<model path>` first (so a build that fails because the file
+    /// is missing or broken reruns once it is fixed). Files whose content is unchanged are not
+    /// rewritten, so an unchanged model does not make cargo recompile the crate.
+    pub fn write(&self, file: impl AsRef<Path>) -> Result<PathBuf, Error> {
+        let dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(Error::NoOutDir)?),
+        };
+        let target = dir.join(file.as_ref());
+        let model = self.resolved_path();
+        println!("cargo:rerun-if-changed={}", model.display());
+        let module = self.module_ident()?;
+        let program = self.compile(&model)?;
+        let weights = target.with_extension("weights.bin");
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::Io { path: parent.to_owned(), error: e })?;
+        }
+        write_if_changed(&weights, &program.weights.bytes)?;
+        let source = self.render(&program, &module, Some(&weights))?;
+        write_if_changed(&target, source.as_bytes())?;
+        Ok(target)
+    }
+
+    /// The text [`Model::write`] would write, with the weights inline as a byte-string literal
+    /// instead of `include_bytes!` of a file (nothing is written, nothing printed).
+    pub fn to_source(&self) -> Result<String, Error> {
+        let module = self.module_ident()?;
+        let program = self.compile(&self.resolved_path())?;
+        self.render(&program, &module, None)
+    }
+
+    /// The model path as given, for messages (stable across machines).
+    fn given(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn resolved_path(&self) -> PathBuf {
+        if self.path.is_absolute() {
+            return self.path.clone();
+        }
+        std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default().join(&self.path)
+    }
+
+    fn module_ident(&self) -> Result<Ident, Error> {
+        let name = match &self.module {
+            Some(m) => m.clone(),
+            None => sanitise(&self.path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default()),
+        };
+        syn::parse_str::<Ident>(&name).map_err(|_| Error::ModuleName { name })
+    }
+
+    /// Imports, plans, verifies and checks the budgets.
+    fn compile(&self, model: &Path) -> Result<Program, Error> {
+        let spec = ModelSpec { path: model.to_owned(), inputs: self.inputs.clone() };
+        let compile_error =
+            |error| Error::Compile { model: self.given(), resolved: model.to_owned(), error: Box::new(error) };
+        let program = catch_panics(model, || compile::compile_model(&spec)).map_err(compile_error)?;
+        if let Some(budget) = self.sram {
+            if program.plan.arena_bytes > budget {
+                let report = budget::sram_overflow_report(&program, budget);
+                return Err(Error::Sram { model: self.given(), needed: program.plan.arena_bytes, budget, report });
+            }
+        }
+        if let Some(budget) = self.flash {
+            let needed = program.weights.bytes.len() as u64;
+            if needed > budget {
+                return Err(Error::Flash { model: self.given(), needed, budget });
+            }
+        }
+        Ok(program)
+    }
+
+    /// `pub mod name { items }` plus the budget assertions, formatted, under a header comment.
+    fn render(&self, program: &Program, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
+        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), track_file: None };
+        let items = codegen::emit(program, &options);
+        let literal = |b: u64| {
+            let l = Literal::u64_unsuffixed(b);
+            quote!(#l)
+        };
+        let (sram, flash) = (self.sram.map(literal), self.flash.map(literal));
+        let checks = codegen::budget_assertions(program, module, sram.as_ref(), flash.as_ref());
+        let tokens: TokenStream = quote! {
+            pub mod #module {
+                #items
+            }
+            #checks
+        };
+        let file = syn::parse2::<syn::File>(tokens).map_err(|e| Error::Format { message: e.to_string() })?;
+        Ok(format!(
+            "// @generated by sramfit-build from `{}`: do not edit (change the model or build.rs instead).\n\n{}",
+            self.given(),
+            prettyplease::unparse(&file)
+        ))
+    }
+}
+
+/// A module name from a file stem: lower-cased, non-identifier characters as `_`, `model_` before
+/// a leading digit, `_` after a keyword.
+fn sanitise(stem: &str) -> String {
+    let mut s: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    if s.is_empty() || s.chars().all(|c| c == '_') {
+        return "model".into();
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert_str(0, "model_");
+    }
+    if syn::parse_str::<Ident>(&s).is_err() {
+        s.push('_');
+    }
+    s
+}
+
+/// Writes `bytes` to `path` unless the file already holds exactly them.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    std::fs::write(path, bytes).map_err(|e| Error::Io { path: path.to_owned(), error: e })
+}
+
+/// Runs `f`, turning a panic in a dependency (the ONNX loader) into an error naming the model.
+fn catch_panics(model: &Path, f: impl FnOnce() -> Result<Program, CompileError>) -> Result<Program, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(CompileError::InvalidModel { path: model.into(), message: format!("the ONNX loader panicked: {what}") })
+    })
+}
+
+/// Why [`Model::write`] failed. `Display` gives the whole message (several lines for budget
+/// overflows); [`Error::fail`] hands it to cargo and ends the build script.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The model did not compile: missing or invalid file, unsupported operators, symbolic input
+    /// dimensions not fixed with [`Model::input`], …
+    Compile {
+        /// The model path as given to [`Model::new`].
+        model: String,
+        /// The path it resolved to.
+        resolved: PathBuf,
+        /// The planner's error (boxed: it is large).
+        error: Box<CompileError>,
+    },
+    /// The planned arena exceeds the [`Model::sram`] budget.
+    Sram {
+        /// The model path as given to [`Model::new`].
+        model: String,
+        /// Arena bytes the plan needs.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+        /// The over-budget report (`sramfit_planner_core::budget::sram_overflow_report`): bytes
+        /// over, the lower bound, the peak step and its largest tensors, what to change.
+        report: String,
+    },
+    /// The weights exceed the [`Model::flash`] budget.
+    Flash {
+        /// The model path as given to [`Model::new`].
+        model: String,
+        /// Weight bytes.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// The module name (given to [`Model::module`], or derived from the file stem) is not a Rust
+    /// identifier.
+    ModuleName {
+        /// The name.
+        name: String,
+    },
+    /// `OUT_DIR` is not set (not running in a build script) and no [`Model::out_dir`] was given.
+    NoOutDir,
+    /// Writing an output file failed.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        error: std::io::Error,
+    },
+    /// The generated code did not parse for formatting (a bug in sramfit: please report it).
+    Format {
+        /// The parser's message.
+        message: String,
+    },
+}
+
+impl Error {
+    /// Reports the error to cargo and ends the build script: prints every non-empty line of the
+    /// message as `cargo:warning=…` (cargo shows them even though the script fails) and exits with
+    /// status 1.
+    pub fn fail(self) -> ! {
+        let mut out = std::io::stdout().lock();
+        for line in self.warning_lines() {
+            let _ = writeln!(out, "cargo:warning={line}");
+        }
+        let _ = out.flush();
+        std::process::exit(1)
+    }
+
+    /// The `cargo:warning=` payloads of [`Error::fail`].
+    fn warning_lines(&self) -> Vec<String> {
+        self.to_string().lines().filter(|l| !l.trim().is_empty()).map(str::to_owned).collect()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Compile { model, resolved, error } => {
+                write!(f, "sramfit: {model}: ")?;
+                match &**error {
+                    CompileError::NotFound { .. } => write!(
+                        f,
+                        "model file not found (looked for {})\n  = help: a relative path in `Model::new` is relative to the directory of the crate's Cargo.toml",
+                        resolved.display()
+                    ),
+                    CompileError::SymbolicDim { input, shape, .. } => {
+                        let fixed: Vec<&str> =
+                            shape.iter().map(|d| if d.parse::<usize>().is_ok() { d.as_str() } else { "1" }).collect();
+                        let message = error.to_string();
+                        let first = message.lines().next().unwrap_or_default();
+                        write!(f, "{first}\n  = help: fix it in build.rs with: .input({input:?}, &[{}])", fixed.join(", "))
+                    }
+                    other => write!(f, "{}", with_path(other, model)),
+                }
+            }
+            Error::Sram { model, report, .. } => write!(f, "sramfit: {model}: {report}"),
+            Error::Flash { model, needed, budget } => write!(
+                f,
+                "sramfit: {model}: the model's weights need {needed} bytes of flash, but the `flash` budget is {budget} bytes: {} bytes over",
+                needed - budget
+            ),
+            Error::ModuleName { name } => write!(
+                f,
+                "sramfit: `{name}` is not a valid module name\n  = help: pass a Rust identifier to `Model::module`, e.g. `.module(\"kws\")`"
+            ),
+            Error::NoOutDir => write!(
+                f,
+                "sramfit: OUT_DIR is not set\n  = help: call `Model::write` from a build script (build.rs), or choose a directory with `Model::out_dir`"
+            ),
+            Error::Io { path, error } => write!(f, "sramfit: cannot write {}: {error}", path.display()),
+            Error::Format { message } => write!(
+                f,
+                "sramfit: internal error: the generated code does not parse ({message}); please report this bug"
+            ),
+        }
+    }
+}
+
+/// The planner's message with the model path as the user wrote it (not absolute).
+fn with_path(e: &CompileError, given: &str) -> CompileError {
+    match e {
+        CompileError::NotAFile { .. } => CompileError::NotAFile { path: given.into() },
+        CompileError::Io { message, .. } => CompileError::Io { path: given.into(), message: message.clone() },
+        CompileError::InvalidModel { message, .. } => {
+            CompileError::InvalidModel { path: given.into(), message: message.clone() }
+        }
+        other => other.clone(),
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Compile { error, .. } => Some(&**error),
+            Error::Io { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+    }
+
+    /// A fresh scratch directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sramfit-build-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn module_names_from_file_stems() {
+        assert_eq!(sanitise("kws"), "kws");
+        assert_eq!(sanitise("KWS-v2.small"), "kws_v2_small");
+        assert_eq!(sanitise("3x3"), "model_3x3");
+        assert_eq!(sanitise("type"), "type_");
+        assert_eq!(sanitise("self"), "self_");
+        assert_eq!(sanitise("--"), "model");
+        assert_eq!(sanitise(""), "model");
+        assert_eq!(Model::new("models/Tiny Net.onnx").module_ident().unwrap().to_string(), "tiny_net");
+    }
+
+    #[test]
+    fn invalid_module_name_is_an_error() {
+        let e = Model::new("m.onnx").module("not a name").module_ident().unwrap_err();
+        assert!(matches!(&e, Error::ModuleName { name } if name == "not a name"), "{e:?}");
+        assert!(e.to_string().contains("Model::module"), "{e}");
+    }
+
+    #[test]
+    fn writes_module_and_weights_deterministically() {
+        let dir = scratch("write");
+        let model = Model::new(fixture("ui-tests/models/tiny.onnx")).sram(1 << 20).flash(1 << 20).out_dir(&dir);
+        let written = model.write("gen/tiny.rs").unwrap();
+        assert_eq!(written, dir.join("gen/tiny.rs"));
+        let source = std::fs::read_to_string(&written).unwrap();
+        assert!(source.starts_with("// @generated by sramfit-build"), "{source}");
+        assert!(source.contains("pub mod tiny {"), "{source}");
+        assert!(source.contains("pub fn run("), "{source}");
+        assert!(source.contains("include_bytes!"), "{source}");
+        assert!(source.contains("tiny::ARENA_BYTES <= (1048576)"), "{source}");
+        assert!(source.contains("tiny::WEIGHT_BYTES <= (1048576)"), "{source}");
+        let program = model.compile(&model.resolved_path()).unwrap();
+        assert_eq!(std::fs::read(dir.join("gen/tiny.weights.bin")).unwrap(), program.weights.bytes);
+        // Same model, same options: same file, byte for byte.
+        model.write("gen/tiny.rs").unwrap();
+        assert_eq!(std::fs::read_to_string(&written).unwrap(), source);
+        // The generated file parses as Rust.
+        syn::parse_file(&source).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn to_source_inlines_the_weights() {
+        let source = Model::new(fixture("ui-tests/models/tiny.onnx")).module("net").to_source().unwrap();
+        assert!(source.contains("pub mod net {"), "{source}");
+        assert!(!source.contains("include_bytes!"), "{source}");
+        assert!(!source.contains("ARENA_BYTES <= ("), "no budget, no assertion: {source}");
+        syn::parse_file(&source).unwrap();
+    }
+
+    #[test]
+    fn over_sram_budget_carries_the_report() {
+        let dir = scratch("sram");
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).sram(8).out_dir(&dir).write("tiny.rs").unwrap_err();
+        let Error::Sram { needed, budget, report, .. } = &e else { panic!("{e:?}") };
+        assert_eq!(*budget, 8);
+        assert!(*needed > 8);
+        assert!(report.contains("bytes over"), "{report}");
+        let message = e.to_string();
+        assert!(message.starts_with("sramfit: "), "{message}");
+        assert!(message.contains("lower bound"), "{message}");
+        let lines = e.warning_lines();
+        assert!(lines.len() > 2, "{lines:?}");
+        assert!(lines.iter().all(|l| !l.trim().is_empty() && !l.contains('\n')), "{lines:?}");
+        assert!(!dir.join("tiny.rs").exists(), "nothing written on error");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn over_flash_budget_is_an_error() {
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).flash(1).to_source().unwrap_err();
+        assert!(matches!(e, Error::Flash { budget: 1, .. }), "{e:?}");
+        assert!(e.to_string().contains("bytes of flash"), "{e}");
+    }
+
+    #[test]
+    fn missing_model_names_the_given_path() {
+        let e = Model::new("no/such/model.onnx").to_source().unwrap_err();
+        assert!(
+            matches!(&e, Error::Compile { error, .. } if matches!(**error, CompileError::NotFound { .. })),
+            "{e:?}"
+        );
+        let message = e.to_string();
+        assert!(message.starts_with("sramfit: no/such/model.onnx: model file not found"), "{message}");
+        assert!(std::error::Error::source(&e).is_some());
+    }
+
+    #[test]
+    fn symbolic_dimension_suggests_input() {
+        let e = Model::new(fixture("ui-tests/models/symbolic.onnx")).to_source().unwrap_err();
+        assert!(
+            matches!(&e, Error::Compile { error, .. } if matches!(**error, CompileError::SymbolicDim { .. })),
+            "{e:?}"
+        );
+        let message = e.to_string();
+        assert!(message.contains("fix it in build.rs with: .input("), "{message}");
+        assert!(!message.contains("in the macro"), "{message}");
+    }
+
+    #[test]
+    fn no_out_dir_is_an_error() {
+        if std::env::var_os("OUT_DIR").is_some() {
+            return; // only meaningful outside a build script
+        }
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).write("tiny.rs").unwrap_err();
+        assert!(matches!(e, Error::NoOutDir), "{e:?}");
+    }
+}
