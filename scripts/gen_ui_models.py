@@ -12,12 +12,13 @@ from onnx import TensorProto, helper, numpy_helper
 OUT = "ui-tests/models"
 
 
-def save(name, nodes, inputs, outputs, inits=()):
-    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+def save(name, nodes, inputs, outputs, inits=(), out=OUT):
+    graph = helper.make_graph(nodes, os.path.basename(name), inputs, outputs, list(inits))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
                               producer_name="sramfit-scripts")
     onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(OUT, name + ".onnx"))
+    os.makedirs(out, exist_ok=True)
+    onnx.save(model, os.path.join(out, name + ".onnx"))
     return model
 
 
@@ -28,6 +29,23 @@ def conv_model(name, shape):
              helper.make_node("Relu", ["conv_out"], ["output"], name="relu")]
     return save(name, nodes, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
                 [helper.make_tensor_value_info("output", TensorProto.FLOAT, [shape[0], 8, shape[2], shape[3]])], [w])
+
+
+def chain_model(out):
+    """Four 3x3 convolutions in a row: three intermediate tensors of 1 KiB, of which the first and
+    the third can share memory, so the planned arena (2048 bytes) is smaller than a plan without
+    reuse (3072 bytes, the offline plan of the ui tests)."""
+    rng = np.random.default_rng(2)
+    inits, nodes, x = [], [], "input"
+    for i in range(4):
+        w = numpy_helper.from_array((rng.standard_normal((4, 4, 3, 3)) * 0.3).astype(np.float32), f"conv{i}.weight")
+        inits.append(w)
+        y = "output" if i == 3 else f"conv{i}"
+        nodes.append(helper.make_node("Conv", [x, w.name], [y], name=f"conv{i}", pads=[1, 1, 1, 1]))
+        x = y
+    shape = [1, 4, 8, 8]
+    return save("chain", nodes, [helper.make_tensor_value_info("input", TensorProto.FLOAT, shape)],
+                [helper.make_tensor_value_info("output", TensorProto.FLOAT, shape)], inits, out=out)
 
 
 def main():
@@ -52,6 +70,11 @@ def main():
          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16])], [axis])
     # No graph inputs: a constant output.
     c = numpy_helper.from_array(np.ones((1, 4), dtype=np.float32), "c")
+    # The budget tests' model (an arena of 2048 bytes), and the same model in three folders, for the
+    # offline plan files written by scripts/gen_ui_plans.sh.
+    chain_model(OUT)
+    for case in ("used", "stale", "corrupt"):
+        chain_model(os.path.join(OUT, "offline", case))
     save("no_inputs", [helper.make_node("Relu", ["c"], ["output"], name="relu")], [],
          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 4])], [c])
 

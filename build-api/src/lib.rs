@@ -107,6 +107,9 @@ impl Model {
         println!("cargo:rerun-if-changed={}", model.display());
         let module = self.module_ident()?;
         let program = self.compile(&model)?;
+        if let Some(plan) = program.plan_source.file() {
+            println!("cargo:rerun-if-changed={}", plan.display());
+        }
         let weights = target.with_extension("weights.bin");
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::Io { path: parent.to_owned(), error: e })?;
@@ -147,10 +150,15 @@ impl Model {
 
     /// Imports, plans, verifies and checks the budgets.
     fn compile(&self, model: &Path) -> Result<Program, Error> {
-        let spec = ModelSpec { path: model.to_owned(), inputs: self.inputs.clone() };
+        let spec = ModelSpec {
+            path: model.to_owned(),
+            inputs: self.inputs.clone(),
+            use_plan_file: true,
+            ..Default::default()
+        };
         let compile_error =
             |error| Error::Compile { model: self.given(), resolved: model.to_owned(), error: Box::new(error) };
-        let program = catch_panics(model, || compile::compile_model(&spec)).map_err(compile_error)?;
+        let program = compile::compile_model(&spec).map_err(compile_error)?;
         if let Some(budget) = self.sram {
             if program.plan.arena_bytes > budget {
                 let report = budget::sram_overflow_report(&program, budget);
@@ -168,7 +176,7 @@ impl Model {
 
     /// `pub mod name { items }` plus the budget assertions, formatted, under a header comment.
     fn render(&self, program: &Program, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
-        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), track_file: None };
+        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), track_files: Vec::new() };
         let items = codegen::emit(program, &options);
         let literal = |b: u64| {
             let l = Literal::u64_unsuffixed(b);
@@ -214,18 +222,6 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         return Ok(());
     }
     std::fs::write(path, bytes).map_err(|e| Error::Io { path: path.to_owned(), error: e })
-}
-
-/// Runs `f`, turning a panic in a dependency (the ONNX loader) into an error naming the model.
-fn catch_panics(model: &Path, f: impl FnOnce() -> Result<Program, CompileError>) -> Result<Program, CompileError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(CompileError::InvalidModel { path: model.into(), message: format!("the ONNX loader panicked: {what}") })
-    })
 }
 
 /// Why [`Model::write`] failed. `Display` gives the whole message (several lines for budget
@@ -323,7 +319,7 @@ impl fmt::Display for Error {
                         let first = message.lines().next().unwrap_or_default();
                         write!(f, "{first}\n  = help: fix it in build.rs with: .input({input:?}, &[{}])", fixed.join(", "))
                     }
-                    other => write!(f, "{}", with_path(other, model)),
+                    other => write!(f, "{}", other.with_model_path(Path::new(model))),
                 }
             }
             Error::Sram { model, report, .. } => write!(f, "sramfit: {model}: {report}"),
@@ -346,18 +342,6 @@ impl fmt::Display for Error {
                 "sramfit: internal error: the generated code does not parse ({message}); please report this bug"
             ),
         }
-    }
-}
-
-/// The planner's message with the model path as the user wrote it (not absolute).
-fn with_path(e: &CompileError, given: &str) -> CompileError {
-    match e {
-        CompileError::NotAFile { .. } => CompileError::NotAFile { path: given.into() },
-        CompileError::Io { message, .. } => CompileError::Io { path: given.into(), message: message.clone() },
-        CompileError::InvalidModel { message, .. } => {
-            CompileError::InvalidModel { path: given.into(), message: message.clone() }
-        }
-        other => other.clone(),
     }
 }
 
@@ -441,7 +425,7 @@ mod tests {
     #[test]
     fn over_sram_budget_carries_the_report() {
         let dir = scratch("sram");
-        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).sram(8).out_dir(&dir).write("tiny.rs").unwrap_err();
+        let e = Model::new(fixture("ui-tests/models/chain.onnx")).sram(8).out_dir(&dir).write("chain.rs").unwrap_err();
         let Error::Sram { needed, budget, report, .. } = &e else { panic!("{e:?}") };
         assert_eq!(*budget, 8);
         assert!(*needed > 8);
@@ -452,7 +436,7 @@ mod tests {
         let lines = e.warning_lines();
         assert!(lines.len() > 2, "{lines:?}");
         assert!(lines.iter().all(|l| !l.trim().is_empty() && !l.contains('\n')), "{lines:?}");
-        assert!(!dir.join("tiny.rs").exists(), "nothing written on error");
+        assert!(!dir.join("chain.rs").exists(), "nothing written on error");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -54,7 +54,7 @@ fn parse_bytes(v: &str) -> Option<u64> {
 }
 
 /// `NAME=1,49,10,1` (split at the last `=`, so names may contain one).
-fn parse_input(v: &str) -> Result<InputShape, CliError> {
+pub(crate) fn parse_input(v: &str) -> Result<InputShape, CliError> {
     let bad = || CliError::usage(format!("--input: `{v}` is not NAME=D,D,... (e.g. input=1,49,10,1)"));
     let (name, dims) = v.rsplit_once('=').ok_or_else(bad)?;
     if name.is_empty() || dims.is_empty() {
@@ -95,7 +95,7 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
 
 /// A compile error as one line: its message without the macro-specific `= help` lines, list items
 /// joined with `;`, and the CLI's own fix for a symbolic dimension.
-fn one_line(e: &CompileError) -> String {
+pub(crate) fn one_line(e: &CompileError) -> String {
     let text = e.to_string();
     let mut s = String::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("= help")) {
@@ -151,7 +151,12 @@ fn write_file(path: &str, contents: &str) -> Result<(), CliError> {
 /// Runs the subcommand.
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
-    let spec = ModelSpec { path: PathBuf::from(&args.model), inputs: args.inputs.clone() };
+    let spec = ModelSpec {
+        path: PathBuf::from(&args.model),
+        inputs: args.inputs.clone(),
+        use_plan_file: true,
+        ..Default::default()
+    };
     let program = compile(&spec)?;
     let name = Path::new(&args.model).file_stem().map_or_else(|| args.model.clone(), |s| s.to_string_lossy().into());
     let report = PlanReport::from_program(&program, &name);
@@ -298,10 +303,20 @@ fn table(p: &Program, r: &PlanReport, sram: Option<u64>) -> String {
         ],
         vec!["naive".into(), format!("{}, no reuse", bytes(r.naive_bytes))],
         vec!["weights".into(), format!("{} in flash", bytes(r.weight_bytes))],
-        vec!["planner".into(), r.algorithm.name().into()],
+        vec![
+            "planner".into(),
+            if r.plan_source.is_empty() { r.algorithm.name().into() } else { format!("{} ({})", r.algorithm.name(), r.plan_source) },
+        ],
         vec![
             "optimal".into(),
             if r.optimal { "yes (no smaller arena exists for this schedule)".into() } else { "not proven".into() },
+        ],
+        vec![
+            "rewrites".into(),
+            format!(
+                "{} activation(s) fused into the preceding kernel, {} step(s) in place, {} kernel(s) with reduced scratch",
+                r.optimizations.fused_activations, r.optimizations.in_place_steps, r.optimizations.reduced_scratch
+            ),
         ],
         vec!["MACs".into(), grouped(total_macs)],
     ];

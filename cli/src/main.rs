@@ -5,12 +5,14 @@
 #[cfg(feature = "onnx")]
 mod inspect_cmd;
 mod plan_cmd;
+#[cfg(feature = "onnx")]
+mod plan_model_cmd;
 
 use std::fmt;
 use std::process::ExitCode;
 
 /// Top-level usage text.
-const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]   plan a MiniMalloc CSV instance\n  inspect MODEL.onnx [--sram BYTES] [--input NAME=D,D,..]... [--json F] [--svg F] [--html F]\n                                                          show a model's schedule, memory plan and device map";
+const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]   plan a MiniMalloc CSV instance\n  plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--input NAME=D,D,..]... [--out F]\n                                                          write the offline plan MODEL.plan.json that model! uses\n  inspect MODEL.onnx [--sram BYTES] [--input NAME=D,D,..]... [--json F] [--svg F] [--html F]\n                                                          show a model's schedule, memory plan and device map";
 
 /// A failed command: the message to print and the process exit code.
 pub struct CliError {
@@ -40,10 +42,14 @@ impl fmt::Display for CliError {
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let result = match args.next().as_deref() {
-        Some("plan") => plan_cmd::run(args.collect()),
+    let command = args.next();
+    let args: Vec<String> = args.collect();
+    let result = match command.as_deref() {
         #[cfg(feature = "onnx")]
-        Some("inspect") => inspect_cmd::run(args.collect()),
+        Some("plan") if args.iter().any(|a| a.to_ascii_lowercase().ends_with(".onnx")) => plan_model_cmd::run(args),
+        Some("plan") => plan_cmd::run(args),
+        #[cfg(feature = "onnx")]
+        Some("inspect") => inspect_cmd::run(args),
         #[cfg(not(feature = "onnx"))]
         Some("inspect") => Err(CliError::usage("inspect: this sramfit was built without the `onnx` feature")),
         Some("-h" | "--help" | "help") => {

@@ -1,4 +1,4 @@
-//! `sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]`: plans a MiniMalloc CSV
+//! `sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]`: plans a MiniMalloc CSV
 //! instance, verifies the plan, optionally writes `id,offset` rows, and prints one JSON line
 //! `{"buffers":N,"arena_bytes":N,"lower_bound":N,"algorithm":"...","optimal":B,"ms":N}`.
 
@@ -40,6 +40,7 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
         let mut value = |flag: &str| it.next().ok_or_else(|| CliError::usage(format!("{flag} needs a value")));
         match arg.as_str() {
             "--out" => out = Some(value("--out")?),
+            "--search-long" => options.search_steps = Options::LONG_SEARCH_STEPS,
             "--budget-steps" => {
                 let v = value("--budget-steps")?;
                 options.search_steps =
@@ -50,8 +51,9 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
             _ => return Err(CliError::usage(format!("plan: unexpected argument `{arg}`"))),
         }
     }
-    let input =
-        input.ok_or_else(|| CliError::usage("usage: sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N]"))?;
+    let input = input.ok_or_else(|| {
+        CliError::usage("usage: sramfit plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]")
+    })?;
     Ok(Args { input, out, options })
 }
 

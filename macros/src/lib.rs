@@ -15,7 +15,7 @@ use quote::quote;
 use sramfit_planner_core::budget;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
 use sramfit_planner_core::compile::{self, ModelSpec, Program};
-use sramfit_planner_core::error::{Argument, CompileError};
+use sramfit_planner_core::error::Argument;
 use sramfit_planner_core::import::InputShape;
 
 use input::{Budget, ModelInput};
@@ -54,9 +54,11 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .flat_map(|(_, entries)| entries)
             .map(|e| InputShape { name: e.name.value(), dims: e.dims.clone() })
             .collect(),
+        use_plan_file: true,
+        ..Default::default()
     };
-    let program = catch_panics(&m.path.value(), || compile::compile_model(&spec))
-        .map_err(|e| error_at(m, e.argument(), message(&e, &m.path.value())))?;
+    let program = compile::compile_model(&spec)
+        .map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
     if let Some(b @ Budget::Bytes { bytes, .. }) = &m.sram {
         if program.plan.arena_bytes > *bytes {
             return Err(b.error(budget::sram_overflow_report(&program, *bytes)));
@@ -71,7 +73,10 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             )));
         }
     }
-    let options = CodegenOptions { weights_file: write_weights(&program, &m.name.to_string()), track_file: Some(path) };
+    let options = CodegenOptions {
+        weights_file: write_weights(&program, &m.name.to_string()),
+        track_files: std::iter::once(path).chain(program.plan_source.file().map(Path::to_owned)).collect(),
+    };
     let items = codegen::emit(&program, &options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
     let checks = codegen::budget_assertions(&program, &m.name, sram.as_ref(), flash.as_ref());
@@ -98,32 +103,6 @@ fn resolve(given: &str) -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_default()
         .join(p)
-}
-
-/// Runs `f`, turning a panic in a dependency into an error naming the model file.
-fn catch_panics(path: &str, f: impl FnOnce() -> Result<Program, CompileError>) -> Result<Program, CompileError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(CompileError::InvalidModel { path: path.into(), message: format!("the ONNX loader panicked: {what}") })
-    })
-}
-
-/// The error text, with paths as the user wrote them (not absolute, so messages are stable).
-fn message(e: &CompileError, given: &str) -> String {
-    let with_given = match e {
-        CompileError::NotFound { .. } => CompileError::NotFound { path: given.into() },
-        CompileError::NotAFile { .. } => CompileError::NotAFile { path: given.into() },
-        CompileError::Io { message, .. } => CompileError::Io { path: given.into(), message: message.clone() },
-        CompileError::InvalidModel { message, .. } => {
-            CompileError::InvalidModel { path: given.into(), message: message.clone() }
-        }
-        other => other.clone(),
-    };
-    with_given.to_string()
 }
 
 /// An error on the macro argument `arg` (or on the path when that argument is absent).

@@ -52,6 +52,8 @@ pub fn sram_overflow_report(p: &Program, budget: u64) -> String {
             let _ = writeln!(s, "          {size:>10} bytes  {what}");
         }
     }
+    let (o, applied) = &p.optimizations;
+    let _ = writeln!(s, "  = note: memory-saving rewrites tried: {}", applied.summary(o));
     let _ = write!(
         s,
         "  = help: raise `sram` to at least {need}, or shrink the activations: fix smaller input shapes with `inputs: {{ \"name\": [..] }}`, or reduce the widest layers at the peak"

@@ -10,6 +10,8 @@ use crate::codegen::weights::{self, WeightLayout};
 use crate::error::CompileError;
 use crate::ir::Graph;
 use crate::liveness::{self, Liveness};
+use crate::offline::PlanSource;
+use crate::optimize::{self, Applied, Optimizations};
 use crate::plan::{self, Plan};
 use crate::verify;
 
@@ -21,6 +23,11 @@ pub struct ModelSpec {
     /// Shapes fixing the model's symbolic input dimensions.
     #[cfg(feature = "onnx")]
     pub inputs: Vec<crate::import::InputShape>,
+    /// Use the offline plan beside the model (`MODEL.plan.json`, see [`crate::offline`]) when it
+    /// matches. `model!` and `sramfit-build` do; `sramfit plan`, which writes those files, does not.
+    pub use_plan_file: bool,
+    /// Graph rewrites to run before planning (all on by default).
+    pub optimizations: Optimizations,
 }
 
 /// A model ready for code generation: every stage's result, the plan verified.
@@ -32,6 +39,10 @@ pub struct Program {
     pub live: Liveness,
     /// The arena plan, already checked by [`verify::verify`].
     pub plan: Plan,
+    /// Whether the plan was computed now or read from a plan file.
+    pub plan_source: PlanSource,
+    /// The rewrites that ran, and what they did.
+    pub optimizations: (Optimizations, Applied),
     /// The weight blob layout.
     pub weights: WeightLayout,
 }
@@ -43,20 +54,67 @@ impl Program {
     }
 }
 
-/// Imports, plans and verifies an ONNX model.
+/// Imports, plans and verifies an ONNX model. A panic inside a dependency (the ONNX loader) is
+/// caught and returned as [`CompileError::InvalidModel`] naming the file, so that neither the
+/// macro nor a build script crashes on a hostile model.
 #[cfg(feature = "onnx")]
 pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
-    let graph = crate::import::import(&spec.path, &spec.inputs)?;
-    compile_graph(graph)
+    let compile = || {
+        let graph = crate::import::import(&spec.path, &spec.inputs)?;
+        if !spec.use_plan_file {
+            return compile_graph(graph, &spec.optimizations);
+        }
+        let model_bytes = std::fs::read(&spec.path)
+            .map_err(|e| CompileError::Io { path: spec.path.clone(), message: e.to_string() })?;
+        let plan_file = crate::offline::plan_path(&spec.path);
+        compile_with(graph, &spec.optimizations, |problem| {
+            crate::offline::plan_or_load(&model_bytes, &plan_file, problem)
+        })
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(CompileError::InvalidModel {
+            path: spec.path.clone(),
+            message: format!("the ONNX loader panicked: {what}"),
+        })
+    })
 }
 
-/// Plans and verifies a graph (built by the importer or by hand).
-pub fn compile_graph(mut graph: Graph) -> Result<Program, CompileError> {
+/// Optimizes, plans and verifies a graph (built by the importer or by hand).
+pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Program, CompileError> {
+    compile_with(graph, optimizations, |problem| Ok((plan::plan(problem), PlanSource::Planner)))
+}
+
+/// Rewrites the graph, binds outputs, computes liveness, gets a plan from `planner`, and verifies
+/// it: every plan, computed or read from a file, passes the same verifier before a `Program` exists.
+fn compile_with(
+    mut graph: Graph,
+    optimizations: &Optimizations,
+    planner: impl FnOnce(&crate::problem::Problem) -> Result<(Plan, PlanSource), CompileError>,
+) -> Result<Program, CompileError> {
+    let mut applied = optimize::optimize(&mut graph, optimizations);
     boundary::bind_outputs(&mut graph);
-    let live = liveness::analyze(&graph);
-    let plan = plan::plan(&live.problem);
-    verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[])
-        .map_err(|v| CompileError::PlanRejected { message: v.describe(&live.problem) })?;
+    let live = liveness::analyze(&graph, optimizations);
+    verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
+    let (plan, plan_source) = planner(&live.problem)?;
+    verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[]).map_err(|v| {
+        let message = v.describe(&live.problem);
+        match &plan_source {
+            PlanSource::File(path) => CompileError::PlanFile {
+                path: path.clone(),
+                message: format!("its plan fails verification: {message}"),
+            },
+            _ => CompileError::PlanRejected { message },
+        }
+    })?;
+    applied.in_place_steps = live.in_place.iter().flatten().count();
+    applied.reduced_scratch = (graph.nodes.iter().zip(&live.scratch))
+        .filter(|(n, s)| s.map_or(0, |b| live.problem.buffers[b].size / 4) < n.op.scratch_elems() as u64)
+        .count();
     let weights = weights::layout(&graph, &live);
-    Ok(Program { graph, live, plan, weights })
+    Ok(Program { graph, live, plan, plan_source, optimizations: (*optimizations, applied), weights })
 }

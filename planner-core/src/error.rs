@@ -4,7 +4,7 @@
 //! argument a compile error should point at.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The macro argument an error is about (so the macro can put the error's span on it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +100,14 @@ pub enum CompileError {
         /// Tensor name.
         tensor: String,
     },
+    /// The plan file beside the model matches it but cannot be used (unreadable, malformed, or its
+    /// plan fails verification).
+    PlanFile {
+        /// The plan file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// The planner produced a plan the verifier rejected (a bug in sramfit: please report it).
     PlanRejected {
         /// The verifier's description.
@@ -108,6 +116,21 @@ pub enum CompileError {
 }
 
 impl CompileError {
+    /// The same error with the model path as the user wrote it instead of the resolved absolute
+    /// path (and the plan file beside it), so that messages are short and stable.
+    pub fn with_model_path(&self, given: &Path) -> CompileError {
+        use CompileError::*;
+        let path = given.to_owned();
+        match self {
+            NotFound { .. } => NotFound { path },
+            NotAFile { .. } => NotAFile { path },
+            Io { message, .. } => Io { path, message: message.clone() },
+            InvalidModel { message, .. } => InvalidModel { path, message: message.clone() },
+            PlanFile { message, .. } => PlanFile { path: crate::offline::plan_path(given), message: message.clone() },
+            other => other.clone(),
+        }
+    }
+
     /// Which macro argument this error is about.
     pub fn argument(&self) -> Argument {
         match self {
@@ -169,6 +192,11 @@ impl fmt::Display for CompileError {
                 write!(f, "  = help: see the supported operator list in sramfit's README.md")
             }
             ShapeOverflow { tensor } => write!(f, "tensor `{tensor}` is too large: its size in bytes overflows usize"),
+            PlanFile { path, message } => write!(
+                f,
+                "plan file {} cannot be used: {message}\n  = help: regenerate it with `sramfit plan MODEL.onnx --search-long`, or delete it to plan during the build",
+                path.display()
+            ),
             PlanRejected { message } => write!(f, "internal error: the memory plan failed verification ({message}); please report this bug"),
         }
     }

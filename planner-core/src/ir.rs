@@ -275,10 +275,19 @@ pub enum Op {
 }
 
 impl Op {
-    /// The kernel's scratch requirement in `f32` elements (planned as a one-step arena buffer).
+    /// The kernel's preferred scratch in `f32` elements (planned as a one-step arena buffer).
     pub fn scratch_elems(&self) -> usize {
         match self {
             Op::Conv(p) => rt::conv2d_scratch_len(p),
+            _ => 0,
+        }
+    }
+
+    /// The granularity of a smaller scratch: the kernel also runs with any multiple of this many
+    /// elements below [`Op::scratch_elems`], or with none (0 when the scratch cannot shrink).
+    pub fn scratch_step(&self) -> usize {
+        match self {
+            Op::Conv(p) => rt::conv2d_scratch_per_position(p),
             _ => 0,
         }
     }
@@ -321,6 +330,41 @@ pub struct Node {
     pub inputs: Vec<TensorId>,
     /// The output tensor (every op here has exactly one).
     pub output: TensorId,
+}
+
+impl Node {
+    /// The inputs whose bytes this node's kernel can overwrite with its output, best first: the
+    /// kernel has an in-place variant and the output is elementwise in that input (same element
+    /// count, input read contiguously in the output's index space). This is a fact about the
+    /// kernels; whether overwriting is *safe* (nobody reads the input later) is liveness' decision,
+    /// checked by [`crate::verify::verify_in_place`].
+    pub fn in_place_inputs(&self, tensors: &[Tensor]) -> Vec<usize> {
+        let out = &tensors[self.output];
+        let same_len = |k: usize| self.inputs.get(k).is_some_and(|&t| tensors[t].len() == out.len());
+        match &self.op {
+            Op::Unary(_) if same_len(0) => vec![0],
+            Op::Binary { kind, a_strides, b_strides } => {
+                let contiguous = strides_of(&out.shape);
+                // Axes of extent 1 never move the index, whatever their stride.
+                let dense = |k: usize, s: &[usize]| {
+                    same_len(k)
+                        && s.len() == contiguous.len()
+                        && out.shape.iter().zip(s.iter().zip(&contiguous)).all(|(&n, (a, c))| n == 1 || a == c)
+                };
+                let commutative = matches!(kind, Binary::Add | Binary::Mul);
+                let in_place_kernel = !matches!(kind, Binary::Pow);
+                let mut v = Vec::new();
+                if in_place_kernel && dense(0, a_strides) {
+                    v.push(0);
+                }
+                if commutative && dense(1, b_strides) {
+                    v.push(1);
+                }
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A model: tensors, and nodes in execution order.

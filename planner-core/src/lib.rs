@@ -21,6 +21,8 @@ pub mod error;
 pub mod import;
 pub mod ir;
 pub mod liveness;
+pub mod offline;
+pub mod optimize;
 pub mod plan;
 pub mod problem;
 pub mod report;

@@ -5,9 +5,18 @@
 //! the life of the tensor it views to its own last use. A kernel's scratch buffer lives for its one
 //! step. Graph inputs and outputs live in the caller's buffers and constants in read-only memory, so
 //! none of them is an arena buffer.
+//!
+//! In-place execution (seed 000 section 6.1), when enabled: an elementwise step whose kernel can
+//! overwrite an input ([`crate::ir::Node::in_place_inputs`]) writes its output into that input's
+//! buffer when the three conditions hold — same size (the kernel fact), this step is the input's
+//! last reader (through any view), and the input is an arena tensor (not the caller's input or
+//! output, not a constant) that no other input of the step shares. The output then joins the
+//! input's buffer, whose life extends to the output's last use; [`Liveness::in_place`] records
+//! the decision and [`crate::verify::verify_in_place`] checks it independently.
 
 use crate::boundary::root_of;
 use crate::ir::{Graph, Op, TensorId, TensorKind};
+use crate::optimize::Optimizations;
 use crate::problem::{Buffer, Lifetime, Problem};
 
 /// Alignment of every arena buffer, in bytes (enough for 128-bit SIMD loads).
@@ -46,11 +55,15 @@ pub struct Liveness {
     pub owners: Vec<BufferOwner>,
     /// The scratch buffer of each node, if it needs one.
     pub scratch: Vec<Option<usize>>,
+    /// For each step, the input (index into the node's inputs) whose bytes its output overwrites.
+    pub in_place: Vec<Option<usize>>,
 }
 
-/// Computes storage and lifetimes. Expects [`crate::boundary::bind_outputs`] to have run.
-pub fn analyze(g: &Graph) -> Liveness {
-    let roots: Vec<TensorId> = (0..g.tensors.len()).map(|t| root_of(g, t)).collect();
+/// Computes storage and lifetimes, with in-place execution where it is safe and scratch fitted
+/// under the activation peak when the [`Optimizations`] say so. Expects
+/// [`crate::boundary::bind_outputs`] to have run.
+pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
+    let view_roots: Vec<TensorId> = (0..g.tensors.len()).map(|t| root_of(g, t)).collect();
     let producer_step: Vec<Option<usize>> = {
         let mut p = vec![None; g.tensors.len()];
         for (i, n) in g.nodes.iter().enumerate() {
@@ -58,18 +71,46 @@ pub fn analyze(g: &Graph) -> Liveness {
         }
         p
     };
-    // Last step reading each root (through any view).
+    // Last step reading each view root (through any view).
     let mut last_use: Vec<Option<usize>> = vec![None; g.tensors.len()];
     for (i, n) in g.nodes.iter().enumerate() {
         if n.op == Op::View {
             continue;
         }
         for &t in &n.inputs {
-            let r = roots[t];
+            let r = view_roots[t];
             last_use[r] = Some(last_use[r].map_or(i, |l: usize| l.max(i)));
         }
     }
-    let output_of = |r: TensorId| g.outputs.iter().position(|&o| roots[o] == r);
+    let output_of = |r: TensorId| g.outputs.iter().position(|&o| view_roots[o] == r);
+    let in_arena = |r: TensorId| matches!(g.tensors[r].kind, TensorKind::Activation) && output_of(r).is_none();
+
+    // In-place decisions, in schedule order: the output's view root joins the class of the input it
+    // overwrites. `roots[t]` is then the first tensor of t's chain (the buffer's owner).
+    let mut steps_in_place = vec![None; g.nodes.len()];
+    let mut roots = view_roots.clone();
+    if o.in_place {
+        for (i, n) in g.nodes.iter().enumerate() {
+            let out = view_roots[n.output];
+            let chosen = n.in_place_inputs(&g.tensors).into_iter().find(|&k| {
+                let r = view_roots[n.inputs[k]];
+                in_arena(r)
+                    && in_arena(out)
+                    && last_use[r] == Some(i)
+                    && n.inputs.iter().enumerate().all(|(j, &t)| j == k || roots[view_roots[t]] != roots[r])
+            });
+            if let Some(k) = chosen {
+                steps_in_place[i] = Some(k);
+                let owner = roots[view_roots[n.inputs[k]]];
+                for t in 0..g.tensors.len() {
+                    if view_roots[t] == out {
+                        roots[t] = owner;
+                    }
+                }
+                last_use[owner] = last_use[out].max(last_use[owner]);
+            }
+        }
+    }
 
     let mut storage = Vec::with_capacity(g.tensors.len());
     let mut problem = Problem::default();
@@ -105,9 +146,14 @@ pub fn analyze(g: &Graph) -> Liveness {
             storage[t] = storage[r];
         }
     }
+    let live_bytes = live_bytes_per_step(&problem, g.nodes.len());
+    let peak = live_bytes.iter().copied().max().unwrap_or(0);
     let mut scratch = vec![None; g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate() {
-        let elems = n.op.scratch_elems();
+        let elems = match o.fit_scratch {
+            true => fitted_scratch(&n.op, peak.saturating_sub(live_bytes[i])),
+            false => n.op.scratch_elems(),
+        };
         if elems > 0 {
             problem.buffers.push(Buffer {
                 name: format!("{}.scratch", n.name),
@@ -119,7 +165,42 @@ pub fn analyze(g: &Graph) -> Liveness {
             scratch[i] = Some(problem.buffers.len() - 1);
         }
     }
-    Liveness { storage, problem, owners, scratch }
+    Liveness { storage, problem, owners, scratch, in_place: steps_in_place }
+}
+
+/// Smallest im2col tile worth having, in output positions: below it the direct kernel is as fast.
+const MIN_SCRATCH_TILE: usize = 8;
+
+/// The scratch elements to give `op` when `slack` arena bytes are free at its step below the
+/// activation peak: its preferred amount if that fits, else the largest smaller tile that fits,
+/// else none (the kernel's variant without working memory). Never raises the peak unless the
+/// preferred amount already fits.
+fn fitted_scratch(op: &Op, slack: u64) -> usize {
+    let (preferred, step) = (op.scratch_elems(), op.scratch_step());
+    if (preferred as u64 * 4).next_multiple_of(ARENA_ALIGN) <= slack || step == 0 {
+        return preferred;
+    }
+    let tile = (slack / 4 / step as u64) as usize;
+    if tile >= MIN_SCRATCH_TILE {
+        tile * step
+    } else {
+        0
+    }
+}
+
+/// Arena bytes of the buffers live at each step (sizes rounded to their alignment).
+fn live_bytes_per_step(p: &Problem, steps: usize) -> Vec<u64> {
+    let mut live = vec![0; steps];
+    for b in &p.buffers {
+        for s in b.lifetime.spans() {
+            for step in s.first..=s.last {
+                if let Some(l) = live.get_mut(step as usize) {
+                    *l += b.size.next_multiple_of(b.align);
+                }
+            }
+        }
+    }
+    live
 }
 
 #[cfg(test)]
@@ -158,7 +239,7 @@ mod tests {
     fn views_share_their_roots_buffer_and_extend_its_life() {
         let mut g = chain_with_view();
         bind_outputs(&mut g);
-        let l = analyze(&g);
+        let l = analyze(&g, &Optimizations::NONE);
         assert_eq!(l.storage[0], Storage::Input(0));
         assert_eq!(l.storage[1], l.storage[2], "the view shares its root's bytes");
         assert_eq!(l.storage[4], Storage::Output(0), "the last node writes the caller's buffer");
@@ -177,7 +258,7 @@ mod tests {
         g.outputs = vec![x, x];
         bind_outputs(&mut g);
         assert_eq!(g.nodes.len(), 2, "each output gets its own copy");
-        let l = analyze(&g);
+        let l = analyze(&g, &Optimizations::NONE);
         assert_eq!(l.storage[g.outputs[0]], Storage::Output(0));
         assert_eq!(l.storage[g.outputs[1]], Storage::Output(1));
         assert!(l.problem.buffers.is_empty());

@@ -33,6 +33,10 @@ pub struct PlanReport {
     pub algorithm: Algorithm,
     /// Whether no smaller arena exists for this schedule.
     pub optimal: bool,
+    /// Where the plan came from: empty when planned now, else which plan file was used or ignored.
+    pub plan_source: String,
+    /// The graph rewrites that ran before planning, and what they did.
+    pub optimizations: crate::optimize::Applied,
     /// One entry per schedule step, in execution order (views included: they run no code).
     pub steps: Vec<StepReport>,
     /// Every tensor of the graph, then one entry per kernel scratch buffer.
@@ -189,6 +193,12 @@ impl PlanReport {
             .enumerate()
             .map(|(t, tensor)| {
                 let root = root_of(g, t);
+                // A view names the tensor it views; an in-place output the input it overwrote.
+                let alias_of = if root != t {
+                    Some(g.tensors[root].name.clone())
+                } else {
+                    g.producer(t).and_then(|s| p.live.in_place[s].map(|k| g.tensors[g.nodes[s].inputs[k]].name.clone()))
+                };
                 let (storage, (offset, first_step, last_step, buffer)) = match p.live.storage[t] {
                     Storage::Arena(b) => (StorageKind::Arena, arena_fields(b)),
                     Storage::Input(_) => (StorageKind::Input, (None, None, None, None)),
@@ -202,7 +212,7 @@ impl PlanReport {
                     offset,
                     first_step,
                     last_step,
-                    alias_of: (root != t).then(|| g.tensors[root].name.clone()),
+                    alias_of,
                     storage,
                     buffer,
                 }
@@ -235,6 +245,8 @@ impl PlanReport {
             weight_bytes: p.weights.bytes.len() as u64,
             algorithm: p.plan.algorithm,
             optimal: p.plan.optimal,
+            plan_source: crate::codegen::plan_source_note(p),
+            optimizations: p.optimizations.1,
             steps,
             tensors,
             device: device_map(p),
@@ -388,7 +400,7 @@ mod tests {
 
     #[test]
     fn report_of_a_hand_built_graph() {
-        let p = compile_graph(conv_view_matmul()).unwrap();
+        let p = compile_graph(conv_view_matmul(), &crate::optimize::Optimizations::NONE).unwrap();
         let r = PlanReport::from_program(&p, "hand");
         assert_eq!(r.model, "hand");
         assert_eq!(r.steps.len(), 4);

@@ -31,9 +31,9 @@ fn branch_merge() {
 /// The formatted expansion of `model` (relative to this crate) with the weights replaced.
 fn expansion(model: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let program = compile::compile_model(&ModelSpec { path, inputs: vec![] }).expect("the model compiles");
+    let program = compile::compile_model(&ModelSpec { path, ..Default::default() }).expect("the model compiles");
     let options = CodegenOptions::default();
-    assert!(options.track_file.is_none() && options.weights_file.is_none(), "machine-independent expansion");
+    assert!(options.track_files.is_empty() && options.weights_file.is_none(), "machine-independent expansion");
     let items = codegen::emit(&program, &options);
     let weights = Literal::byte_string(&program.weights.bytes).to_string();
     let placeholder =

@@ -71,11 +71,11 @@ const fn conv_is_pointwise(p: &Conv2d) -> bool {
         && p.out_w == p.in_w
 }
 
-/// Length in f32 elements of the `scratch` slice [`conv2d`] needs: 0 for
-/// pointwise (1x1, stride 1, no padding) and for `in_channels / groups == 1`
-/// (depthwise and single-input-channel convolutions), otherwise
-/// `in_channels / groups * kernel_h * kernel_w * min(out_h * out_w, CONV_TILE)`.
-pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
+/// Scratch elements [`conv2d`] uses per output position of an im2col tile:
+/// `in_channels / groups * kernel_h * kernel_w`, or 0 when the convolution
+/// never uses im2col (pointwise: 1x1, stride 1, no padding; or
+/// `in_channels / groups == 1`, depthwise and single-input-channel).
+pub const fn conv2d_scratch_per_position(p: &Conv2d) -> usize {
     if p.groups == 0 {
         return 0;
     }
@@ -83,20 +83,32 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
     if icg == 1 || conv_is_pointwise(p) {
         return 0;
     }
+    icg * p.kernel_h * p.kernel_w
+}
+
+/// Length in f32 elements of the `scratch` slice with which [`conv2d`] runs
+/// fastest: [`conv2d_scratch_per_position`] times `min(out_h * out_w,
+/// CONV_TILE)`. Any shorter slice works too (smaller tiles), down to none at
+/// all (direct convolution, no im2col).
+pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
     let positions = p.out_h * p.out_w;
     let tile = if positions < CONV_TILE { positions } else { CONV_TILE };
-    icg * p.kernel_h * p.kernel_w * tile
+    conv2d_scratch_per_position(p) * tile
 }
 
 /// 2-D convolution (ONNX Conv), see [`Conv2d`]. `x`: `[batch, in_channels,
 /// in_h, in_w]`, `w`: `[out_channels, in_channels / groups, kernel_h,
 /// kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch, out_channels, out_h,
-/// out_w]`; `scratch` must hold at least [`conv2d_scratch_len`] elements.
+/// out_w]`. `scratch` may have any length: [`conv2d_scratch_len`] elements
+/// give the fastest path, fewer give smaller im2col tiles, and fewer than
+/// [`conv2d_scratch_per_position`] (e.g. none) the direct convolution, which
+/// needs no working memory at all.
 ///
 /// Paths: pointwise convolutions are one GEMM per (image, group) straight on
 /// the input; `in_channels / groups == 1` (depthwise, with any channel
-/// multiplier) is a direct row-wise convolution; everything else is im2col
-/// over tiles of [`CONV_TILE`] output positions followed by the tiled GEMM.
+/// multiplier) and convolutions without enough scratch for one im2col column
+/// are a direct row-wise convolution; everything else is im2col over tiles of
+/// up to [`CONV_TILE`] output positions followed by the tiled GEMM.
 pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
     let positions = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || positions == 0 {
@@ -104,13 +116,14 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     }
     let icg = p.in_channels / p.groups;
     let ocg = p.out_channels / p.groups;
-    if icg == 1 {
-        conv_depthwise(p, ocg, x, w, bias, y);
+    let kk = icg * p.kernel_h * p.kernel_w;
+    let pointwise = conv_is_pointwise(p);
+    let tile = (scratch.len() / kk).min(CONV_TILE);
+    if icg == 1 || (!pointwise && tile == 0) {
+        conv_direct(p, icg, ocg, x, w, bias, y);
         return;
     }
     let in_plane = p.in_h * p.in_w;
-    let kk = icg * p.kernel_h * p.kernel_w;
-    let pointwise = conv_is_pointwise(p);
     for n in 0..p.batch {
         for g in 0..p.groups {
             let xg = &x[(n * p.in_channels + g * icg) * in_plane..][..icg * in_plane];
@@ -138,7 +151,7 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
             }
             let mut p0 = 0;
             while p0 < positions {
-                let t = CONV_TILE.min(positions - p0);
+                let t = tile.min(positions - p0);
                 let cols = &mut scratch[..kk * t];
                 im2col_tile(p, icg, xg, p0, t, cols);
                 gm.n = t;
@@ -191,42 +204,52 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &m
     }
 }
 
-/// Direct convolution for one input channel per group (depthwise with any
-/// channel multiplier): each output row accumulates `kernel_h * kernel_w`
-/// scaled, strided input row segments.
-fn conv_depthwise(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+/// Direct convolution without working memory: each output row accumulates,
+/// for every input channel of its group, `kernel_h * kernel_w` scaled,
+/// strided input row segments. The path for depthwise convolutions (one input
+/// channel per group, any channel multiplier), and for any convolution given
+/// no scratch.
+fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
     for n in 0..p.batch {
         for g in 0..p.groups {
-            let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
             for m in 0..ocg {
                 let oc = g * ocg + m;
-                let wk = &w[oc * ksize..][..ksize];
                 let b = bias.map_or(0.0, |b| b[oc]);
                 let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
-                    for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
-                        let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
-                        if ih < 0 || ih >= p.in_h as isize {
-                            continue;
-                        }
-                        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
-                        for (kw, &wv) in wrow.iter().enumerate() {
-                            let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
-                            let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
-                            if lo >= hi {
-                                continue;
-                            }
-                            let s = ((lo * p.stride_w) as isize + w_off) as usize;
-                            gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| *d += wv * v);
-                        }
+                    for ic in 0..icg {
+                        let xplane = &x[(n * p.in_channels + g * icg + ic) * in_plane..][..in_plane];
+                        let wk = &w[(oc * icg + ic) * ksize..][..ksize];
+                        accumulate_rows(p, oh, xplane, wk, yrow);
                     }
                     p.act.apply_in_place(yrow);
                 }
             }
+        }
+    }
+}
+
+/// `yrow += sum over (kh, kw) of wk[kh, kw] * x[oh * stride_h + kh * dilation_h - pad_top, ...]`:
+/// one output row of one input channel's contribution.
+fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], yrow: &mut [f32]) {
+    for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
+        let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+        if ih < 0 || ih >= p.in_h as isize {
+            continue;
+        }
+        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
+        for (kw, &wv) in wrow.iter().enumerate() {
+            let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
+            let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
+            if lo >= hi {
+                continue;
+            }
+            let s = ((lo * p.stride_w) as isize + w_off) as usize;
+            gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| *d += wv * v);
         }
     }
 }

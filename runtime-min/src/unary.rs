@@ -77,6 +77,7 @@ unary_kernels! {
     softplus, softplus_in_place, "ln(1 + exp(x))", " Evaluated without overflow.", softplus_f;
     softsign, softsign_in_place, "x / (1 + |x|)", "", |v: f32| v / (1.0 + libm::fabsf(v));
     hard_swish, hard_swish_in_place, "x * max(0, min(1, x / 6 + 0.5))", " ONNX HardSwish.", hard_swish_f;
+    silu, silu_in_place, "x * sigmoid(x)", " ONNX / tract Silu (Swish).", |v| v * sigmoid_f(v);
     gelu, gelu_in_place, "0.5 * x * (1 + erf(x / sqrt(2)))", " ONNX Gelu, exact (erf) form.", gelu_f;
 }
 

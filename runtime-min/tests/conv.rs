@@ -84,11 +84,15 @@ fn check(p: Conv2d, with_bias: bool, seed: u64) {
     let w = rng.vec(p.out_channels * icg * p.kernel_h * p.kernel_w);
     let b = rng.vec(p.out_channels);
     let bias = if with_bias { Some(&b[..]) } else { None };
-    let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
-    let mut scratch = vec![f32::NAN; conv2d_scratch_len(&p)];
-    conv2d(&p, &x, &w, bias, &mut y, &mut scratch);
     let (want, mag) = conv_ref(&p, &x, &w, bias);
-    assert_close_mag(&y, &want, Some(&mag), &format!("{p:?}"));
+    // The fastest scratch, small im2col tiles (3 positions), and none (direct convolution).
+    let per_position = conv2d_scratch_per_position(&p);
+    for scratch_len in [conv2d_scratch_len(&p), 3 * per_position, 0] {
+        let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
+        let mut scratch = vec![f32::NAN; scratch_len];
+        conv2d(&p, &x, &w, bias, &mut y, &mut scratch);
+        assert_close_mag(&y, &want, Some(&mag), &format!("{p:?} with {scratch_len} scratch elements"));
+    }
 }
 
 const A0: Activation = Activation::None;

@@ -12,6 +12,7 @@ pub fn step(node: &Node, step: usize, access: &Access) -> TokenStream {
     let out = &access.tensors[node.output];
     let read = |i: usize| access.read(node.inputs[i], step);
     let y = access.write(node.output, step);
+    let in_place = access.p.live.in_place[step];
     match &node.op {
         Op::View => TokenStream::new(),
         Op::Conv(p) => {
@@ -36,14 +37,43 @@ pub fn step(node: &Node, step: usize, access: &Access) -> TokenStream {
             let p = params::matmul(p);
             quote!(::sramfit::kernels::matmul(&#p, #a, #b, #bias, #y);)
         }
-        Op::Unary(u) => unary(*u, read(0), y),
+        Op::Unary(u) => {
+            let (name, args) = unary_kernel(*u);
+            match in_place {
+                // The output's slice is the input's bytes (verified in-place step): one `&mut` slice.
+                Some(_) => {
+                    let f = format_ident!("{name}_in_place");
+                    quote!(::sramfit::kernels::#f(#y #(, #args)*);)
+                }
+                None => {
+                    let (f, x) = (format_ident!("{name}"), read(0));
+                    quote!(::sramfit::kernels::#f(#x, #y #(, #args)*);)
+                }
+            }
+        }
         Op::Binary { kind, a_strides, b_strides } => {
-            let f = format_ident!("{}", binary_name(*kind));
-            let (shape, sa, sb) = (slice_expr(&out.shape), slice_expr(a_strides), slice_expr(b_strides));
-            let (a, b) = (read(0), read(1));
-            quote!(::sramfit::kernels::#f(
-                &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #sb },
-                #a, #b, #y);)
+            let name = binary_name(*kind);
+            let shape = slice_expr(&out.shape);
+            match in_place {
+                // `acc` is the overwritten input (the output's slice), the other operand is read
+                // through its own strides (the in-place kernels ignore `a_strides`).
+                Some(k) => {
+                    let f = format_ident!("{name}_in_place");
+                    let (other, strides) = if k == 0 { (read(1), b_strides) } else { (read(0), a_strides) };
+                    let (sa, so) = (slice_expr(a_strides), slice_expr(strides));
+                    quote!(::sramfit::kernels::#f(
+                        &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #so },
+                        #y, #other);)
+                }
+                None => {
+                    let f = format_ident!("{name}");
+                    let (sa, sb) = (slice_expr(a_strides), slice_expr(b_strides));
+                    let (a, b) = (read(0), read(1));
+                    quote!(::sramfit::kernels::#f(
+                        &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #sb },
+                        #a, #b, #y);)
+                }
+            }
         }
         Op::MaxPool(p) => {
             let (p, x) = (params::pool2d(p), read(0));
@@ -135,47 +165,36 @@ fn optional(node: &Node, i: usize, access: &Access, step: usize) -> TokenStream 
     }
 }
 
-fn unary(u: Unary, x: TokenStream, y: TokenStream) -> TokenStream {
-    let simple = |name: &str| {
-        let f = format_ident!("{name}");
-        quote!(::sramfit::kernels::#f(#x, #y);)
+/// The kernel of an elementwise function and its constant arguments after the slices.
+fn unary_kernel(u: Unary) -> (&'static str, Vec<TokenStream>) {
+    let name = match u {
+        Unary::Relu => "relu",
+        Unary::Sigmoid => "sigmoid",
+        Unary::Tanh => "tanh",
+        Unary::Exp => "exp",
+        Unary::Ln => "ln",
+        Unary::Sqrt => "sqrt",
+        Unary::Rsqrt => "rsqrt",
+        Unary::Reciprocal => "reciprocal",
+        Unary::Abs => "abs",
+        Unary::Neg => "neg",
+        Unary::Square => "square",
+        Unary::Erf => "erf",
+        Unary::Floor => "floor",
+        Unary::Ceil => "ceil",
+        Unary::Round => "round",
+        Unary::Sin => "sin",
+        Unary::Cos => "cos",
+        Unary::Softplus => "softplus",
+        Unary::Softsign => "softsign",
+        Unary::HardSwish => "hard_swish",
+        Unary::Silu => "silu",
+        Unary::Gelu => "gelu",
+        Unary::Clip { min, max } => return ("clip", vec![f32_expr(min), f32_expr(max)]),
+        Unary::LeakyRelu { alpha } => return ("leaky_relu", vec![f32_expr(alpha)]),
+        Unary::PowScalar { exponent } => return ("pow_scalar", vec![f32_expr(exponent)]),
     };
-    match u {
-        Unary::Relu => simple("relu"),
-        Unary::Sigmoid => simple("sigmoid"),
-        Unary::Tanh => simple("tanh"),
-        Unary::Exp => simple("exp"),
-        Unary::Ln => simple("ln"),
-        Unary::Sqrt => simple("sqrt"),
-        Unary::Rsqrt => simple("rsqrt"),
-        Unary::Reciprocal => simple("reciprocal"),
-        Unary::Abs => simple("abs"),
-        Unary::Neg => simple("neg"),
-        Unary::Square => simple("square"),
-        Unary::Erf => simple("erf"),
-        Unary::Floor => simple("floor"),
-        Unary::Ceil => simple("ceil"),
-        Unary::Round => simple("round"),
-        Unary::Sin => simple("sin"),
-        Unary::Cos => simple("cos"),
-        Unary::Softplus => simple("softplus"),
-        Unary::Softsign => simple("softsign"),
-        Unary::HardSwish => simple("hard_swish"),
-        Unary::Silu => simple("silu"),
-        Unary::Gelu => simple("gelu"),
-        Unary::Clip { min, max } => {
-            let (min, max) = (f32_expr(min), f32_expr(max));
-            quote!(::sramfit::kernels::clip(#x, #y, #min, #max);)
-        }
-        Unary::LeakyRelu { alpha } => {
-            let alpha = f32_expr(alpha);
-            quote!(::sramfit::kernels::leaky_relu(#x, #y, #alpha);)
-        }
-        Unary::PowScalar { exponent } => {
-            let e = f32_expr(exponent);
-            quote!(::sramfit::kernels::pow_scalar(#x, #y, #e);)
-        }
-    }
+    (name, Vec::new())
 }
 
 fn binary_name(b: Binary) -> &'static str {

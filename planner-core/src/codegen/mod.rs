@@ -7,6 +7,7 @@
 //! makes those slices sound.
 
 mod docs;
+pub use docs::plan_source_note;
 mod kernels;
 mod names;
 mod params;
@@ -25,8 +26,9 @@ use crate::liveness::Storage;
 pub struct CodegenOptions {
     /// Embed the weights with `include_bytes!` of this file (already written) instead of a literal.
     pub weights_file: Option<PathBuf>,
-    /// A file to `include_bytes!` into an unused constant so that cargo rebuilds when it changes.
-    pub track_file: Option<PathBuf>,
+    /// Files to `include_bytes!` into unused constants so that cargo rebuilds when they change
+    /// (the model, and its plan file when there is one).
+    pub track_files: Vec<PathBuf>,
 }
 
 /// How generated code reaches each tensor's data.
@@ -120,7 +122,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
 
     let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
-    let track = o.track_file.as_ref().map(|f| {
+    let track = o.track_files.iter().map(|f| {
         let f = f.to_string_lossy().into_owned();
         quote!(
             const _: &[u8] = ::core::include_bytes!(#f);
@@ -168,7 +170,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         /// Shapes of the graph outputs, in graph order.
         pub const OUTPUT_SHAPES: &[&[usize]] = &[#(#out_shapes),*];
 
-        #track
+        #(#track)*
         #weights_static
 
         /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.

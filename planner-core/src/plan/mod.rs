@@ -106,6 +106,9 @@ pub struct Options {
 impl Options {
     /// The default search budget, in work units: under a second on a hard problem.
     pub const DEFAULT_SEARCH_STEPS: u64 = 300_000_000;
+    /// The budget of `sramfit plan --search-long` (offline plans): 100 times the default, up to a
+    /// minute or two on the hardest known problems (the MiniMalloc instances).
+    pub const LONG_SEARCH_STEPS: u64 = 30_000_000_000;
 }
 
 impl Default for Options {

@@ -2,18 +2,18 @@
 
  | | bytes |
  |---|---|
- | arena (`ARENA_BYTES`) | 34816 |
- | lower bound (`LOWER_BOUND_BYTES`, peak at step 1) | 34816 |
- | naive, no reuse (`NAIVE_BYTES`) | 68608 |
+ | arena (`ARENA_BYTES`) | 24576 |
+ | lower bound (`LOWER_BOUND_BYTES`, peak at step 2) | 24576 |
+ | naive, no reuse (`NAIVE_BYTES`) | 41856 |
  | weights in flash (`WEIGHT_BYTES`) | 3808 |
 
- Planner: greedy_by_size (proven optimal). Steps: 6. See [`run_in`] for the schedule.*/
+ Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 1 kernel(s) with reduced scratch. See [`run_in`] for the schedule.*/
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
-pub const ARENA_BYTES: usize = 34816usize;
+pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
-pub const LOWER_BOUND_BYTES: usize = 34816usize;
+pub const LOWER_BOUND_BYTES: usize = 24576usize;
 /// Arena bytes without any reuse (every buffer its own region), for comparison.
-pub const NAIVE_BYTES: usize = 68608usize;
+pub const NAIVE_BYTES: usize = 41856usize;
 /// Bytes of weights kept in read-only memory (flash).
 pub const WEIGHT_BYTES: usize = 3808usize;
 /// Shapes of the graph inputs, in graph order.
@@ -111,11 +111,11 @@ pub fn run_dyn_in(
 
  | step | node | op | kernel | output | at |
  |---|---|---|---|---|---|
- | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | arena 26624..34816 (live steps 0..2) |
- | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 18432..26624 (live steps 1..4) |
- | 2 | `branch_b.einsum` | EinSum | matmul | `branch_b.einsum` [1, 8, 16, 16] | arena 0..8192 (live steps 2..3) |
- | 3 | `branch_b` | Add | binary | `branch_b` [1, 8, 16, 16] | arena 8192..16384 (live steps 3..4) |
- | 4 | `add` | Add | binary | `add` [1, 8, 16, 16] | arena 0..8192 (live steps 4..5) |
+ | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | arena 0..8192 (live steps 0..2) |
+ | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..5) |
+ | 2 | `branch_b.einsum` | EinSum | matmul | `branch_b.einsum` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..4) |
+ | 3 | `branch_b` | Add | binary | `branch_b` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..4) |
+ | 4 | `add` | Add | binary | `add` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..5) |
  | 5 | `relu.low` | Max | unary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
 */
 #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
@@ -129,8 +129,8 @@ pub fn run_in(
  - in:  `input` [1, 4, 16, 16] f32 @ caller's input 0
  - in:  `conv0.weight.0` [8, 4, 3, 3] f32 @ flash 0..1152
  - in:  `conv0.bias.0` [8] f32 @ flash 1152..1184
- - out: `conv0` [1, 8, 16, 16] f32 @ arena 26624..34816 (live steps 0..2)
- - scratch: arena 0..9216 (step 0 only)
+ - out: `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
+ - scratch: arena 8192..17408 (step 0 only)
 
  SAFETY: every arena slice here is a buffer live at step 0; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
@@ -158,24 +158,24 @@ pub fn run_in(
             ::sramfit::__private::weights_f32(&WEIGHTS.0, 0usize, 288usize),
             Some(::sramfit::__private::weights_f32(&WEIGHTS.0, 1152usize, 8usize)),
             unsafe {
+                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 2048usize)
+            },
+            unsafe {
                 ::sramfit::__private::arena_f32_mut(
                     base,
                     ARENA_BYTES,
-                    26624usize,
-                    2048usize,
+                    8192usize,
+                    2304usize,
                 )
-            },
-            unsafe {
-                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 2304usize)
             },
         );
     }
     /** Step 1: `branch_a` (Conv -> conv2d)
- - in:  `conv0` [1, 8, 16, 16] f32 @ arena 26624..34816 (live steps 0..2)
+ - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
  - in:  `branch_a.weight.0` [8, 8, 3, 3] f32 @ flash 1184..3488
  - in:  `branch_a.bias.0` [8] f32 @ flash 3488..3520
- - out: `branch_a` [1, 8, 16, 16] f32 @ arena 18432..26624 (live steps 1..4)
- - scratch: arena 0..18432 (step 1 only)
+ - out: `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+ - scratch: arena 16384..24448 (step 1 only)
 
  SAFETY: every arena slice here is a buffer live at step 1; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
@@ -200,7 +200,7 @@ pub fn run_in(
                 act: ::sramfit::kernels::Activation::None,
             },
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 26624usize, 2048usize)
+                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
             },
             ::sramfit::__private::weights_f32(&WEIGHTS.0, 1184usize, 576usize),
             Some(::sramfit::__private::weights_f32(&WEIGHTS.0, 3488usize, 8usize)),
@@ -208,19 +208,24 @@ pub fn run_in(
                 ::sramfit::__private::arena_f32_mut(
                     base,
                     ARENA_BYTES,
-                    18432usize,
+                    8192usize,
                     2048usize,
                 )
             },
             unsafe {
-                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 4608usize)
+                ::sramfit::__private::arena_f32_mut(
+                    base,
+                    ARENA_BYTES,
+                    16384usize,
+                    2016usize,
+                )
             },
         );
     }
     /** Step 2: `branch_b.einsum` (EinSum -> matmul)
  - in:  `branch_b.filters_as_co_ci` [8, 8] f32 @ flash 3520..3776
- - in:  `conv0` [1, 8, 16, 16] f32 @ arena 26624..34816 (live steps 0..2)
- - out: `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 2..3)
+ - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
+ - out: `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
 
  SAFETY: every arena slice here is a buffer live at step 2; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
@@ -243,31 +248,58 @@ pub fn run_in(
             },
             ::sramfit::__private::weights_f32(&WEIGHTS.0, 3520usize, 64usize),
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 26624usize, 2048usize)
+                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
             },
             None,
             unsafe {
-                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_f32_mut(
+                    base,
+                    ARENA_BYTES,
+                    16384usize,
+                    2048usize,
+                )
             },
         );
     }
     /** Step 3: `branch_b` (Add -> binary)
- - in:  `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 2..3)
+ - in:  `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
  - in:  `branch_b.bias.reshape` [1, 8, 1, 1] f32 @ flash 3776..3808
- - out: `branch_b` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 3..4)
+ - out: `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
+ - in place: the output overwrites `branch_b.einsum`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
 
  SAFETY: every arena slice here is a buffer live at step 3; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
-        ::sramfit::kernels::add(
+        ::sramfit::kernels::add_in_place(
             &::sramfit::kernels::Broadcast {
                 out_shape: &[1usize, 8usize, 16usize, 16usize],
                 a_strides: &[0usize, 256usize, 16usize, 1usize],
                 b_strides: &[0usize, 1usize, 0usize, 0usize],
             },
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_f32_mut(
+                    base,
+                    ARENA_BYTES,
+                    16384usize,
+                    2048usize,
+                )
             },
             ::sramfit::__private::weights_f32(&WEIGHTS.0, 3776usize, 8usize),
+        );
+    }
+    /** Step 4: `add` (Add -> binary)
+ - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+ - in:  `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
+ - out: `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+ - in place: the output overwrites `branch_a`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
+
+ SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
+    {
+        ::sramfit::kernels::add_in_place(
+            &::sramfit::kernels::Broadcast {
+                out_shape: &[1usize, 8usize, 16usize, 16usize],
+                a_strides: &[0usize, 256usize, 16usize, 1usize],
+                b_strides: &[0usize, 256usize, 16usize, 1usize],
+            },
             unsafe {
                 ::sramfit::__private::arena_f32_mut(
                     base,
@@ -276,41 +308,20 @@ pub fn run_in(
                     2048usize,
                 )
             },
-        );
-    }
-    /** Step 4: `add` (Add -> binary)
- - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 18432..26624 (live steps 1..4)
- - in:  `branch_b` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 3..4)
- - out: `add` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 4..5)
-
- SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
-    {
-        ::sramfit::kernels::add(
-            &::sramfit::kernels::Broadcast {
-                out_shape: &[1usize, 8usize, 16usize, 16usize],
-                a_strides: &[0usize, 256usize, 16usize, 1usize],
-                b_strides: &[0usize, 256usize, 16usize, 1usize],
-            },
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 18432usize, 2048usize)
-            },
-            unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 8192usize, 2048usize)
-            },
-            unsafe {
-                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 16384usize, 2048usize)
             },
         );
     }
     /** Step 5: `relu.low` (Max -> unary)
- - in:  `add` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 4..5)
+ - in:  `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
  - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
 
  SAFETY: every arena slice here is a buffer live at step 5; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
         ::sramfit::kernels::relu(
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 8192usize, 2048usize)
             },
             &mut relu_low[..],
         );

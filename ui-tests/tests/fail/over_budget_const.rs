@@ -1,9 +1,9 @@
 /// A board crate's RAM size, which the macro cannot evaluate: the check is a const assertion.
-const BOARD_SRAM: usize = 4 * 1024;
+const BOARD_SRAM: usize = 1024;
 
 sramfit::model! {
     mod m {
-        path: "models/tiny.onnx",
+        path: "models/chain.onnx",
         sram: BOARD_SRAM,
     }
 }

@@ -1,7 +1,7 @@
 sramfit::model! {
     mod m {
-        path: "models/tiny.onnx",
-        sram: 16 KiB,
+        path: "models/chain.onnx",
+        sram: 1 KiB,
     }
 }
 

@@ -5,6 +5,10 @@
 //! its neighbours only. That costs `O((n + s) log n)` for `n` buffers with `s` spans in total
 //! (plus the explicitly legal overlaps it walks past), so it can check every plan of every model.
 
+mod storage;
+
+pub use storage::verify_in_place;
+
 use std::collections::BTreeMap;
 use std::fmt;
 

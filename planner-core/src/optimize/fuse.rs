@@ -1,0 +1,224 @@
+//! Activation fusion: `Conv -> Relu` becomes one `Conv` whose epilogue applies the Relu.
+//!
+//! The kernels already apply [`Activation`] to every output value after the bias, on the same
+//! `f32` the separate node would have read back, so the fused result is bit-identical. A node is
+//! fused only when the producer's output has exactly one reader (the activation), is not a graph
+//! output, and the producer's current epilogue composes with the activation (`None` composes with
+//! anything; two clamps compose into one when their ranges overlap, e.g. `Max(x, 0)` then
+//! `Min(x, 6)` from an ONNX Clip, into ReLU6). The intermediate tensor is then removed.
+
+use sramfit_runtime_min::Activation;
+
+use crate::ir::{Graph, Op, TensorId, Unary};
+
+/// The epilogue equivalent to an elementwise node, if there is one.
+fn activation_of(u: &Unary) -> Option<Activation> {
+    match *u {
+        Unary::Relu => Some(Activation::Relu),
+        Unary::Clip { min, max } => Some(Activation::Clip { min, max }),
+        Unary::LeakyRelu { alpha } => Some(Activation::LeakyRelu { alpha }),
+        Unary::HardSwish => Some(Activation::HardSwish),
+        Unary::Sigmoid => Some(Activation::Sigmoid),
+        Unary::Tanh => Some(Activation::Tanh),
+        _ => None,
+    }
+}
+
+/// `then` applied after `first`, as one epilogue, if it exists.
+fn compose(first: Activation, then: Activation) -> Option<Activation> {
+    let clamp = |a: Activation| match a {
+        Activation::Relu => Some((0.0, f32::INFINITY)),
+        Activation::Clip { min, max } => Some((min, max)),
+        _ => None,
+    };
+    match (first, clamp(first), clamp(then)) {
+        (Activation::None, _, _) => Some(then),
+        // clamp(clamp(v, a1, b1), a2, b2) == clamp(v, max(a1, a2), min(b1, b2)) when the ranges
+        // overlap (otherwise the result would be a constant; not worth a special case).
+        (_, Some((a1, b1)), Some((a2, b2))) => {
+            let (min, max) = (a1.max(a2), b1.min(b2));
+            (min <= max).then_some(if min == 0.0 && max == f32::INFINITY {
+                Activation::Relu
+            } else {
+                Activation::Clip { min, max }
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The epilogue of a kernel that has one.
+fn epilogue(op: &mut Op) -> Option<&mut Activation> {
+    match op {
+        Op::Conv(p) => Some(&mut p.act),
+        Op::MatMul(p) => Some(&mut p.act),
+        _ => None,
+    }
+}
+
+/// Fuses every eligible activation; returns how many nodes were removed.
+pub fn fuse_activations(g: &mut Graph) -> usize {
+    let mut fused = 0;
+    let mut i = 0;
+    while i < g.nodes.len() {
+        match fusable_reader(g, i) {
+            Some((j, act)) => {
+                let out = g.nodes[j].output;
+                *epilogue(&mut g.nodes[i].op).expect("checked by fusable_reader") = act;
+                g.nodes[i].output = out;
+                g.nodes.remove(j);
+                fused += 1;
+                // Stay on node i: the new output may feed another activation (Clip as Max + Min).
+            }
+            None => i += 1,
+        }
+    }
+    if fused > 0 {
+        remove_unused_tensors(g);
+    }
+    fused
+}
+
+/// The activation node that can be fused into node `i`, with the composed epilogue.
+fn fusable_reader(g: &Graph, i: usize) -> Option<(usize, Activation)> {
+    let mut op = g.nodes[i].op.clone();
+    let current = *epilogue(&mut op)?;
+    let out = g.nodes[i].output;
+    if g.outputs.contains(&out) {
+        return None;
+    }
+    let mut readers = g.nodes.iter().enumerate().filter(|(_, n)| n.inputs.contains(&out));
+    let (j, reader) = readers.next()?;
+    if readers.next().is_some() || reader.inputs != [out] {
+        return None;
+    }
+    let Op::Unary(u) = &reader.op else { return None };
+    compose(current, activation_of(u)?).map(|act| (j, act))
+}
+
+/// Drops tensors no node and no graph port refers to, renumbering the rest (order kept).
+fn remove_unused_tensors(g: &mut Graph) {
+    let mut used = vec![false; g.tensors.len()];
+    for n in &g.nodes {
+        n.inputs.iter().chain([&n.output]).for_each(|&t| used[t] = true);
+    }
+    g.inputs.iter().chain(&g.outputs).for_each(|&t| used[t] = true);
+    let mut new_id: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
+    let mut next = 0;
+    for (t, u) in used.iter().enumerate() {
+        if *u {
+            new_id[t] = Some(next);
+            next += 1;
+        }
+    }
+    let old = std::mem::take(&mut g.tensors);
+    g.tensors = old.into_iter().zip(&used).filter(|(_, u)| **u).map(|(t, _)| t).collect();
+    let map = |t: &mut TensorId| *t = new_id[*t].expect("a used tensor keeps an id");
+    for n in &mut g.nodes {
+        n.inputs.iter_mut().for_each(map);
+        map(&mut n.output);
+    }
+    g.inputs.iter_mut().for_each(map);
+    g.outputs.iter_mut().for_each(map);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Node, Tensor, TensorKind};
+    use sramfit_runtime_min::MatMul;
+
+    fn matmul() -> Op {
+        Op::MatMul(MatMul {
+            batch: [1; 4],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m: 1,
+            n: 4,
+            k: 4,
+            a_row_stride: 4,
+            a_col_stride: 1,
+            b_row_stride: 4,
+            b_col_stride: 1,
+            c_row_stride: 4,
+            alpha: 1.0,
+            act: Activation::None,
+        })
+    }
+
+    /// x -> matmul -> h -> (activations...) -> y, with `extra_reader` also reading h.
+    fn graph(acts: &[Unary], extra_reader: bool) -> Graph {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![1, 4], TensorKind::Input(0));
+        let w = g.add_tensor("w", vec![4, 4], TensorKind::Const(vec![0.5; 16]));
+        let h = g.add_tensor("h", vec![1, 4], TensorKind::Activation);
+        let node = |name: &str, op: Op, inputs: Vec<TensorId>, output| Node {
+            name: name.into(),
+            source_op: name.into(),
+            op,
+            inputs,
+            output,
+        };
+        g.nodes.push(node("mm", matmul(), vec![x, w], h));
+        let mut prev = h;
+        for (i, a) in acts.iter().enumerate() {
+            let t = g.add_tensor(format!("a{i}"), vec![1, 4], TensorKind::Activation);
+            g.nodes.push(node(&format!("act{i}"), Op::Unary(*a), vec![prev], t));
+            prev = t;
+        }
+        g.outputs.push(prev);
+        if extra_reader {
+            let t = g.add_tensor("other", vec![1, 4], TensorKind::Activation);
+            g.nodes.push(node("other", Op::Unary(Unary::Neg), vec![h], t));
+            g.outputs.push(t);
+        }
+        g.inputs.push(x);
+        g
+    }
+
+    fn act(g: &Graph) -> Activation {
+        match &g.nodes[0].op {
+            Op::MatMul(p) => p.act,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn relu_after_matmul_becomes_its_epilogue() {
+        let mut g = graph(&[Unary::Relu], false);
+        assert_eq!(fuse_activations(&mut g), 1);
+        assert_eq!(g.nodes.len(), 1);
+        assert_eq!(act(&g), Activation::Relu);
+        assert_eq!(g.tensors.iter().map(|t: &Tensor| t.name.as_str()).collect::<Vec<_>>(), ["x", "w", "a0"]);
+        assert_eq!((g.nodes[0].output, g.outputs[0]), (2, 2));
+    }
+
+    #[test]
+    fn max_then_min_compose_into_relu6() {
+        let mut g = graph(&[Unary::Relu, Unary::Clip { min: f32::NEG_INFINITY, max: 6.0 }], false);
+        assert_eq!(fuse_activations(&mut g), 2);
+        assert_eq!(act(&g), Activation::Clip { min: 0.0, max: 6.0 });
+    }
+
+    #[test]
+    fn an_activation_that_does_not_compose_stays() {
+        let mut g = graph(&[Unary::Sigmoid, Unary::Relu], false);
+        assert_eq!(fuse_activations(&mut g), 1);
+        assert_eq!(act(&g), Activation::Sigmoid);
+        assert_eq!(g.nodes.len(), 2);
+        // Disjoint clamps would make a constant: not fused.
+        let mut g = graph(&[Unary::Clip { min: 0.0, max: 1.0 }, Unary::Clip { min: 2.0, max: 3.0 }], false);
+        assert_eq!(fuse_activations(&mut g), 1);
+        assert_eq!(g.nodes.len(), 2);
+    }
+
+    #[test]
+    fn a_tensor_with_another_reader_or_a_graph_output_is_not_fused() {
+        let mut g = graph(&[Unary::Relu], true);
+        assert_eq!(fuse_activations(&mut g), 0);
+        let mut g = graph(&[Unary::Relu], false);
+        g.outputs.push(2);
+        assert_eq!(fuse_activations(&mut g), 0, "h is also a graph output");
+    }
+}

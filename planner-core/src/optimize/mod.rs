@@ -1,0 +1,79 @@
+//! Graph rewrites between import and liveness that make the plan smaller without changing any
+//! result bit: each is switchable ([`Optimizations`]) and what it did is reported ([`Applied`]),
+//! in the module docs of the expansion and in `sramfit inspect`.
+//!
+//! - in-place execution: an elementwise step overwrites an input nobody reads later (decided by
+//!   [`crate::liveness`], switched here, checked by [`crate::verify::verify_in_place`]);
+//! - scratch fitting: a convolution whose preferred im2col scratch would raise the peak gets
+//!   smaller tiles or none (direct convolution), decided in [`crate::liveness`];
+//! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
+//!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
+//!   intermediate tensor never exists.
+
+pub mod fuse;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ir::Graph;
+
+/// Which rewrites to run. All are on by default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Optimizations {
+    /// Fuse activations into the preceding convolution or matrix product ([`fuse`]).
+    pub fuse_activations: bool,
+    /// Let elementwise steps write over an input they read last (see [`crate::liveness`]).
+    pub in_place: bool,
+    /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
+    /// without any) where its preferred scratch would raise the arena above the activation peak.
+    pub fit_scratch: bool,
+}
+
+impl Optimizations {
+    /// Every rewrite off: the graph exactly as imported.
+    pub const NONE: Optimizations = Optimizations { fuse_activations: false, in_place: false, fit_scratch: false };
+}
+
+impl Default for Optimizations {
+    fn default() -> Self {
+        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true }
+    }
+}
+
+/// What the rewrites did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// Activation nodes folded into a kernel epilogue.
+    pub fused_activations: usize,
+    /// Steps that write their output over an input.
+    pub in_place_steps: usize,
+    /// Kernels given less scratch than they prefer, so that it fits under the activation peak.
+    pub reduced_scratch: usize,
+}
+
+impl Applied {
+    /// One line for reports, e.g. `3 activation(s) fused into the preceding kernel, 5 step(s) in place`.
+    pub fn summary(&self, o: &Optimizations) -> String {
+        let fuse = match o.fuse_activations {
+            true => format!("{} activation(s) fused into the preceding kernel", self.fused_activations),
+            false => "activation fusion off".into(),
+        };
+        let in_place = match o.in_place {
+            true => format!("{} step(s) in place", self.in_place_steps),
+            false => "in-place execution off".into(),
+        };
+        let scratch = match o.fit_scratch {
+            true => format!("{} kernel(s) with reduced scratch", self.reduced_scratch),
+            false => "scratch fitting off".into(),
+        };
+        format!("{fuse}, {in_place}, {scratch}")
+    }
+}
+
+/// Runs the enabled rewrites on `g`, in place.
+pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
+    let mut applied = Applied::default();
+    if o.fuse_activations {
+        applied.fused_activations = fuse::fuse_activations(g);
+    }
+    applied
+}

@@ -1,0 +1,89 @@
+//! The second half of the proof: that the tensors liveness put in one arena buffer may share it.
+//!
+//! [`super::verify`] proves that buffers whose lifetimes overlap get disjoint bytes. That is only
+//! enough if each buffer's lifetime covers every tensor stored in it, and if tensors sharing a
+//! buffer never need their bytes at the same time. Views of a tensor share its bytes by design
+//! (they are the same data). The only other sharing allowed is in-place execution: step `s`
+//! overwrites input `a` with output `b` when `a`'s last read is step `s` itself, the kernel is
+//! elementwise in that input ([`crate::ir::Node::in_place_inputs`]), and no other input of the
+//! step lives in the same buffer. This check re-derives all of that from the graph, sharing no code
+//! with the decision in [`crate::liveness`].
+
+use crate::boundary::root_of;
+use crate::ir::{Graph, Op, TensorId};
+use crate::liveness::{Liveness, Storage};
+
+/// One group of tensors with the same bytes: a view root and its views.
+struct Resident {
+    root: TensorId,
+    /// Step writing the root.
+    first: usize,
+    /// Last step reading the root or any of its views (`first` if never read).
+    last: usize,
+}
+
+/// Checks that every arena buffer's tensors may share it; the error names the tensors and step.
+pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
+    let buffers = live.problem.buffers.len();
+    let mut residents: Vec<Vec<Resident>> = (0..buffers).map(|_| Vec::new()).collect();
+    for t in 0..g.tensors.len() {
+        let Storage::Arena(b) = live.storage[t] else { continue };
+        if root_of(g, t) != t {
+            continue; // a view: accounted to its root below
+        }
+        let first = g.producer(t).ok_or_else(|| format!("arena tensor `{}` has no producer", g.tensors[t].name))?;
+        let last = g
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.op != Op::View && n.inputs.iter().any(|&i| root_of(g, i) == t))
+            .map(|(s, _)| s)
+            .max()
+            .unwrap_or(first);
+        residents[b].push(Resident { root: t, first, last });
+    }
+    let name = |t: TensorId| &g.tensors[t].name;
+    for (b, list) in residents.iter_mut().enumerate() {
+        list.sort_by_key(|r| r.first);
+        if let (Some(head), Some(end)) = (list.first(), list.iter().map(|r| r.last).max()) {
+            let life = &live.problem.buffers[b].lifetime;
+            if head.first < life.first() as usize || end > life.last() as usize {
+                return Err(format!(
+                    "buffer `{}` is planned for steps {}..={} but holds tensors live over steps {}..={end}",
+                    live.problem.buffers[b].name,
+                    life.first(),
+                    life.last(),
+                    head.first
+                ));
+            }
+        }
+        for pair in list.windows(2) {
+            let (a, c) = (&pair[0], &pair[1]);
+            if a.last < c.first {
+                continue;
+            }
+            let step = c.first;
+            let node = &g.nodes[step];
+            let legal = a.last == step
+                && root_of(g, node.output) == c.root
+                && live.in_place[step].is_some_and(|k| {
+                    root_of(g, node.inputs[k]) == a.root
+                        && node.in_place_inputs(&g.tensors).contains(&k)
+                        && node.inputs.iter().enumerate().all(|(j, &i)| j == k || live.storage[i] != Storage::Arena(b))
+                });
+            if !legal {
+                return Err(format!(
+                    "tensors `{}` (steps {}..={}) and `{}` (steps {}..={}) share buffer `{}` while both are needed (not a legal in-place step)",
+                    name(a.root),
+                    a.first,
+                    a.last,
+                    name(c.root),
+                    c.first,
+                    c.last,
+                    live.problem.buffers[b].name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
