@@ -12,9 +12,10 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use sramfit_planner_core::optimize::Optimizations;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
-use syn::{braced, bracketed, Attribute, Expr, Ident, LitInt, LitStr, Token, Visibility};
+use syn::{braced, bracketed, Attribute, Expr, Ident, LitBool, LitInt, LitStr, Token, Visibility};
 
 /// A budget as written.
 pub enum Budget {
@@ -58,9 +59,11 @@ pub struct ModelInput {
     pub flash: Option<Budget>,
     /// `inputs:` (the key's span, and the entries).
     pub inputs: Option<(Span, Vec<InputEntry>)>,
+    /// `optimize:` (every rewrite on when absent).
+    pub optimize: Optimizations,
 }
 
-const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`";
+const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`";
 
 impl Parse for ModelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -71,6 +74,7 @@ impl Parse for ModelInput {
         let body;
         braced!(body in input);
         let (mut path, mut sram, mut flash, mut inputs) = (None, None, None, None);
+        let mut optimize = Optimizations::default();
         let mut seen: Vec<String> = Vec::new();
         while !body.is_empty() {
             let key: Ident = body.parse()?;
@@ -85,6 +89,7 @@ impl Parse for ModelInput {
                 "sram" => sram = Some(parse_budget(&body, "sram")?),
                 "flash" => flash = Some(parse_budget(&body, "flash")?),
                 "inputs" => inputs = Some((key.span(), parse_inputs(&body)?)),
+                "optimize" => optimize = parse_optimize(&body)?,
                 _ => {
                     return Err(syn::Error::new(key.span(), format!("unknown option `{k}`; the options are {OPTIONS}")))
                 }
@@ -96,7 +101,7 @@ impl Parse for ModelInput {
         let path = path.ok_or_else(|| {
             syn::Error::new(name.span(), "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)")
         })?;
-        Ok(ModelInput { attrs, vis, name, path, sram, flash, inputs })
+        Ok(ModelInput { attrs, vis, name, path, sram, flash, inputs, optimize })
     }
 }
 
@@ -152,6 +157,34 @@ fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
         ));
     }
     Ok(Budget::Expr(expr))
+}
+
+/// `{ fuse_activations: false, in_place: true, fit_scratch: false }`: switches for the memory-saving
+/// rewrites (each defaults to on).
+fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
+    let body;
+    braced!(body in input);
+    let mut o = Optimizations::default();
+    while !body.is_empty() {
+        let key: Ident = body.parse()?;
+        body.parse::<Token![:]>()?;
+        let on = body.parse::<LitBool>()?.value;
+        match key.to_string().as_str() {
+            "fuse_activations" => o.fuse_activations = on,
+            "in_place" => o.in_place = on,
+            "fit_scratch" => o.fit_scratch = on,
+            other => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch` (each `true` or `false`)"),
+                ))
+            }
+        }
+        if !body.is_empty() {
+            body.parse::<Token![,]>()?;
+        }
+    }
+    Ok(o)
 }
 
 /// `{ "name": [1, 2, 3], ... }`.

@@ -30,6 +30,7 @@ use input::{Budget, ModelInput};
 ///         sram: 64 KiB,                // arena budget: bytes, KiB, MiB, kB, MB, or a const expression
 ///         flash: 256 KiB,              // optional weight budget
 ///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions
+///         optimize: { in_place: false },       // optional: switch off a memory-saving rewrite
 ///     }
 /// }
 /// ```
@@ -55,7 +56,7 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .map(|e| InputShape { name: e.name.value(), dims: e.dims.clone() })
             .collect(),
         use_plan_file: true,
-        ..Default::default()
+        optimizations: m.optimize,
     };
     let program = compile::compile_model(&spec)
         .map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;

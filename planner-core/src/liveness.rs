@@ -250,6 +250,81 @@ mod tests {
         assert!(l.problem.buffers.iter().all(|b| b.size == 64 && b.align == ARENA_ALIGN));
     }
 
+    fn node(name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId) -> Node {
+        Node { name: name.into(), source_op: name.into(), op, inputs, output }
+    }
+
+    fn sub(shape: &[usize]) -> Op {
+        let s = crate::ir::strides_of(shape);
+        Op::Binary { kind: crate::ir::Binary::Sub, a_strides: s.clone(), b_strides: s }
+    }
+
+    const IN_PLACE: Optimizations = Optimizations { fuse_activations: false, in_place: true, fit_scratch: false };
+
+    #[test]
+    fn an_elementwise_chain_runs_in_one_buffer() {
+        let mut g = chain_with_view();
+        bind_outputs(&mut g);
+        let l = analyze(&g, &IN_PLACE);
+        // relu_c overwrites `a` (through the view), which it reads last; relu_d writes the output.
+        assert_eq!(l.in_place, [None, None, Some(0), None]);
+        assert_eq!(l.problem.buffers.len(), 1);
+        assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 3));
+        assert_eq!(l.storage[1], l.storage[3]);
+        crate::verify::verify_in_place(&g, &l).unwrap();
+    }
+
+    #[test]
+    fn an_input_read_later_or_owned_by_the_caller_is_not_overwritten() {
+        // a = relu(x); b = x - a; c = b - a; d = c - b (the output).
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![8], TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![8], TensorKind::Activation);
+        let b = g.add_tensor("b", vec![8], TensorKind::Activation);
+        let c = g.add_tensor("c", vec![8], TensorKind::Activation);
+        let d = g.add_tensor("d", vec![8], TensorKind::Activation);
+        g.nodes = vec![
+            node("a", Op::Unary(Unary::Relu), vec![x], a),
+            node("b", sub(&[8]), vec![x, a], b),
+            node("c", sub(&[8]), vec![b, a], c),
+            node("d", sub(&[8]), vec![c, b], d),
+        ];
+        (g.inputs, g.outputs) = (vec![x], vec![d]);
+        bind_outputs(&mut g);
+        let l = analyze(&g, &IN_PLACE);
+        // a: x is the caller's. b: reads x (caller's) and a (read again at step 2); Sub cannot
+        // overwrite its second operand anyway. c: overwrites b? b is read at step 3: no; a (its
+        // last reader) is Sub's second operand: no. d: overwrites c, its first operand, read last.
+        assert_eq!(l.in_place, [None, None, None, None]);
+        assert_eq!(l.storage[d], Storage::Output(0), "the output is the caller's buffer");
+        crate::verify::verify_in_place(&g, &l).unwrap();
+        // With e = relu(d) as the output instead, d overwrites c (its first operand, read last);
+        // e writes the caller's buffer.
+        let e = g.add_tensor("e", vec![8], TensorKind::Activation);
+        g.nodes.push(node("e", Op::Unary(Unary::Relu), vec![d], e));
+        g.outputs = vec![e];
+        let l = analyze(&g, &IN_PLACE);
+        assert_eq!(l.in_place, [None, None, None, Some(0), None]);
+        assert_eq!(l.storage[c], l.storage[d]);
+        crate::verify::verify_in_place(&g, &l).unwrap();
+    }
+
+    #[test]
+    fn the_storage_verifier_rejects_sharing_that_is_not_in_place() {
+        let mut g = chain_with_view();
+        bind_outputs(&mut g);
+        let mut l = analyze(&g, &IN_PLACE);
+        // Forget the decision: `a` and `c` still share a buffer, and both are needed at step 2.
+        l.in_place[2] = None;
+        let err = crate::verify::verify_in_place(&g, &l).unwrap_err();
+        assert!(err.contains("tensors `a` (steps 0..=2) and `c` (steps 2..=3) share buffer `a`"), "{err}");
+        // A buffer whose planned life is shorter than its tensors'.
+        let mut l = analyze(&g, &IN_PLACE);
+        l.problem.buffers[0].lifetime = Lifetime::new(0, 2);
+        let err = crate::verify::verify_in_place(&g, &l).unwrap_err();
+        assert!(err.contains("planned for steps 0..=2 but holds tensors live over steps 0..=3"), "{err}");
+    }
+
     #[test]
     fn an_output_that_is_an_input_gets_a_copy() {
         let mut g = Graph::default();

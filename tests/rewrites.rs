@@ -1,0 +1,75 @@
+//! The memory-saving rewrites change where bytes live, never what is computed: every model compiled
+//! with activation fusion and in-place execution gives bit-identical outputs to the same model
+//! compiled without them, in a smaller or equal arena. (Scratch fitting is off on both sides: it
+//! may pick the direct convolution, whose sums run in another order; tests/models.rs checks the
+//! default build, with it on, against onnxruntime and tract.)
+
+mod common;
+
+type RunDyn = common::RunDyn;
+
+/// Runs both builds on the same random inputs and compares the outputs bit for bit.
+fn check(
+    name: &str,
+    inputs: &[&[usize]],
+    outputs: &[&[usize]],
+    (optimized, plain): (RunDyn, RunDyn),
+    (optimized_arena, plain_arena): (usize, usize),
+) {
+    assert!(optimized_arena <= plain_arena, "{name}: {optimized_arena} > {plain_arena}");
+    for seed in 1..=3u64 {
+        let ins: Vec<Vec<f32>> =
+            inputs.iter().enumerate().map(|(i, s)| common::random(s.iter().product(), seed * 7 + i as u64)).collect();
+        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
+        let run = |f: RunDyn| {
+            let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
+            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            f(&ins, &mut refs).unwrap();
+            outs
+        };
+        let (a, b) = (run(optimized), run(plain));
+        for (k, (a, b)) in a.iter().zip(&b).enumerate() {
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(a), bits(b), "{name}: output {k} differs (seed {seed})");
+        }
+    }
+}
+
+macro_rules! rewrites_keep_results {
+    ($($name:ident => $path:literal),* $(,)?) => {
+        $(
+            mod $name {
+                sramfit::model! { pub mod optimized { path: $path, optimize: { fit_scratch: false } } }
+                sramfit::model! {
+                    pub mod plain { path: $path, optimize: { fuse_activations: false, in_place: false, fit_scratch: false } }
+                }
+
+                #[test]
+                fn fused_and_in_place_outputs_are_bit_identical() {
+                    super::check(
+                        stringify!($name),
+                        optimized::INPUT_SHAPES,
+                        optimized::OUTPUT_SHAPES,
+                        (optimized::run_dyn, plain::run_dyn),
+                        (optimized::ARENA_BYTES, plain::ARENA_BYTES),
+                    );
+                }
+            }
+        )*
+    };
+}
+
+rewrites_keep_results! {
+    branch_merge => "tests/models/branch_merge.onnx",
+    concat_branches => "tests/models/concat_branches.onnx",
+    fc_autoencoder => "tests/models/fc_autoencoder.onnx",
+    kws_dscnn => "tests/models/kws_dscnn.onnx",
+    lenet => "tests/models/lenet.onnx",
+    mlp => "tests/models/mlp.onnx",
+    mnist_cnn => "tests/models/mnist_cnn.onnx",
+    mobilenetv2_block => "tests/models/mobilenetv2_block.onnx",
+    reshape_views => "tests/models/reshape_views.onnx",
+    resnet8 => "tests/models/resnet8.onnx",
+    two_inputs_two_outputs => "tests/models/two_inputs_two_outputs.onnx",
+    vww_mobilenetv1 => "tests/models/vww_mobilenetv1.onnx",
+}
