@@ -305,19 +305,17 @@ fn table(p: &Program, r: &PlanReport, sram: Option<u64>) -> String {
         vec!["weights".into(), format!("{} in flash", bytes(r.weight_bytes))],
         vec![
             "planner".into(),
-            if r.plan_source.is_empty() { r.algorithm.name().into() } else { format!("{} ({})", r.algorithm.name(), r.plan_source) },
+            if r.plan_source.is_empty() {
+                r.algorithm.name().into()
+            } else {
+                format!("{} ({})", r.algorithm.name(), r.plan_source)
+            },
         ],
         vec![
             "optimal".into(),
             if r.optimal { "yes (no smaller arena exists for this schedule)".into() } else { "not proven".into() },
         ],
-        vec![
-            "rewrites".into(),
-            format!(
-                "{} activation(s) fused into the preceding kernel, {} step(s) in place, {} kernel(s) with reduced scratch",
-                r.optimizations.fused_activations, r.optimizations.in_place_steps, r.optimizations.reduced_scratch
-            ),
-        ],
+        vec!["rewrites".into(), r.optimizations.summary(&Default::default())],
         vec!["MACs".into(), grouped(total_macs)],
     ];
     if let Some(budget) = sram {

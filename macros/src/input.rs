@@ -173,10 +173,11 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
             "fuse_activations" => o.fuse_activations = on,
             "in_place" => o.in_place = on,
             "fit_scratch" => o.fit_scratch = on,
+            "schedule" => o.schedule = on,
             other => {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch` (each `true` or `false`)"),
+                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule` (each `true` or `false`)"),
                 ))
             }
         }

@@ -11,7 +11,7 @@ use crate::error::CompileError;
 use crate::ir::Graph;
 use crate::liveness::{self, Liveness};
 use crate::offline::PlanSource;
-use crate::optimize::{self, Applied, Optimizations};
+use crate::optimize::{self, schedule, Applied, Optimizations};
 use crate::plan::{self, Plan};
 use crate::verify;
 
@@ -98,7 +98,18 @@ fn compile_with(
 ) -> Result<Program, CompileError> {
     let mut applied = optimize::optimize(&mut graph, optimizations);
     boundary::bind_outputs(&mut graph);
-    let live = liveness::analyze(&graph, optimizations);
+    let mut live = liveness::analyze(&graph, optimizations);
+    if optimizations.schedule {
+        let mut reordered = graph.clone();
+        schedule::reorder(&mut reordered, &schedule::memory_aware_order(&graph));
+        let reordered_live = liveness::analyze(&reordered, optimizations);
+        let before = plan::lower_bound(&live.problem).bytes;
+        let after = plan::lower_bound(&reordered_live.problem).bytes;
+        applied.schedule_lower_bounds = Some((before, after));
+        if after < before {
+            (graph, live) = (reordered, reordered_live);
+        }
+    }
     verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
     let (plan, plan_source) = planner(&live.problem)?;
     verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[]).map_err(|v| {

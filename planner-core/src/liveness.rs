@@ -259,7 +259,7 @@ mod tests {
         Op::Binary { kind: crate::ir::Binary::Sub, a_strides: s.clone(), b_strides: s }
     }
 
-    const IN_PLACE: Optimizations = Optimizations { fuse_activations: false, in_place: true, fit_scratch: false };
+    const IN_PLACE: Optimizations = Optimizations { in_place: true, ..Optimizations::NONE };
 
     #[test]
     fn an_elementwise_chain_runs_in_one_buffer() {

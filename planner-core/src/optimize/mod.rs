@@ -6,11 +6,13 @@
 //!   [`crate::liveness`], switched here, checked by [`crate::verify::verify_in_place`]);
 //! - scratch fitting: a convolution whose preferred im2col scratch would raise the peak gets
 //!   smaller tiles or none (direct convolution), decided in [`crate::liveness`];
+//! - [`schedule`]: a memory-aware execution order, kept when its lower bound is smaller;
 //! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
 //!   intermediate tensor never exists.
 
 pub mod fuse;
+pub mod schedule;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,16 +28,19 @@ pub struct Optimizations {
     /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
     /// without any) where its preferred scratch would raise the arena above the activation peak.
     pub fit_scratch: bool,
+    /// Try a memory-aware execution order and keep it when it lowers the lower bound ([`schedule`]).
+    pub schedule: bool,
 }
 
 impl Optimizations {
     /// Every rewrite off: the graph exactly as imported.
-    pub const NONE: Optimizations = Optimizations { fuse_activations: false, in_place: false, fit_scratch: false };
+    pub const NONE: Optimizations =
+        Optimizations { fuse_activations: false, in_place: false, fit_scratch: false, schedule: false };
 }
 
 impl Default for Optimizations {
     fn default() -> Self {
-        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true }
+        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true, schedule: true }
     }
 }
 
@@ -48,6 +53,9 @@ pub struct Applied {
     pub in_place_steps: usize,
     /// Kernels given less scratch than they prefer, so that it fits under the activation peak.
     pub reduced_scratch: usize,
+    /// The lower bound in ONNX order and in the memory-aware order (when scheduling ran); the
+    /// smaller one's order is the schedule.
+    pub schedule_lower_bounds: Option<(u64, u64)>,
 }
 
 impl Applied {
@@ -65,7 +73,12 @@ impl Applied {
             true => format!("{} kernel(s) with reduced scratch", self.reduced_scratch),
             false => "scratch fitting off".into(),
         };
-        format!("{fuse}, {in_place}, {scratch}")
+        let schedule = match self.schedule_lower_bounds {
+            Some((onnx, aware)) if aware < onnx => format!("memory-aware order (lower bound {onnx} -> {aware} bytes)"),
+            Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found)"),
+            None => "scheduling off".into(),
+        };
+        format!("{fuse}, {in_place}, {scratch}, {schedule}")
     }
 }
 
