@@ -1,0 +1,223 @@
+//! `cargo run --release -p sramfit-bench`: single-thread, batch-1 latency of the code `model!`
+//! generates, against tract (optimized plan) on the same ONNX file and, when Python `onnxruntime`
+//! is installed, onnxruntime with one intra-op thread (a subprocess, `bench/ort_bench.py`).
+//!
+//! Engines alternate within every round (and the order flips each round), so a noisy machine moves
+//! all of them together; the table reports per-inference medians with their 10th-90th percentile
+//! spread, the ratios, the GFLOP/s sramfit reaches (2 x multiply-accumulates / median) and its share
+//! of this core's f32 FMA peak (derivation printed with the table).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sramfit_planner_core::compile::{ModelSpec, compile_model};
+use sramfit_planner_core::report::PlanReport;
+use tract_onnx::prelude::*;
+
+/// A generated model's `run_dyn`.
+type RunDyn = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), sramfit::Error>;
+
+/// One benchmarked model.
+struct Bench {
+    name: &'static str,
+    /// Relative to this crate's directory.
+    path: &'static str,
+    inputs: &'static [&'static [usize]],
+    outputs: &'static [&'static [usize]],
+    run: RunDyn,
+}
+
+macro_rules! benches {
+    ($($module:ident: $name:literal => $path:literal),* $(,)?) => {
+        $( sramfit::model! { mod $module { path: $path } } )*
+        const BENCHES: &[Bench] = &[$(
+            Bench { name: $name, path: $path, inputs: $module::INPUT_SHAPES, outputs: $module::OUTPUT_SHAPES, run: $module::run_dyn },
+        )*];
+    };
+}
+
+benches! {
+    kws: "keyword spotting DS-CNN" => "../tests/models/kws_dscnn.onnx",
+    vww: "visual wake words MobileNetV1-0.25" => "../tests/models/vww_mobilenetv1.onnx",
+    resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
+    autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
+    mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
+    mobilenetv2_block: "MobileNetV2 blocks" => "../tests/models/mobilenetv2_block.onnx",
+}
+
+/// Rounds per model; each round times every engine for about [`ROUND_TIME`].
+const ROUNDS: usize = 7;
+const ROUND_TIME: Duration = Duration::from_millis(150);
+
+fn crate_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Deterministic inputs in [-1, 1).
+fn inputs(shapes: &[&[usize]]) -> Vec<Vec<f32>> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    shapes
+        .iter()
+        .map(|shape| {
+            (0..shape.iter().product::<usize>())
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// An engine: runs one inference.
+type Engine<'a> = Box<dyn FnMut() + 'a>;
+
+/// Times `iterations` calls of `f`, one sample per call.
+fn sample(f: &mut dyn FnMut(), iterations: usize, out: &mut Vec<Duration>) {
+    for _ in 0..iterations {
+        let start = Instant::now();
+        f();
+        out.push(start.elapsed());
+    }
+}
+
+/// Per-inference times of onnxruntime, from the Python helper (None when unavailable).
+fn ort_samples(model: &Path, iterations: usize) -> Option<Vec<Duration>> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ort_bench.py");
+    let out = Command::new("python3").arg(script).arg(model).arg(iterations.to_string()).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout).ok()?.split_whitespace().map(|t| t.parse().ok().map(Duration::from_nanos)).collect()
+}
+
+/// (median, 10th percentile, 90th percentile).
+fn stats(samples: &mut [Duration]) -> (Duration, Duration, Duration) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+/// This core's f32 FMA peak in GFLOP/s, and how it was derived.
+fn fma_peak() -> (f64, String) {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        cpuinfo.lines().find(|l| l.starts_with(name)).and_then(|l| l.split(':').nth(1)).map(|v| v.trim().to_owned())
+    };
+    let mhz: f64 = field("cpu MHz").and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    let flags = field("flags").unwrap_or_default();
+    let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+    let (lanes, isa) = if has("avx512f") {
+        (16.0, "AVX-512")
+    } else if has("avx2") && has("fma") {
+        (8.0, "AVX2+FMA")
+    } else {
+        (4.0, "SSE")
+    };
+    let peak = mhz / 1e3 * 2.0 * lanes * 2.0;
+    let how = format!(
+        "f32 FMA peak of one core: {:.2} GHz (/proc/cpuinfo) x 2 FMA ports x {lanes} lanes ({isa}) x 2 flops = {peak:.1} GFLOP/s (assumes two FMA units and no down-clocking)",
+        mhz / 1e3
+    );
+    (peak, how)
+}
+
+fn main() {
+    let (peak, how) = fma_peak();
+    let with_ort =
+        Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());
+    println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model");
+    println!("{how}");
+    if !with_ort {
+        println!("(onnxruntime not found: `pip install onnxruntime` to add its column)");
+    }
+    println!();
+    println!(
+        "| model | MMACs | sramfit ms (p10-p90) | tract ms (p10-p90) | onnxruntime ms (p10-p90) | sramfit/tract | sramfit/ort | sramfit GFLOP/s | % of peak |"
+    );
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for b in BENCHES {
+        let path = crate_path(b.path);
+        let program =
+            compile_model(&ModelSpec { path: path.clone(), ..Default::default() }).expect("the model compiles");
+        let macs: u64 = PlanReport::from_program(&program, b.name).steps.iter().map(|s| s.macs).sum();
+
+        let data = inputs(b.inputs);
+        let mut outs: Vec<Vec<f32>> = b.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect();
+        let mut plan = tract_onnx::onnx().model_for_path(&path).expect("tract loads the model");
+        for (i, shape) in b.inputs.iter().enumerate() {
+            plan.set_input_fact(i, f32::fact(*shape).into()).expect("input fact");
+        }
+        let plan = plan.into_optimized().and_then(|m| m.into_runnable()).expect("tract optimizes the model");
+        let tract_inputs: TVec<TValue> =
+            data.iter().zip(b.inputs).map(|(d, s)| Tensor::from_shape(s, d).unwrap().into()).collect();
+
+        let ins: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        let mut sramfit_run = || {
+            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            (b.run)(&ins, &mut refs).expect("run_dyn");
+            std::hint::black_box(&refs);
+        };
+        let mut tract_run = || {
+            std::hint::black_box(plan.run(tract_inputs.clone()).expect("tract runs"));
+        };
+        let mut engines: Vec<(&str, Engine)> =
+            vec![("sramfit", Box::new(&mut sramfit_run)), ("tract", Box::new(&mut tract_run))];
+        // Calibrate: iterations per round so that each engine runs about ROUND_TIME.
+        let mut iterations = Vec::new();
+        for (_, run) in engines.iter_mut() {
+            run();
+            let start = Instant::now();
+            run();
+            let once = start.elapsed().max(Duration::from_micros(1));
+            iterations.push(((ROUND_TIME.as_secs_f64() / once.as_secs_f64()) as usize).clamp(3, 10_000));
+        }
+        let ort_iterations = iterations[1];
+        let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); engines.len()];
+        let mut ort: Option<Vec<Duration>> = with_ort.then(Vec::new);
+        for round in 0..ROUNDS {
+            let mut order: Vec<usize> = (0..engines.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            if round % 2 == 1 {
+                if let Some(o) = ort.as_mut() {
+                    o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
+                }
+            }
+            for e in order {
+                sample(&mut *engines[e].1, iterations[e], &mut samples[e]);
+            }
+            if round % 2 == 0 {
+                if let Some(o) = ort.as_mut() {
+                    o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
+                }
+            }
+        }
+        let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
+        let o = ort.filter(|o| !o.is_empty()).map(|mut o| stats(&mut o));
+        let cell = |x: Option<(Duration, Duration, Duration)>| {
+            x.map_or("-".into(), |(m, lo, hi)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi)))
+        };
+        let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
+        println!(
+            "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {:.2} | {:.1}% |",
+            b.name,
+            macs as f64 / 1e6,
+            cell(Some(s)),
+            cell(Some(t)),
+            cell(o),
+            s.0.as_secs_f64() / t.0.as_secs_f64(),
+            o.map_or("-".into(), |o| format!("{:.2}", s.0.as_secs_f64() / o.0.as_secs_f64())),
+            gflops,
+            100.0 * gflops / peak
+        );
+    }
+}
