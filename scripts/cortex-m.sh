@@ -47,9 +47,14 @@ build() { # board target models...
     "${CARGO[@]}" --target "$target" --features "$board" "${bins[@]}"
 }
 
-FAILED=0
+PASSED=0 FAILED=0
 ROWS=()
-run() { # board target model
+fail() { # message: one failed check
+    echo "FAILED: $*"
+    FAILED=$((FAILED + 1))
+}
+
+run() { # board target model: one check (ran, outputs match, footprint as stated)
     local board=$1 target=$2 model=$3
     local elf=$CARGO_TARGET_DIR/$target/release/$model log
     log=$(mktemp)
@@ -61,9 +66,8 @@ run() { # board target model
     local line
     line=$(grep '^FOOTPRINT' "$log" || true)
     if ((status != 0)) || [[ -z $line ]]; then
-        echo "FAILED: $model on $board (exit $status)"
         sed -n '/MISMATCH\|FAIL/p' "$log"
-        FAILED=1
+        fail "$model on $board (exit $status)"
         rm -f "$log"
         return
     fi
@@ -73,18 +77,15 @@ run() { # board target model
     local -A s
     while read -r name size _; do [[ -n $name ]] && s[$name]=$size; done < <(arm-none-eabi-size -A "$elf" | tail -n +3)
     local data=${s[.data]:-0} bss=${s[.bss]:-0} uninit=${s[.uninit]:-0}
-    local guarded=$(((f[arena] + 15) / 16 * 16 + 16))
-    if ((bss != guarded)); then
-        echo "FAILED: $model on $board: .bss is $bss bytes, expected ARENA_BYTES ${f[arena]} + guard = $guarded"
-        FAILED=1
-    fi
-    local sram=$((data + bss + uninit + f[stack]))
+    local guarded=$(((f[arena] + 15) / 16 * 16 + 16)) sram=$((data + bss + uninit + f[stack])) before=$FAILED
+    ((bss == guarded)) || fail "$model on $board: .bss is $bss bytes, not ARENA_BYTES ${f[arena]} + guard = $guarded"
     ROWS+=("| $board | $model | ${s[.text]} | ${s[.rodata]} (${f[weights]}) | $data | $bss (${f[arena]} + 16) | ${f[stack]} | $sram | ${f[instructions]} |")
     if [[ $board == mps2-an386 && $model == kws_dscnn ]]; then
         # The floors: code under 64 KiB, and all SRAM under TFLM's whole arena for this model.
-        ((s[.text] < 65536)) || { echo "FAILED: KWS .text ${s[.text]} >= 64 KiB"; FAILED=1; }
-        ((sram < 72048)) || { echo "FAILED: KWS SRAM $sram >= 72,048 bytes (TFLM's arena)"; FAILED=1; }
+        ((s[.text] < 65536)) || fail "KWS .text ${s[.text]} >= 64 KiB"
+        ((sram < 72048)) || fail "KWS SRAM $sram >= 72,048 bytes (TFLM's arena)"
     fi
+    ((FAILED > before)) || PASSED=$((PASSED + 1))
 }
 
 build "${M4F[0]}" "${M4F[1]}" ${M4F[2]}
@@ -95,14 +96,13 @@ for m in ${M3[2]}; do run "${M3[0]}" "${M3[1]}" "$m"; done
 echo "== over budget: ResNet-8 for ${M3[0]} must not compile"
 overflow_log=$(mktemp)
 if "${CARGO[@]}" --target "${M3[1]}" --features "${M3[0]}" --bin resnet8 >"$overflow_log" 2>&1; then
-    echo "FAILED: ResNet-8 built for ${M3[0]}"
-    FAILED=1
+    fail "ResNet-8 built for ${M3[0]}"
 elif grep -q 'sramfit: the model needs an arena of [0-9]* bytes, more than the `sram` budget' "$overflow_log"; then
     grep -m1 'sramfit: the model needs' "$overflow_log"
+    PASSED=$((PASSED + 1))
 else
-    echo "FAILED: ResNet-8 for ${M3[0]} failed without sramfit's budget error:"
     tail -20 "$overflow_log"
-    FAILED=1
+    fail "ResNet-8 for ${M3[0]} failed without sramfit's budget error"
 fi
 rm -f "$overflow_log"
 
@@ -111,8 +111,5 @@ echo "| board | model | .text | .rodata (weights) | .data | .bss (arena + guard)
 echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
 printf '%s\n' "${ROWS[@]}"
 echo
-if ((FAILED)); then
-    echo "cortex-m: FAILED"
-    exit 1
-fi
-echo "cortex-m: all passed"
+echo "firmware: $PASSED passed, $FAILED failed"
+((FAILED == 0))
