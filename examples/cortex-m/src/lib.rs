@@ -59,13 +59,14 @@ pub struct Check<'a> {
     pub expected: &'a [&'a [f32]],
 }
 
-/// Prints every output's bit pattern next to the expected one; returns whether all are within
-/// tolerance ([`RELATIVE_TOLERANCE`], [`FLOOR`]) and the largest error relative to the allowed one, in
-/// parts per thousand.
+/// Whether each output buffer has its expected length.
 fn got_lengths_match(outputs: &[&mut [f32]], expected: &[&[f32]]) -> bool {
     outputs.iter().zip(expected).all(|(g, w)| g.len() == w.len())
 }
 
+/// Prints every output's bit pattern next to the expected one; returns whether all are within
+/// tolerance ([`RELATIVE_TOLERANCE`], [`FLOOR`]) and the largest error relative to the allowed one, in
+/// parts per thousand.
 fn compare(out: &mut Console, outputs: &[&mut [f32]], expected: &[&[f32]]) -> (bool, u64) {
     let (mut ok, mut worst) = (outputs.len() == expected.len(), 0.0f32);
     for (k, (got, want)) in outputs.iter().zip(expected).enumerate() {
