@@ -8,10 +8,10 @@
 #
 # Installs its Debian packages when missing (needs root and apt). The build directory is kept outside
 # the checkout (CORTEX_M_TARGET_DIR, default ~/.cache/sramfit/cortex-m) so that fresh clones on the
-# same machine start warm: the cold build (tract, core for two targets) takes about 10 minutes.
+# same machine start warm: the cold build (tract for the host, `core` for two targets) took about 17 minutes on a
+# busy 2-core machine; warm, the whole script takes under a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 PACKAGES=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binutils-arm-none-eabi qemu-system-arm)
 missing=()
@@ -31,8 +31,7 @@ export CARGO_TARGET_DIR="${CORTEX_M_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/
 CARGO=(/usr/bin/cargo build --release --locked -Zbuild-std=core --manifest-path examples/cortex-m/Cargo.toml)
 echo "== toolchain: $($RUSTC --version); build dir $CARGO_TARGET_DIR"
 
-# board:           QEMU machine  target                 models run on it
-# On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
+# Each board: QEMU machine (= cargo feature), target, the models run on it. On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
 # (KWS needs 64,000 B of arena plus ~5 KB of stack), and mlp the one with the most weights among those
 # that fit; ResNet-8 (233,472 B of arena) must be rejected at build time.
 M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block")
