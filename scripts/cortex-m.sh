@@ -31,6 +31,10 @@ export CARGO_TARGET_DIR="${CORTEX_M_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/
 CARGO=(/usr/bin/cargo build --release --locked -Zbuild-std=core --manifest-path examples/cortex-m/Cargo.toml)
 echo "== toolchain: $($RUSTC --version); build dir $CARGO_TARGET_DIR"
 
+# The firmware crate is outside the root workspace, so `cargo fmt --all` does not see it.
+echo "== rustfmt --check examples/cortex-m"
+rustfmt --edition 2024 --check examples/cortex-m/build.rs examples/cortex-m/src/lib.rs examples/cortex-m/src/bin/*.rs
+
 # Each board: QEMU machine (= cargo feature), target, the models run on it. On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
 # (KWS needs 64,000 B of arena plus ~5 KB of stack), and mlp the one with the most weights among those
 # that fit; ResNet-8 (233,472 B of arena) must be rejected at build time.
