@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# On the chip: builds the firmware in examples/cortex-m (bundled models compiled by sramfit::model!)
+# for Cortex-M4F and Cortex-M3 with Debian's Rust, runs it under QEMU on mps2-an386 and lm3s6965evb,
+# checks the outputs against onnxruntime, checks that a model over the M3's SRAM budget is rejected
+# at build time, and prints the footprint table (kept in README.md).
+#
+#   bash scripts/cortex-m.sh
+#
+# Installs its Debian packages when missing (needs root and apt). The build directory is kept outside
+# the checkout (CORTEX_M_TARGET_DIR, default ~/.cache/sramfit/cortex-m) so that fresh clones on the
+# same machine start warm: the cold build (tract for the host, `core` for two targets) took about 17 minutes on a
+# busy 2-core machine; warm, the whole script takes under a minute.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binutils-arm-none-eabi qemu-system-arm)
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "== installing ${missing[*]}"
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+fi
+
+# Debian's toolchain (1.96, with the standard library's source for -Zbuild-std), called by full
+# path: rustup's toolchain stays first on PATH and cannot build `core` for these targets.
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO_TERM_COLOR=never
+export CARGO_TARGET_DIR="${CORTEX_M_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/sramfit/cortex-m}"
+CARGO=(/usr/bin/cargo build --release --locked -Zbuild-std=core --manifest-path examples/cortex-m/Cargo.toml)
+echo "== toolchain: $($RUSTC --version); build dir $CARGO_TARGET_DIR"
+
+# The firmware crate is outside the root workspace, so `cargo fmt --all` does not see it.
+echo "== rustfmt --check examples/cortex-m"
+rustfmt --edition 2024 --check examples/cortex-m/build.rs examples/cortex-m/src/lib.rs examples/cortex-m/src/bin/*.rs
+
+# Each board: QEMU machine (= cargo feature), target, the models run on it. On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
+# (KWS needs 64,000 B of arena plus ~5 KB of stack), and mlp the one with the most weights among those
+# that fit; ResNet-8 (233,472 B of arena) must be rejected at build time.
+M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block")
+M3=(lm3s6965evb    thumbv7m-none-eabi     "branch_merge mlp")
+
+build() { # board target models...
+    local board=$1 target=$2
+    shift 2
+    local bins=()
+    for m in "$@"; do bins+=(--bin "$m"); done
+    echo "== build for $board ($target): $*"
+    "${CARGO[@]}" --target "$target" --features "$board" "${bins[@]}"
+}
+
+PASSED=0 FAILED=0
+ROWS=()
+fail() { # message: one failed check
+    echo "FAILED: $*"
+    FAILED=$((FAILED + 1))
+}
+
+run() { # board target model: one check (ran, outputs match, footprint as stated)
+    local board=$1 target=$2 model=$3
+    local elf=$CARGO_TARGET_DIR/$target/release/$model log
+    log=$(mktemp)
+    echo "== run $model on $board"
+    local status=0
+    timeout 600 qemu-system-arm -machine "$board" -nographic -monitor none -serial none \
+        -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf" >"$log" 2>&1 || status=$?
+    grep -v '^out' "$log" || true
+    local line
+    line=$(grep '^FOOTPRINT' "$log" || true)
+    if ((status != 0)) || [[ -z $line ]]; then
+        sed -n '/MISMATCH\|FAIL/p' "$log"
+        fail "$model on $board (exit $status)"
+        rm -f "$log"
+        return
+    fi
+    rm -f "$log"
+    local -A f
+    for kv in ${line#FOOTPRINT }; do f[${kv%%=*}]=${kv#*=}; done
+    local -A s
+    while read -r name size _; do [[ -n $name ]] && s[$name]=$size; done < <(arm-none-eabi-size -A "$elf" | tail -n +3)
+    local data=${s[.data]:-0} bss=${s[.bss]:-0} uninit=${s[.uninit]:-0}
+    local guarded=$(((f[arena] + 15) / 16 * 16 + 16)) sram=$((data + bss + uninit + f[stack])) before=$FAILED
+    ((bss == guarded)) || fail "$model on $board: .bss is $bss bytes, not ARENA_BYTES ${f[arena]} + guard = $guarded"
+    ROWS+=("| $board | $model | ${s[.text]} | ${s[.rodata]} (${f[weights]}) | $data | $bss (${f[arena]} + 16) | ${f[stack]} | $sram | ${f[instructions]} |")
+    if [[ $board == mps2-an386 && $model == kws_dscnn ]]; then
+        # The floors: code under 64 KiB, and all SRAM under TFLM's whole arena for this model.
+        ((s[.text] < 65536)) || fail "KWS .text ${s[.text]} >= 64 KiB"
+        ((sram < 72048)) || fail "KWS SRAM $sram >= 72,048 bytes (TFLM's arena)"
+    fi
+    ((FAILED > before)) || PASSED=$((PASSED + 1))
+}
+
+build "${M4F[0]}" "${M4F[1]}" ${M4F[2]}
+build "${M3[0]}" "${M3[1]}" ${M3[2]}
+for m in ${M4F[2]}; do run "${M4F[0]}" "${M4F[1]}" "$m"; done
+for m in ${M3[2]}; do run "${M3[0]}" "${M3[1]}" "$m"; done
+
+echo "== over budget: ResNet-8 for ${M3[0]} must not compile"
+overflow_log=$(mktemp)
+if "${CARGO[@]}" --target "${M3[1]}" --features "${M3[0]}" --bin resnet8 >"$overflow_log" 2>&1; then
+    fail "ResNet-8 built for ${M3[0]}"
+elif grep -q 'sramfit: the model needs an arena of [0-9]* bytes, more than the `sram` budget' "$overflow_log"; then
+    grep -m1 'sramfit: the model needs' "$overflow_log"
+    PASSED=$((PASSED + 1))
+else
+    tail -20 "$overflow_log"
+    fail "ResNet-8 for ${M3[0]} failed without sramfit's budget error"
+fi
+rm -f "$overflow_log"
+
+echo
+echo "| board | model | .text | .rodata (weights) | .data | .bss (arena + guard) | stack | SRAM total | instructions |"
+echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+printf '%s\n' "${ROWS[@]}"
+echo
+echo "firmware: $PASSED passed, $FAILED failed"
+((FAILED == 0))
