@@ -168,7 +168,8 @@ impl Model {
 
     /// `pub mod name { items }` plus the budget assertions, formatted, under a header comment.
     fn render(&self, program: &Program, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
-        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), track_file: None };
+        let options =
+            CodegenOptions { weights_file: weights.map(Path::to_owned), track_file: None, ..Default::default() };
         let items = codegen::emit(program, &options);
         let literal = |b: u64| {
             let l = Literal::u64_unsuffixed(b);

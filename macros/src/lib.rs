@@ -71,7 +71,11 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             )));
         }
     }
-    let options = CodegenOptions { weights_file: write_weights(&program, &m.name.to_string()), track_file: Some(path) };
+    let options = CodegenOptions {
+        weights_file: write_weights(&program, &m.name.to_string()),
+        track_file: Some(path),
+        checked: cfg!(feature = "checked"),
+    };
     let items = codegen::emit(&program, &options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
     let checks = codegen::budget_assertions(&program, &m.name, sram.as_ref(), flash.as_ref());
