@@ -30,6 +30,18 @@ pub enum Error {
         /// The count or length that was passed.
         found: usize,
     },
+    /// Checked mode only (feature `checked`): the run-time plan check found a tensor that does not
+    /// hold what the plan says: after step `step` a live tensor that step must not write had
+    /// changed, or before it an input it reads no longer held what its producer wrote. This is a
+    /// planner bug: please report it with the model.
+    PlanViolation {
+        /// The schedule step (node index) at which the check failed.
+        step: usize,
+        /// The name of that step's node.
+        op: &'static str,
+        /// The damaged tensor (`<node>.scratch` for a scratch buffer).
+        tensor: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -50,6 +62,11 @@ impl fmt::Display for Error {
                     _ => write!(f, "{what}: expected {expected}, found {found}"),
                 }
             }
+            Error::PlanViolation { step, op, tensor } => write!(
+                f,
+                "checked mode: at step {step} (node `{op}`) tensor `{tensor}` does not hold what the plan says \
+                 (a planner bug: please report it with the model)"
+            ),
         }
     }
 }

@@ -24,6 +24,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod arena;
+mod checked;
 mod error;
 
 pub use error::{Error, Port};
@@ -36,4 +37,8 @@ pub use sramfit_runtime_min as kernels;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::arena::{arena_f32, arena_f32_mut, weights_f32, ArenaGuard, StaticArena};
+    /// Run-time plan checks, called only by expansions generated in checked mode.
+    pub mod checked {
+        pub use crate::checked::{Buffer, Checker, Step, CANARY};
+    }
 }

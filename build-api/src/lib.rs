@@ -176,7 +176,7 @@ impl Model {
 
     /// `pub mod name { items }` plus the budget assertions, formatted, under a header comment.
     fn render(&self, program: &Program, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
-        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), track_files: Vec::new() };
+        let options = CodegenOptions { weights_file: weights.map(Path::to_owned), ..Default::default() };
         let items = codegen::emit(program, &options);
         let literal = |b: u64| {
             let l = Literal::u64_unsuffixed(b);

@@ -77,6 +77,7 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
     let options = CodegenOptions {
         weights_file: write_weights(&program, &m.name.to_string()),
         track_files: std::iter::once(path).chain(program.plan_source.file().map(Path::to_owned)).collect(),
+        checked: cfg!(feature = "checked"),
     };
     let items = codegen::emit(&program, &options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));

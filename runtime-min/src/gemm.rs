@@ -241,7 +241,9 @@ fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut
                         }
                     } else {
                         let src = &src[..(kc - 1) * g.a_cs + 1];
-                        for (d, &s) in dst.zip(src.iter().step_by(g.a_cs)) {
+                        // A column stride of 0 is a size-1 `k` (found by safety/'s random graphs):
+                        // one value is read, any step works, and `step_by(0)` would panic.
+                        for (d, &s) in dst.zip(src.iter().step_by(g.a_cs.max(1))) {
                             *d = s;
                         }
                     }

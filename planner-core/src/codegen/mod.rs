@@ -6,6 +6,7 @@
 //! Arena slices are built with `unsafe`; every step's doc comment states the verified plan fact that
 //! makes those slices sound.
 
+mod checks;
 mod docs;
 pub use docs::plan_source_note;
 mod kernels;
@@ -29,6 +30,9 @@ pub struct CodegenOptions {
     /// Files to `include_bytes!` into unused constants so that cargo rebuilds when they change
     /// (the model, and its plan file when there is one).
     pub track_files: Vec<PathBuf>,
+    /// Checked mode: fill the arena with a canary and check the plan around every step at run
+    /// time (`sramfit::Error::PlanViolation` on failure). Off by default; off adds nothing.
+    pub checked: bool,
 }
 
 /// How generated code reaches each tensor's data.
@@ -113,12 +117,15 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let out_shapes = g.outputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
     let (n_in, n_out) = (inputs.len(), outputs.len());
 
+    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
+    let checked = o.checked && uses_arena;
     let steps = g.nodes.iter().enumerate().filter(|(_, n)| n.op != crate::ir::Op::View).map(|(i, n)| {
         let doc = docs::step_doc(p, i);
         let body = kernels::step(n, i, &access);
+        let body = if checked { checks::wrap(p, i, body) } else { body };
         quote! { #[doc = #doc] { #body } }
     });
-    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
+    let (check_items, check_start) = if checked { (checks::items(p), checks::start(p)) } else { Default::default() };
     let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
 
     let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
@@ -172,6 +179,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
 
         #(#track)*
         #weights_static
+        #check_items
 
         /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
         ///
@@ -230,6 +238,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
         pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
             #base
+            #check_start
             #(#steps)*
             Ok(())
         }

@@ -1,0 +1,83 @@
+//! Checked mode ([`super::CodegenOptions::checked`]): the tables and calls that make the generated
+//! code check the plan at run time through `sramfit::__private::checked` (see that module for what
+//! is checked). Emitted only in checked mode, so the default expansion is unchanged.
+//!
+//! The tables are computed from the [`Program`] being emitted, offsets included: they describe
+//! what the generated code really does, so a wrong plan that reached code generation is caught.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::compile::Program;
+use crate::liveness::Storage;
+
+/// The module items of checked mode: the table of arena buffers.
+pub fn items(p: &Program) -> TokenStream {
+    let buffers = p.live.problem.buffers.iter().zip(&p.plan.offsets).map(|(b, &off)| {
+        let (name, off, len) = (&b.name, off as usize, b.size as usize);
+        quote!(::sramfit::__private::checked::Buffer { name: #name, offset: #off, len: #len })
+    });
+    quote! {
+        /// Checked mode: every arena buffer of the plan (name, offset, bytes).
+        const CHECKED_BUFFERS: &[::sramfit::__private::checked::Buffer] = &[#(#buffers),*];
+    }
+}
+
+/// The statement that starts a checked run (fills the arena with the canary).
+pub fn start(p: &Program) -> TokenStream {
+    let n = p.live.problem.buffers.len();
+    quote! {
+        // SAFETY: `base` points to the whole arena and no slice of it is alive.
+        let mut checker = unsafe { ::sramfit::__private::checked::Checker::<#n>::start(base, ARENA_BYTES) };
+    }
+}
+
+/// Step `i`'s body wrapped in its checks.
+pub fn wrap(p: &Program, i: usize, body: TokenStream) -> TokenStream {
+    let table = step_table(p, i);
+    quote! {
+        {
+            const STEP: ::sramfit::__private::checked::Step = #table;
+            // SAFETY: every buffer of the table is inside the arena and no slice is alive between steps.
+            unsafe { checker.before(base, CHECKED_BUFFERS, &STEP)? };
+            { #body }
+            // SAFETY: as above; the step's slices ended with its block.
+            unsafe { checker.after(base, CHECKED_BUFFERS, &STEP)? };
+        }
+    }
+}
+
+/// The `Step` literal of step `i`.
+fn step_table(p: &Program, i: usize) -> TokenStream {
+    let node = &p.graph.nodes[i];
+    let buffers = &p.live.problem.buffers;
+    let mut reads: Vec<usize> = node
+        .inputs
+        .iter()
+        .filter_map(|&t| match p.live.storage[t] {
+            Storage::Arena(b) if buffers[b].size > 0 => Some(b),
+            _ => None,
+        })
+        .collect();
+    reads.sort_unstable();
+    reads.dedup();
+    let step = i as u32;
+    let live = |b: &usize| buffers[*b].size > 0 && buffers[*b].lifetime.contains(step);
+    // The step writes its output's buffer (a new one, or, in place, the buffer of the input it
+    // overwrites) and its scratch.
+    let output = match p.live.storage[node.output] {
+        Storage::Arena(b) => Some(b),
+        _ => None,
+    };
+    let written_here = |b: &usize| output == Some(*b) || p.live.scratch[i] == Some(*b);
+    let all = 0..buffers.len();
+    let writes: Vec<usize> = all.clone().filter(|b| live(b) && written_here(b)).collect();
+    let keeps: Vec<usize> = all.clone().filter(|b| live(b) && !written_here(b)).collect();
+    let dies: Vec<usize> = all.filter(|b| live(b) && !buffers[*b].lifetime.contains(step + 1)).collect();
+    let name = &node.name;
+    quote! {
+        ::sramfit::__private::checked::Step {
+            step: #i, op: #name, reads: &[#(#reads),*], writes: &[#(#writes),*], keeps: &[#(#keeps),*], dies: &[#(#dies),*],
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! Checked mode catches wrong plans: `build.rs` compiles committed models in checked mode, once with
+//! their verified plan and several times with a deliberately wrong one (see `build/corrupt.rs`).
+//! The correct ones must run clean and match onnxruntime and tract; every wrong one must return
+//! the `PlanViolation` naming the step and the tensor the corruption damages.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::RunDyn;
+
+/// A model compiled in checked mode with its verified plan.
+pub struct Checked {
+    model: &'static str,
+    run: RunDyn,
+    output_shapes: &'static [&'static [usize]],
+}
+
+/// The same model with a wrong plan.
+pub struct Corrupted {
+    name: &'static str,
+    what: &'static str,
+    run: RunDyn,
+    output_shapes: &'static [&'static [usize]],
+    expected: sramfit::Error,
+}
+
+/// One model's modules.
+pub struct Model {
+    checked: Checked,
+    corrupted: &'static [Corrupted],
+}
+
+include!(concat!(env!("OUT_DIR"), "/corrupted.rs"));
+
+#[test]
+fn checked_runs_of_verified_plans_are_clean_and_correct() {
+    for m in MODELS {
+        let c = &m.checked;
+        common::check_model(&format!("../{}", c.model), c.output_shapes, c.run);
+    }
+}
+
+#[test]
+fn every_wrong_plan_is_reported_with_the_damaged_tensor() {
+    for m in MODELS {
+        let inputs: Vec<Vec<f32>> =
+            common::fixture(&format!("../{}", m.checked.model)).inputs.into_iter().map(|t| t.data).collect();
+        let ins: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+        for c in m.corrupted {
+            let mut outs: Vec<Vec<f32>> = c.output_shapes.iter().map(|s| vec![0.0; s.iter().product()]).collect();
+            let mut outs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            let got = (c.run)(&ins, &mut outs);
+            assert_eq!(got, Err(c.expected), "{}: {}", c.name, c.what);
+            eprintln!("{}: {} -> {}", c.name, c.what, c.expected);
+        }
+    }
+}
