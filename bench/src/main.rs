@@ -182,23 +182,24 @@ fn main() {
         let ort_iterations = iterations[1];
         let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); engines.len()];
         let mut ort: Option<Vec<Duration>> = with_ort.then(Vec::new);
-        for round in 0..ROUNDS {
-            let mut order: Vec<usize> = (0..engines.len()).collect();
-            if round % 2 == 1 {
-                order.reverse();
+        let time_ort = |ort: &mut Option<Vec<Duration>>| {
+            if let Some(o) = ort {
+                o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
             }
-            if round % 2 == 1 {
-                if let Some(o) = ort.as_mut() {
-                    o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
-                }
+        };
+        for round in 0..ROUNDS {
+            // Every other round runs the engines in the opposite order.
+            let reversed = round % 2 == 1;
+            let mut order: Vec<usize> = (0..engines.len()).collect();
+            if reversed {
+                order.reverse();
+                time_ort(&mut ort);
             }
             for e in order {
                 sample(&mut *engines[e].1, iterations[e], &mut samples[e]);
             }
-            if round % 2 == 0 {
-                if let Some(o) = ort.as_mut() {
-                    o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
-                }
+            if !reversed {
+                time_ort(&mut ort);
             }
         }
         let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
