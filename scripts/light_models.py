@@ -21,7 +21,8 @@ Softmax removed, compared with tract on the logits.
     python3 scripts/light_models.py --no-logits      # shipped files only
 
 Installs onnx==1.23.2 with pip if it is missing. Uses $CARGO_TARGET_DIR if
-set (else target/ in the repository). Exit status 1 if any model fails.
+set (else target/ in the repository) and removes its own artifacts at the end
+(the compiled tract stays). Exit status 1 if any model fails.
 """
 
 import json
@@ -144,6 +145,9 @@ def main():
               f"{mib(r['weights']):>11} {max(r['vs_tract']):12.2e} {saved} {r['build_s']:7.1f} "
               f"{r['run_s']:6.2f} {r['tract_s']:7.2f}")
     print(f"{len(rows) - failed} passed, {failed} failed (max relative difference <= {tol})")
+    # The last model's binary and weights are up to 1 GB: remove this crate's artifacts (not tract's).
+    subprocess.run(["cargo", "clean", "--manifest-path", CRATE, "-p", "sramfit-light-models"],
+                   env=dict(os.environ, CARGO_TARGET_DIR=target_dir), capture_output=True)
     sys.exit(1 if failed else 0)
 
 

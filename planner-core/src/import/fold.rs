@@ -13,6 +13,11 @@ use tract_onnx::tract_core::ops::dummy::Dummy;
 use tract_onnx::tract_core::ops::konst::Const;
 use tract_onnx::tract_core::ops::source::TypedSource;
 
+/// The largest constant the pass materialises: beyond it a model is not a microcontroller model, and
+/// a hostile file must not make the compiler allocate without bound. A larger computed constant
+/// stays a node, which the lowering then reports.
+const MAX_FOLD_BYTES: i64 = 1 << 31;
+
 /// Replaces every node whose inputs are all constant by the constant it evaluates to, and
 /// declutters the result; repeats until a round folds nothing. A node tract cannot evaluate out of
 /// a plan is left for the lowering to report.
@@ -46,12 +51,15 @@ pub fn fold_constants(mut model: TypedModel) -> TractResult<TypedModel> {
     }
 }
 
-/// A computing node whose inputs are all known constants and whose outputs are not yet.
+/// A computing node whose inputs are all known constants and whose outputs are not yet (and not
+/// larger than [`MAX_FOLD_BYTES`] together).
 fn foldable(model: &TypedModel, node: &TypedNode) -> TractResult<bool> {
     if node.op_is::<Const>() || node.op_is::<TypedSource>() || node.op_is::<Dummy>() || node.inputs.is_empty() {
         return Ok(false);
     }
     let inputs_known = model.node_input_facts(node.id)?.iter().all(|f| f.konst.is_some());
     let outputs_unknown = node.outputs.iter().all(|o| o.fact.konst.is_none());
-    Ok(inputs_known && outputs_unknown)
+    let bytes =
+        node.outputs.iter().map(|o| o.fact.mem_size().as_i64().unwrap_or(i64::MAX)).try_fold(0i64, i64::checked_add);
+    Ok(inputs_known && outputs_unknown && bytes.is_some_and(|b| b <= MAX_FOLD_BYTES))
 }

@@ -36,8 +36,7 @@ fn main() {
     };
     assert_eq!(model::INPUT_SHAPES.len(), 1, "the light models have one input");
     let input = read_f32(input);
-    let mut outputs: Vec<Vec<f32>> =
-        model::OUTPUT_SHAPES.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
+    let mut outputs: Vec<Vec<f32>> = model::OUTPUT_SHAPES.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
     let start = Instant::now();
     {
         let mut outs: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
@@ -48,7 +47,8 @@ fn main() {
     let want = tract_run(onnx, model::INPUT_SHAPES[0], &input).expect("tract");
     let tract_s = start.elapsed().as_secs_f64();
     let vs_tract: Vec<String> = outputs.iter().zip(&want).map(|(g, w)| format!("{:e}", max_rel_diff(g, w))).collect();
-    let vs_saved = rest.first().map_or("null".to_string(), |p| format!("{:e}", max_rel_diff(&outputs[0], &read_f32(p))));
+    let vs_saved =
+        rest.first().map_or("null".to_string(), |p| format!("{:e}", max_rel_diff(&outputs[0], &read_f32(p))));
     println!(
         "{{\"arena\":{},\"lower_bound\":{},\"weights\":{},\"vs_tract\":[{}],\"vs_saved\":{},\"run_s\":{run_s:.3},\"tract_s\":{tract_s:.3},\"output0\":[{},{}]}}",
         model::ARENA_BYTES,
