@@ -4,7 +4,7 @@ Used by gen_models.py, gen_op_tests.py and check_fixtures.py. Nothing in here
 is random by itself: every RNG is created from an explicit seed by the caller.
 
 Conventions (the Rust tests are written against these):
-  * models are built with onnx.helper, opset 13, ir_version 8, float32,
+  * models are built with onnx.helper, opset 13 (17 with LayerNormalization), ir_version 8, float32,
     producer_name "sramfit-scripts", every node named;
   * graph inputs are `input` (or `input_0`, `input_1`, ...), graph outputs are
     `output` (or `output_0`, `output_1`, ...); all shapes fully static;
@@ -25,6 +25,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 13
+# LayerNormalization exists from opset 17 on; models using it declare this opset instead.
+LAYERNORM_OPSET = 17
 IR_VERSION = 8
 PRODUCER = "sramfit-scripts"
 
@@ -42,10 +44,15 @@ class GraphBuilder:
     named `conv1.weight`, `conv1.bias`, `bn1.scale`, ... (PyTorch-like).
     """
 
-    def __init__(self, name, seed, doc=""):
+    def __init__(self, name, seed, doc="", opset=OPSET, factor_above=None, rank=8):
+        """factor_above: float weights with more elements than this are not stored but computed
+        inside the graph (see `init`), so that a large architecture stays a small file."""
         self.name = name
         self.seed = seed
         self.doc = doc
+        self.opset = opset
+        self.factor_above = factor_above
+        self.rank = rank
         self.rng = np.random.default_rng(seed)
         self.nodes = []
         self.initializers = []
@@ -67,10 +74,32 @@ class GraphBuilder:
         return name
 
     def init(self, name, array, dtype=np.float32):
-        self._claim_tensor(name)
         arr = np.asarray(array, dtype=dtype)
+        if self.factor_above is not None and dtype == np.float32 and arr.ndim >= 2 \
+                and arr.size > self.factor_above:
+            return self._factored(name, arr)
+        return self._store(name, arr)
+
+    def _store(self, name, arr):
+        self._claim_tensor(name)
         self.initializers.append(numpy_helper.from_array(arr, name))
         return name
+
+    def _factored(self, name, arr):
+        """A weight of `arr`'s shape and standard deviation, computed in the graph as
+        Reshape(MatMul(U, V)) with U [rows, rank] and V [rank, cols] stored (rows = first dim).
+        All inputs are constants, so an importer that folds constants (tract does) sees a plain
+        full-size, non-uniform weight; the file holds (rows + cols) * rank floats."""
+        rows = arr.shape[0]
+        cols = arr.size // rows
+        r = self.rank
+        u = self.rng.standard_normal(size=(rows, r))
+        v = self.rng.normal(0.0, float(np.std(arr)) / np.sqrt(r), size=(r, cols))
+        uu = self._store(f"{name}.u", u.astype(np.float32))
+        vv = self._store(f"{name}.v", v.astype(np.float32))
+        shape = self.init_i64(f"{name}.shape", list(arr.shape))
+        flat = self.node("MatMul", [uu, vv], f"{name}.matmul")
+        return self.node("Reshape", [flat, shape], f"{name}.reshape", out=name)
 
     def init_i64(self, name, values):
         return self.init(name, np.asarray(values, dtype=np.int64), dtype=np.int64)
@@ -151,7 +180,7 @@ class GraphBuilder:
                      for n in self.outputs]
         graph = helper.make_graph(self.nodes, self.name, g_inputs, g_outputs,
                                   initializer=self.initializers, doc_string=self.doc)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)],
                                   ir_version=IR_VERSION, producer_name=PRODUCER)
         # Give the graph outputs their (static) shapes via ONNX shape inference,
         # but do not keep intermediate value_info in the committed model.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use sramfit_planner_core::import::{import, InputShape};
-use sramfit_planner_core::ir::{Graph, Op, Unary};
+use sramfit_planner_core::ir::{Graph, Op, TensorKind, Unary};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(name)
@@ -52,4 +52,26 @@ fn fixed_input_shape_overrides_the_declared_one() {
     assert_eq!(g.tensors[g.inputs[0]].shape, vec![1, 64]);
     let err = import(&fixture("mlp.onnx"), &[InputShape { name: "nope".into(), dims: vec![1, 64] }]).unwrap_err();
     assert!(err.to_string().contains("not an input of the model"), "{err}");
+}
+
+#[test]
+fn weights_computed_in_the_graph_are_folded_at_build_time() {
+    // ResNet-18's large weights are Reshape(MatMul(U, V)) of small factors (scripts/gen_architectures.py);
+    // layer4's 512x256x3x3 products are over tract's 4 MiB folding budget, so the importer folds them.
+    let g = import(&fixture("arch/resnet18.onnx"), &[]).unwrap();
+    let k = kernels(&g);
+    assert!(!g.nodes.iter().any(|n| n.name.contains(".weight")), "{k:#?}");
+    let conv = g.nodes.iter().find(|n| n.name == "layer4_1_conv2").expect("layer4_1_conv2");
+    let TensorKind::Const(values) = &g.tensors[conv.inputs[1]].kind else {
+        panic!("layer4_1_conv2's weight is not a constant: {k:#?}")
+    };
+    assert_eq!(values.len(), 512 * 512 * 9);
+    // Non-trivial weights: not a splat, and of the He-normal scale the generator chose (times the
+    // BatchNorm scale, in [0.47, 1.8], that tract folded into them).
+    let mean = values.iter().sum::<f32>() / values.len() as f32;
+    let std = (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / values.len() as f32).sqrt();
+    let he = (2.0f32 / 4608.0).sqrt();
+    assert!(mean.abs() < 0.1 * he && std > 0.4 * he && std < 2.0 * he, "mean {mean}, std {std}, He {he}");
+    // With constant weights tract turns the convolutions into Conv (k > 1) and EinSum (1x1, the head).
+    assert_eq!(k.iter().filter(|s| *s == "Conv:conv2d").count(), 17, "{k:#?}");
 }

@@ -5,9 +5,11 @@
 //! BatchNormalization folds into a preceding Conv, Gemm/MatMul and 1x1 convolutions become `EinSum`,
 //! Relu and Clip become `Max`/`Min` with a constant, AveragePool becomes `SumPool`, Flatten and
 //! Reshape become axis changes (views here), and cancelling transposes disappear. The lowering
-//! handles what tract really produces.
+//! handles what tract really produces. Constant subgraphs tract leaves unfolded (large computed
+//! weights) are evaluated at build time by `fold.rs` first.
 
 mod einsum;
+mod fold;
 mod lower;
 mod proto;
 
@@ -52,7 +54,8 @@ pub fn import_proto(proto: &tract_onnx::pb::ModelProto, fixed: &[InputShape]) ->
     for (i, dims) in shapes.iter().enumerate() {
         model.set_input_fact(i, f32::fact(dims).into()).map_err(invalid)?;
     }
-    let typed = model.into_typed().and_then(|m| m.into_decluttered()).map_err(invalid)?;
+    let typed =
+        model.into_typed().and_then(|m| m.into_decluttered()).and_then(fold::fold_constants).map_err(invalid)?;
     lower_model(&typed)
 }
 
