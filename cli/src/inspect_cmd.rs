@@ -19,12 +19,13 @@ use sramfit_planner_core::budget::{human, sram_overflow_report};
 use sramfit_planner_core::compile::{compile_model, ModelSpec, Program};
 use sramfit_planner_core::error::CompileError;
 use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::optimize::Optimizations;
 use sramfit_planner_core::report::{PlanReport, StorageKind, TensorReport};
 
 use crate::CliError;
 
 /// Usage line of the subcommand.
-pub const USAGE: &str = "usage: sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html]";
+pub const USAGE: &str = "usage: sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html] [--no-rewrites]";
 
 /// Parsed arguments of `inspect`.
 #[derive(Debug, Default)]
@@ -35,6 +36,8 @@ struct Args {
     json: Option<String>,
     svg: Option<String>,
     html: Option<String>,
+    /// Plan the graph as imported, without the memory-saving rewrites.
+    no_rewrites: bool,
 }
 
 /// `65536`, `64KiB`, `64 KiB`, `1MiB`, `64kB`, `1MB` (the units `model!` accepts).
@@ -81,6 +84,7 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
             "--json" => out.json = Some(value("--json")?),
             "--svg" => out.svg = Some(value("--svg")?),
             "--html" => out.html = Some(value("--html")?),
+            "--no-rewrites" => out.no_rewrites = true,
             "-h" | "--help" => return Err(CliError::usage(USAGE)),
             flag if flag.starts_with("--") => {
                 return Err(CliError::usage(format!("inspect: unknown option `{flag}`")));
@@ -151,12 +155,9 @@ fn write_file(path: &str, contents: &str) -> Result<(), CliError> {
 /// Runs the subcommand.
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
-    let spec = ModelSpec {
-        path: PathBuf::from(&args.model),
-        inputs: args.inputs.clone(),
-        use_plan_file: true,
-        ..Default::default()
-    };
+    let optimizations = if args.no_rewrites { Optimizations::NONE } else { Optimizations::default() };
+    let spec =
+        ModelSpec { path: PathBuf::from(&args.model), inputs: args.inputs.clone(), use_plan_file: true, optimizations };
     let program = compile(&spec)?;
     let name = Path::new(&args.model).file_stem().map_or_else(|| args.model.clone(), |s| s.to_string_lossy().into());
     let report = PlanReport::from_program(&program, &name);
@@ -315,7 +316,7 @@ fn table(p: &Program, r: &PlanReport, sram: Option<u64>) -> String {
             "optimal".into(),
             if r.optimal { "yes (no smaller arena exists for this schedule)".into() } else { "not proven".into() },
         ],
-        vec!["rewrites".into(), r.optimizations.summary(&Default::default())],
+        vec!["rewrites".into(), r.optimizations.summary(&r.rewrites_enabled)],
         vec!["MACs".into(), grouped(total_macs)],
     ];
     if let Some(budget) = sram {

@@ -332,3 +332,19 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn no_rewrites_plans_the_graph_as_imported() {
+    let with = inspect(&model("lenet"), &[]);
+    let without = inspect(&model("lenet"), &["--no-rewrites"]);
+    assert!(with.status.success() && without.status.success());
+    let (with, without) = (stdout(&with), stdout(&without));
+    assert!(with.contains("2 activation(s) fused into the preceding kernel"), "{with}");
+    assert!(
+        without.contains("activation fusion off, in-place execution off, scratch fitting off, scheduling off"),
+        "{without}"
+    );
+    let arena =
+        |s: &str| s.lines().find(|l| l.starts_with("arena")).unwrap().split_whitespace().nth(1).unwrap().to_owned();
+    assert_eq!((arena(&with).as_str(), arena(&without).as_str()), ("23,520", "49,504"));
+}

@@ -37,6 +37,8 @@ pub struct PlanReport {
     pub plan_source: String,
     /// The graph rewrites that ran before planning, and what they did.
     pub optimizations: crate::optimize::Applied,
+    /// Which rewrites were enabled.
+    pub rewrites_enabled: crate::optimize::Optimizations,
     /// One entry per schedule step, in execution order (views included: they run no code).
     pub steps: Vec<StepReport>,
     /// Every tensor of the graph, then one entry per kernel scratch buffer.
@@ -247,6 +249,7 @@ impl PlanReport {
             optimal: p.plan.optimal,
             plan_source: crate::codegen::plan_source_note(p),
             optimizations: p.optimizations.1,
+            rewrites_enabled: p.optimizations.0,
             steps,
             tensors,
             device: device_map(p),
