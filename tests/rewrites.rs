@@ -1,6 +1,6 @@
 //! The memory-saving rewrites change where bytes live, never what is computed: every model compiled
-//! with activation fusion and in-place execution gives bit-identical outputs to the same model
-//! compiled without them, in a smaller or equal arena. (Scratch fitting is off on both sides: it
+//! with activation fusion, in-place execution, concat elision and scheduling gives bit-identical
+//! outputs to the same model compiled without them, in a smaller or equal arena. (Scratch fitting is off on both sides: it
 //! may pick the direct convolution, whose sums run in another order; tests/models.rs checks the
 //! default build, with it on, against onnxruntime and tract.)
 
@@ -41,7 +41,10 @@ macro_rules! rewrites_keep_results {
             mod $name {
                 sramfit::model! { pub mod optimized { path: $path, optimize: { fit_scratch: false } } }
                 sramfit::model! {
-                    pub mod plain { path: $path, optimize: { fuse_activations: false, in_place: false, fit_scratch: false } }
+                    pub mod plain {
+                        path: $path,
+                        optimize: { fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, elide_concat: false },
+                    }
                 }
 
                 #[test]
@@ -72,4 +75,6 @@ rewrites_keep_results! {
     resnet8 => "tests/models/resnet8.onnx",
     two_inputs_two_outputs => "tests/models/two_inputs_two_outputs.onnx",
     vww_mobilenetv1 => "tests/models/vww_mobilenetv1.onnx",
+    shufflenetv2 => "tests/models/arch/shufflenetv2.onnx",
+    squeezenet11 => "tests/models/arch/squeezenet11.onnx",
 }

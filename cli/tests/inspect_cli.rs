@@ -341,7 +341,9 @@ fn no_rewrites_plans_the_graph_as_imported() {
     let (with, without) = (stdout(&with), stdout(&without));
     assert!(with.contains("2 activation(s) fused into the preceding kernel"), "{with}");
     assert!(
-        without.contains("activation fusion off, in-place execution off, scratch fitting off, scheduling off"),
+        without.contains(
+            "activation fusion off, in-place execution off, concat elision off, scratch fitting off, scheduling off"
+        ),
         "{without}"
     );
     let arena =

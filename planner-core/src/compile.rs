@@ -123,6 +123,7 @@ fn compile_with(
         }
     })?;
     applied.in_place_steps = live.in_place.iter().flatten().count();
+    applied.elided_concats = live.elided.iter().filter(|&&e| e).count();
     applied.reduced_scratch = (graph.nodes.iter().zip(&live.scratch))
         .filter(|(n, s)| s.map_or(0, |b| live.problem.buffers[b].size / 4) < n.op.scratch_elems() as u64)
         .count();

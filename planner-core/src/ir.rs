@@ -65,6 +65,19 @@ pub struct StridedCopy {
     pub dst_strides: Vec<isize>,
 }
 
+impl StridedCopy {
+    /// Whether this copy moves one contiguous run of `shape`'s elements from `src_offset` to a
+    /// contiguous run at `dst_offset` (row-major strides on every axis of extent above 1).
+    pub fn is_contiguous_block(&self) -> bool {
+        let want = strides_of(&self.shape);
+        let dense = |strides: &[isize]| {
+            strides.len() == self.shape.len()
+                && self.shape.iter().zip(strides.iter().zip(&want)).all(|(&e, (&s, &w))| e == 1 || s == w as isize)
+        };
+        dense(&self.src_strides) && dense(&self.dst_strides)
+    }
+}
+
 /// Elementwise functions of one tensor (kernel `name(x, y)`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Unary {

@@ -57,6 +57,12 @@ pub struct Liveness {
     pub scratch: Vec<Option<usize>>,
     /// For each step, the input (index into the node's inputs) whose bytes its output overwrites.
     pub in_place: Vec<Option<usize>>,
+    /// Byte offset of each tensor inside its arena buffer: 0, except for the inputs of an elided
+    /// concatenation, which live in their slice of its output.
+    pub offset_in_buffer: Vec<u64>,
+    /// For each step, whether it is an elided concatenation: its inputs were written straight into
+    /// their slices of its output, so it runs no code.
+    pub elided: Vec<bool>,
 }
 
 /// Computes storage and lifetimes, with in-place execution where it is safe and scratch fitted
@@ -85,10 +91,27 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
     let output_of = |r: TensorId| g.outputs.iter().position(|&o| view_roots[o] == r);
     let in_arena = |r: TensorId| matches!(g.tensors[r].kind, TensorKind::Activation) && output_of(r).is_none();
 
+    let mut roots = view_roots.clone();
+    // Concat elision: the inputs of an eligible concatenation live in their slices of its output,
+    // whose buffer is then born with the first of them.
+    let mut offset_in_buffer = vec![0u64; g.tensors.len()];
+    let mut elided = vec![false; g.nodes.len()];
+    let mut born = producer_step.clone();
+    let mut is_part = vec![false; g.tensors.len()];
+    if o.elide_concat {
+        for (c, n) in g.nodes.iter().enumerate() {
+            let Some(parts) = elidable_concat(g, c, &view_roots, &last_use, &in_arena) else { continue };
+            for &(t, offset) in &parts {
+                (roots[t], offset_in_buffer[t], is_part[t]) = (n.output, offset, true);
+            }
+            elided[c] = true;
+            born[n.output] = parts.iter().filter_map(|&(t, _)| producer_step[t]).min();
+        }
+    }
+
     // In-place decisions, in schedule order: the output's view root joins the class of the input it
     // overwrites. `roots[t]` is then the first tensor of t's chain (the buffer's owner).
     let mut steps_in_place = vec![None; g.nodes.len()];
-    let mut roots = view_roots.clone();
     if o.in_place {
         for (i, n) in g.nodes.iter().enumerate() {
             let out = view_roots[n.output];
@@ -96,6 +119,7 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
                 let r = view_roots[n.inputs[k]];
                 in_arena(r)
                     && in_arena(out)
+                    && !is_part[out]
                     && last_use[r] == Some(i)
                     && n.inputs.iter().enumerate().all(|(j, &t)| j == k || roots[view_roots[t]] != roots[r])
             });
@@ -126,7 +150,7 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
             (TensorKind::Const(_), _) => Storage::Const(t),
             (TensorKind::Activation, Some(j)) => Storage::Output(j),
             (TensorKind::Activation, None) => {
-                let first = producer_step[t].unwrap_or(0) as u32;
+                let first = born[t].unwrap_or(0) as u32;
                 let last = last_use[t].map_or(first, |l| (l as u32).max(first));
                 problem.buffers.push(Buffer {
                     name: g.tensors[t].name.clone(),
@@ -165,7 +189,47 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
             scratch[i] = Some(problem.buffers.len() - 1);
         }
     }
-    Liveness { storage, problem, owners, scratch, in_place: steps_in_place }
+    Liveness { storage, problem, owners, scratch, in_place: steps_in_place, offset_in_buffer, elided }
+}
+
+/// The inputs of node `c` with their byte offsets in its output, if `c` is a concatenation that can
+/// be elided: a copy of whole, contiguous inputs into disjoint contiguous slices of an arena output
+/// (a channel concat with batch 1 in NCHW, or one on the outermost axis), where every input is an
+/// arena tensor written by an earlier step for this concat alone (no other reader, no view).
+fn elidable_concat(
+    g: &Graph,
+    c: usize,
+    view_roots: &[TensorId],
+    last_use: &[Option<usize>],
+    in_arena: &dyn Fn(TensorId) -> bool,
+) -> Option<Vec<(TensorId, u64)>> {
+    let n = &g.nodes[c];
+    let Op::Copy(copies) = &n.op else { return None };
+    if !in_arena(n.output) || copies.len() != n.inputs.len() {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(copies.len());
+    for (k, copy) in copies.iter().enumerate() {
+        let t = *n.inputs.get(copy.input)?;
+        let producer = g.producer(t)?;
+        let only_reader = last_use[t] == Some(c)
+            && g.nodes.iter().enumerate().all(|(i, m)| i == c || !m.inputs.iter().any(|&u| view_roots[u] == t));
+        let whole = copy.src_offset == 0 && copy.shape.iter().product::<usize>() == g.tensors[t].len();
+        if copy.input != k
+            || view_roots[t] != t
+            || !in_arena(t)
+            || g.nodes[producer].op == Op::View
+            || producer >= c
+            || !only_reader
+            || n.inputs.iter().filter(|&&u| u == t).count() != 1
+            || !whole
+            || !copy.is_contiguous_block()
+        {
+            return None;
+        }
+        parts.push((t, copy.dst_offset as u64 * 4));
+    }
+    Some(parts)
 }
 
 /// Smallest im2col tile worth having, in output positions: below it the direct kernel is as fast.
@@ -307,6 +371,56 @@ mod tests {
         assert_eq!(l.in_place, [None, None, None, Some(0), None]);
         assert_eq!(l.storage[c], l.storage[d]);
         crate::verify::verify_in_place(&g, &l).unwrap();
+    }
+
+    /// x -> relu a, x -> relu b, c = concat(a, b) on the outer axis, d = relu(c) (the output).
+    fn concat_graph() -> Graph {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![4], TensorKind::Activation);
+        let b = g.add_tensor("b", vec![4], TensorKind::Activation);
+        let c = g.add_tensor("c", vec![2, 4], TensorKind::Activation);
+        let d = g.add_tensor("d", vec![2, 4], TensorKind::Activation);
+        let part = |input: usize| crate::ir::StridedCopy {
+            input,
+            shape: vec![1, 4],
+            src_offset: 0,
+            src_strides: vec![4, 1],
+            dst_offset: input * 4,
+            dst_strides: vec![4, 1],
+        };
+        g.nodes = vec![
+            node("a", Op::Unary(Unary::Relu), vec![x], a),
+            node("b", Op::Unary(Unary::Relu), vec![x], b),
+            node("concat", Op::Copy(vec![part(0), part(1)]), vec![a, b], c),
+            node("d", Op::Unary(Unary::Relu), vec![c], d),
+        ];
+        (g.inputs, g.outputs) = (vec![x], vec![d]);
+        g
+    }
+
+    #[test]
+    fn an_elided_concat_has_its_inputs_written_into_its_output() {
+        let mut g = concat_graph();
+        bind_outputs(&mut g);
+        let o = Optimizations { elide_concat: true, ..Optimizations::NONE };
+        let l = analyze(&g, &o);
+        assert_eq!(l.elided, [false, false, true, false]);
+        assert_eq!(l.problem.buffers.len(), 1, "one buffer: the concatenation's");
+        assert_eq!((l.storage[1], l.storage[2]), (l.storage[3], l.storage[3]));
+        assert_eq!((l.offset_in_buffer[1], l.offset_in_buffer[2]), (0, 16));
+        assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 3), "born with its first input");
+        crate::verify::verify_in_place(&g, &l).unwrap();
+
+        // Placing `b` over `a` is caught: both are needed until the concatenation.
+        let mut bad = l.clone();
+        bad.offset_in_buffer[2] = 0;
+        let err = crate::verify::verify_in_place(&g, &bad).unwrap_err();
+        assert!(err.contains("tensors `a` (steps 0..=2) and `b` (steps 1..=2) share buffer `c`"), "{err}");
+
+        // Without elision: three buffers, the concatenation copies.
+        let l = analyze(&g, &Optimizations::NONE);
+        assert_eq!((l.elided.iter().filter(|&&e| e).count(), l.problem.buffers.len()), (0, 3));
     }
 
     #[test]

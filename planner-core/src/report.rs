@@ -185,9 +185,11 @@ impl PlanReport {
             })
             .collect();
 
-        let arena_fields = |b: usize| {
+        // (byte offset in the arena, first step, last step, buffer) of something at byte `within` of buffer `b`.
+        let arena_fields = |b: usize, within: u64| {
             let buf = &problem.buffers[b];
-            (Some(p.plan.offsets[b]), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b))
+            let offset = p.plan.offsets[b] + within;
+            (Some(offset), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b))
         };
         let mut tensors: Vec<TensorReport> = g
             .tensors
@@ -195,14 +197,18 @@ impl PlanReport {
             .enumerate()
             .map(|(t, tensor)| {
                 let root = root_of(g, t);
-                // A view names the tensor it views; an in-place output the input it overwrote.
+                // A view names the tensor it views; an in-place output the input it overwrote; an
+                // input of an elided concatenation the concatenation's output.
+                let elided_into = g.nodes.iter().enumerate().find(|(i, n)| p.live.elided[*i] && n.inputs.contains(&t));
                 let alias_of = if root != t {
                     Some(g.tensors[root].name.clone())
+                } else if let Some((_, n)) = elided_into {
+                    Some(g.tensors[n.output].name.clone())
                 } else {
                     g.producer(t).and_then(|s| p.live.in_place[s].map(|k| g.tensors[g.nodes[s].inputs[k]].name.clone()))
                 };
                 let (storage, (offset, first_step, last_step, buffer)) = match p.live.storage[t] {
-                    Storage::Arena(b) => (StorageKind::Arena, arena_fields(b)),
+                    Storage::Arena(b) => (StorageKind::Arena, arena_fields(b, p.live.offset_in_buffer[t])),
                     Storage::Input(_) => (StorageKind::Input, (None, None, None, None)),
                     Storage::Output(_) => (StorageKind::Output, (None, None, None, None)),
                     Storage::Const(_) => (StorageKind::Flash, (None, None, None, None)),
@@ -223,7 +229,7 @@ impl PlanReport {
         for (b, owner) in p.live.owners.iter().enumerate() {
             if let BufferOwner::Scratch(_) = owner {
                 let buf = &problem.buffers[b];
-                let (offset, first_step, last_step, buffer) = arena_fields(b);
+                let (offset, first_step, last_step, buffer) = arena_fields(b, 0);
                 tensors.push(TensorReport {
                     name: buf.name.clone(),
                     shape: vec![(buf.size / 4) as usize],

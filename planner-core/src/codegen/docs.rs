@@ -25,8 +25,9 @@ pub fn location(p: &Program, t: usize) -> String {
         }
         Storage::Arena(b) => {
             let buf = &p.live.problem.buffers[b];
-            let off = p.plan.offsets[b];
-            format!("arena {}..{} (live steps {}..{})", off, off + buf.size, buf.lifetime.first(), buf.lifetime.last())
+            let off = p.plan.offsets[b] + p.live.offset_in_buffer[t];
+            let end = off + p.graph.tensors[t].bytes();
+            format!("arena {off}..{end} (live steps {}..{})", buf.lifetime.first(), buf.lifetime.last())
         }
     }
 }
@@ -72,7 +73,13 @@ pub fn schedule_doc(p: &Program) -> String {
     );
     for (i, n) in p.graph.nodes.iter().enumerate() {
         let t = &p.graph.tensors[n.output];
-        let kernel = if n.op == Op::View { "(view: no code)" } else { n.op.kernel_name() };
+        let kernel = if n.op == Op::View {
+            "(view: no code)"
+        } else if p.live.elided[i] {
+            "(concat elided: its inputs were written into place, no code)"
+        } else {
+            n.op.kernel_name()
+        };
         let _ = writeln!(
             s,
             " | {i} | `{}` | {} | {kernel} | `{}` {} | {} |",

@@ -44,8 +44,9 @@ pub(crate) struct Access<'a> {
 }
 
 impl Access<'_> {
-    fn arena_slice(&self, buffer: usize, len: usize, mutable: bool) -> TokenStream {
-        let off = self.p.plan.offsets[buffer] as usize;
+    /// A slice of `len` floats at byte `offset` of arena buffer `buffer`.
+    fn arena_slice(&self, buffer: usize, offset: u64, len: usize, mutable: bool) -> TokenStream {
+        let off = (self.p.plan.offsets[buffer] + offset) as usize;
         if mutable {
             quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, #off, #len) })
         } else {
@@ -69,7 +70,7 @@ impl Access<'_> {
                 let off = self.p.weights.offsets[root].unwrap_or(0);
                 quote!(::sramfit::__private::weights_f32(&WEIGHTS.0, #off, #len))
             }
-            Storage::Arena(b) => self.arena_slice(b, len, false),
+            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], len, false),
         }
     }
 
@@ -81,7 +82,7 @@ impl Access<'_> {
                 let id = &self.outputs[j];
                 quote!(&mut #id[..])
             }
-            Storage::Arena(b) => self.arena_slice(b, len, true),
+            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], len, true),
             Storage::Input(_) | Storage::Const(_) => {
                 unreachable!("boundary::bind_outputs makes every written tensor an activation")
             }
@@ -92,7 +93,7 @@ impl Access<'_> {
     fn scratch(&self, step: usize) -> Option<TokenStream> {
         self.p.live.scratch[step].map(|b| {
             let len = (self.p.live.problem.buffers[b].size / 4) as usize;
-            self.arena_slice(b, len, true)
+            self.arena_slice(b, 0, len, true)
         })
     }
 }
@@ -119,7 +120,9 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
 
     let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
     let checked = o.checked && uses_arena;
-    let steps = g.nodes.iter().enumerate().filter(|(_, n)| n.op != crate::ir::Op::View).map(|(i, n)| {
+    // Views and elided concatenations run no code.
+    let runs = |i: usize| g.nodes[i].op != crate::ir::Op::View && !p.live.elided[i];
+    let steps = g.nodes.iter().enumerate().filter(|&(i, _)| runs(i)).map(|(i, n)| {
         let doc = docs::step_doc(p, i);
         let body = kernels::step(n, i, &access);
         let body = if checked { checks::wrap(p, i, body) } else { body };

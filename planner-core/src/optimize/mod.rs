@@ -30,17 +30,25 @@ pub struct Optimizations {
     pub fit_scratch: bool,
     /// Try a memory-aware execution order and keep it when it lowers the lower bound ([`schedule`]).
     pub schedule: bool,
+    /// Let the inputs of a concatenation be written straight into their slices of its output, so
+    /// that the concatenation costs no copy and no extra bytes (see [`crate::liveness`]).
+    pub elide_concat: bool,
 }
 
 impl Optimizations {
     /// Every rewrite off: the graph exactly as imported.
-    pub const NONE: Optimizations =
-        Optimizations { fuse_activations: false, in_place: false, fit_scratch: false, schedule: false };
+    pub const NONE: Optimizations = Optimizations {
+        fuse_activations: false,
+        in_place: false,
+        fit_scratch: false,
+        schedule: false,
+        elide_concat: false,
+    };
 }
 
 impl Default for Optimizations {
     fn default() -> Self {
-        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true, schedule: true }
+        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true, schedule: true, elide_concat: true }
     }
 }
 
@@ -56,6 +64,8 @@ pub struct Applied {
     /// The lower bound in ONNX order and in the memory-aware order (when scheduling ran); the
     /// smaller one's order is the schedule.
     pub schedule_lower_bounds: Option<(u64, u64)>,
+    /// Concatenations elided (their inputs written in place into the output).
+    pub elided_concats: usize,
 }
 
 impl Applied {
@@ -78,7 +88,11 @@ impl Applied {
             Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found)"),
             None => "scheduling off".into(),
         };
-        format!("{fuse}, {in_place}, {scratch}, {schedule}")
+        let concat = match o.elide_concat {
+            true => format!("{} concat(s) elided", self.elided_concats),
+            false => "concat elision off".into(),
+        };
+        format!("{fuse}, {in_place}, {concat}, {scratch}, {schedule}")
     }
 }
 

@@ -16,6 +16,8 @@ use crate::liveness::{Liveness, Storage};
 /// One group of tensors with the same bytes: a view root and its views.
 struct Resident {
     root: TensorId,
+    /// Byte range inside the buffer.
+    bytes: (u64, u64),
     /// Step writing the root.
     first: usize,
     /// Last step reading the root or any of its views (`first` if never read).
@@ -40,7 +42,8 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
             .map(|(s, _)| s)
             .max()
             .unwrap_or(first);
-        residents[b].push(Resident { root: t, first, last });
+        let start = live.offset_in_buffer[t];
+        residents[b].push(Resident { root: t, bytes: (start, start + g.tensors[t].bytes()), first, last });
     }
     let name = |t: TensorId| &g.tensors[t].name;
     for (b, list) in residents.iter_mut().enumerate() {
@@ -57,21 +60,13 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
                 ));
             }
         }
-        for pair in list.windows(2) {
-            let (a, c) = (&pair[0], &pair[1]);
-            if a.last < c.first {
-                continue;
-            }
-            let step = c.first;
-            let node = &g.nodes[step];
-            let legal = a.last == step
-                && root_of(g, node.output) == c.root
-                && live.in_place[step].is_some_and(|k| {
-                    root_of(g, node.inputs[k]) == a.root
-                        && node.in_place_inputs(&g.tensors).contains(&k)
-                        && node.inputs.iter().enumerate().all(|(j, &i)| j == k || live.storage[i] != Storage::Arena(b))
-                });
-            if !legal {
+        for (i, a) in list.iter().enumerate() {
+            for c in &list[i + 1..] {
+                let (disjoint_time, disjoint_bytes) =
+                    (a.last < c.first, a.bytes.1 <= c.bytes.0 || c.bytes.1 <= a.bytes.0);
+                if disjoint_time || disjoint_bytes || legal_handover(g, live, b, a, c) {
+                    continue;
+                }
                 return Err(format!(
                     "tensors `{}` (steps {}..={}) and `{}` (steps {}..={}) share buffer `{}` while both are needed (not a legal in-place step)",
                     name(a.root),
@@ -86,4 +81,29 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether `a` (born first) hands its bytes over to `c` at the step that writes `c` and reads `a`
+/// last: an in-place step, or an elided concatenation that finds `a` already in place.
+fn legal_handover(g: &Graph, live: &Liveness, b: usize, a: &Resident, c: &Resident) -> bool {
+    let step = c.first;
+    let node = &g.nodes[step];
+    if a.last != step || root_of(g, node.output) != c.root {
+        return false;
+    }
+    let in_place = live.in_place[step].is_some_and(|k| {
+        root_of(g, node.inputs[k]) == a.root
+            && a.bytes == c.bytes
+            && node.in_place_inputs(&g.tensors).contains(&k)
+            && node.inputs.iter().enumerate().all(|(j, &i)| j == k || live.storage[i] != Storage::Arena(b))
+    });
+    let elided = live.elided[step]
+        && matches!(&node.op, Op::Copy(copies) if copies.iter().any(|copy| {
+            node.inputs[copy.input] == a.root
+                && a.bytes == (c.bytes.0 + copy.dst_offset as u64 * 4, c.bytes.0 + copy.dst_offset as u64 * 4 + g.tensors[a.root].bytes())
+                && copy.src_offset == 0
+                && copy.is_contiguous_block()
+                && copy.shape.iter().product::<usize>() == g.tensors[a.root].len()
+        }));
+    in_place || elided
 }
