@@ -146,3 +146,28 @@ macro_rules! fixtures {
 }
 #[allow(unused_imports)]
 pub(crate) use fixtures;
+
+/// Calls `$callback! { name => "path", ... }` with the twelve bundled whole models, then `$extra`
+/// (more `name => "path"` entries), so that every test over "all bundled models" uses one list.
+#[allow(unused_macros)] // used by models.rs and rewrites.rs
+macro_rules! bundled_models {
+    ($callback:path $(, $($extra:tt)*)?) => {
+        $callback! {
+            branch_merge => "tests/models/branch_merge.onnx",
+            concat_branches => "tests/models/concat_branches.onnx",
+            fc_autoencoder => "tests/models/fc_autoencoder.onnx",
+            kws_dscnn => "tests/models/kws_dscnn.onnx",
+            lenet => "tests/models/lenet.onnx",
+            mlp => "tests/models/mlp.onnx",
+            mnist_cnn => "tests/models/mnist_cnn.onnx",
+            mobilenetv2_block => "tests/models/mobilenetv2_block.onnx",
+            reshape_views => "tests/models/reshape_views.onnx",
+            resnet8 => "tests/models/resnet8.onnx",
+            two_inputs_two_outputs => "tests/models/two_inputs_two_outputs.onnx",
+            vww_mobilenetv1 => "tests/models/vww_mobilenetv1.onnx",
+            $($($extra)*)?
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use bundled_models;
