@@ -43,7 +43,9 @@ benches! {
     resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
     autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
     mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
-    mobilenetv2_block: "MobileNetV2 blocks" => "../tests/models/mobilenetv2_block.onnx",
+    mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
+    resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
+    transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
 }
 
 /// Rounds per model; each round times every engine for about [`ROUND_TIME`].
