@@ -306,6 +306,28 @@ def print_summary(rows, file=sys.stdout):
               file=file)
 
 
+def generate(models, out_dir, generator, argv, copies=None):
+    """The main loop of a fixture script: builds each `(name, builder_fn, seed)` of `models` (only
+    those named in `argv`, if any), writes its fixture to `out_dir` (and to the extra
+    `(dir, name)` places `copies[name]` lists), prints per-node activation statistics with
+    `--stats`, and the summary."""
+    stats = "--stats" in argv
+    only = [a for a in argv if not a.startswith("--")]
+    rows = []
+    for name, fn, seed in models:
+        if only and name not in only:
+            continue
+        b = fn(seed)
+        model = b.build()
+        for d, n in [(out_dir, name)] + (copies or {}).get(name, []):
+            rows.append(write_fixture(model, d, n, generator, seed, b.input_kinds()))
+        if stats:
+            print(f"== {name}")
+            for n, op, sd, mx in activation_stats(model, draw_inputs(model, seed, b.input_kinds())):
+                print(f"   {n:24s} {op:20s} std {sd:9.4f} max|x| {mx:9.4f}")
+    print_summary(rows)
+
+
 def activation_stats(model, feeds):
     """Debug helper: (node name, op, std, max|x|) for every node output."""
     m = onnx.shape_inference.infer_shapes(model)

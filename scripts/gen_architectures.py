@@ -26,8 +26,7 @@ sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
 
 import numpy as np  # noqa: E402
 
-from fixture_lib import (LAYERNORM_OPSET, REPO_ROOT, GraphBuilder,  # noqa: E402
-                         activation_stats, draw_inputs, print_summary, write_fixture)
+from fixture_lib import LAYERNORM_OPSET, REPO_ROOT, GraphBuilder, generate  # noqa: E402
 
 GENERATOR = "scripts/gen_architectures.py"
 OUT_DIR = os.path.join(REPO_ROOT, "tests", "models", "arch")
@@ -323,20 +322,7 @@ MODELS = [
 
 
 def main():
-    stats = "--stats" in sys.argv[1:]
-    only = [a for a in sys.argv[1:] if not a.startswith("--")]
-    rows = []
-    for name, fn, seed in MODELS:
-        if only and name not in only:
-            continue
-        b = fn(seed)
-        model = b.build()
-        rows.append(write_fixture(model, OUT_DIR, name, GENERATOR, seed, b.input_kinds()))
-        if stats:
-            print(f"== {name}")
-            for n, op, sd, mx in activation_stats(model, draw_inputs(model, seed, b.input_kinds())):
-                print(f"   {n:24s} {op:20s} std {sd:9.4f} max|x| {mx:9.4f}")
-    print_summary(rows)
+    generate(MODELS, OUT_DIR, GENERATOR, sys.argv[1:])
 
 
 if __name__ == "__main__":

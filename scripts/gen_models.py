@@ -16,8 +16,7 @@ sys.dont_write_bytecode = True  # keep scripts/ free of __pycache__
 
 import numpy as np  # noqa: E402
 
-from fixture_lib import (REPO_ROOT, GraphBuilder, activation_stats,  # noqa: E402
-                         draw_inputs, print_summary, write_fixture)
+from fixture_lib import REPO_ROOT, GraphBuilder, generate  # noqa: E402
 
 GENERATOR = "scripts/gen_models.py"
 OUT_DIR = os.path.join(REPO_ROOT, "tests", "models")
@@ -280,19 +279,7 @@ MODELS = [
 
 
 def main():
-    stats = "--stats" in sys.argv[1:]
-    rows = []
-    for name, fn, seed in MODELS:
-        b = fn(seed)
-        model = b.build()
-        rows.append(write_fixture(model, OUT_DIR, name, GENERATOR, seed, b.input_kinds()))
-        if name == "kws_dscnn":
-            rows.append(write_fixture(model, EXAMPLE_DIR, "kws", GENERATOR, seed, b.input_kinds()))
-        if stats:
-            print(f"== {name}")
-            for n, op, sd, mx in activation_stats(model, draw_inputs(model, seed, b.input_kinds())):
-                print(f"   {n:24s} {op:20s} std {sd:9.4f} max|x| {mx:9.4f}")
-    print_summary(rows)
+    generate(MODELS, OUT_DIR, GENERATOR, sys.argv[1:], copies={"kws_dscnn": [(EXAMPLE_DIR, "kws")]})
 
 
 if __name__ == "__main__":
