@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Arena of sramfit (from the ONNX file) next to TensorFlow Lite Micro's (from a .tflite file).
+
+Issue 6 asks to rebuild the five MLPerf-Tiny-style models in Keras, export them to TFLite, and
+compare TFLM's tensor arena with sramfit's `ARENA_BYTES` on the ONNX rebuilds that
+scripts/gen_models.py commits (tests/models/*.onnx, same layer shapes, NCHW instead of NHWC).
+
+TFLite Micro itself is not installable here: its Python interpreter is not on PyPI (the names
+`tflite-micro`, `tflite_micro`, `tflite-micro-nightly` do not exist; `tflm` is an unrelated
+package). So this script re-implements, from TFLM's documented behaviour, the part that decides the
+tensor arena for a float model:
+  * lifetimes (micro_allocation_info.cc): graph inputs and outputs are created at scope 0, each
+    operator opens a new scope; an operator's outputs are created there, its inputs and outputs are
+    last used there; graph outputs live to the end. Constant tensors (weights) are not planned.
+  * sizes: bytes rounded up to 16 (the arena buffer alignment);
+  * offsets: GreedyMemoryPlanner — buffers in decreasing size (stable), each placed at the lowest
+    offset where it fits between already placed buffers whose lifetimes overlap its own.
+The tensor arena is the planner's maximum memory size. TFLM's "whole arena" also holds persistent
+data (tensor structs, operator data) that depends on the build; it cannot be computed without TFLM
+and is not reported here.
+
+The .tflite files come from Keras models with the same layers as the ONNX rebuilds, converted with
+tf.lite.TFLiteConverter (float32, which folds BatchNormalization into the convolutions and fuses
+activations, as TFLM deployments do). The operator list and tensor shapes are read back with
+tf.lite.Interpreter.
+
+Usage: python3 scripts/tflm_compare.py   (pip-installs tensorflow if missing; needs cargo for the
+sramfit side: `cargo run -p sramfit-cli -- inspect` on each ONNX file)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ALIGN = 16
+
+
+def ensure_tensorflow():
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "tensorflow-cpu"])
+
+
+# -- Keras rebuilds (layer shapes as in scripts/gen_models.py) ---------------------------------- #
+def keras_models():
+    from tensorflow import keras
+    from tensorflow.keras import layers as L
+
+    def bn_relu(x):
+        return L.ReLU()(L.BatchNormalization()(x))
+
+    def kws():
+        i = keras.Input((49, 10, 1), batch_size=1)
+        x = bn_relu(L.Conv2D(64, (10, 4), strides=2, padding="same")(i))
+        for _ in range(4):
+            x = bn_relu(L.DepthwiseConv2D(3, padding="same")(x))
+            x = bn_relu(L.Conv2D(64, 1)(x))
+        x = L.AveragePooling2D((25, 5))(x)
+        x = L.Flatten()(x)
+        return keras.Model(i, L.Softmax()(L.Dense(12)(x)))
+
+    def vww():
+        i = keras.Input((96, 96, 3), batch_size=1)
+        x = bn_relu(L.Conv2D(8, 3, strides=2, padding="same", use_bias=False)(i))
+        blocks = [(16, 1), (32, 2), (32, 1), (64, 2), (64, 1), (128, 2),
+                  (128, 1), (128, 1), (128, 1), (128, 1), (128, 1), (256, 2), (256, 1)]
+        for cout, stride in blocks:
+            x = bn_relu(L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(x))
+            x = bn_relu(L.Conv2D(cout, 1, use_bias=False)(x))
+        x = L.GlobalAveragePooling2D()(x)
+        return keras.Model(i, L.Softmax()(L.Dense(2)(x)))
+
+    def resnet8():
+        i = keras.Input((32, 32, 3), batch_size=1)
+        x = bn_relu(L.Conv2D(16, 3, padding="same")(i))
+        cin = 16
+        for s, cout in enumerate([16, 32, 64], start=1):
+            stride = 1 if s == 1 else 2
+            y = bn_relu(L.Conv2D(cout, 3, strides=stride, padding="same")(x))
+            y = L.BatchNormalization()(L.Conv2D(cout, 3, padding="same")(y))
+            shortcut = x if stride == 1 and cin == cout else L.Conv2D(cout, 1, strides=2)(x)
+            x = L.ReLU()(L.Add()([y, shortcut]))
+            cin = cout
+        x = L.Flatten()(L.AveragePooling2D(8)(x))
+        return keras.Model(i, L.Softmax()(L.Dense(10)(x)))
+
+    def fc_autoencoder():
+        i = keras.Input((640,), batch_size=1)
+        x = i
+        for width in [128, 128, 128, 128, 8, 128, 128, 128, 128]:
+            x = bn_relu(L.Dense(width)(x))
+        return keras.Model(i, L.Dense(640)(x))
+
+    def mnist_cnn():
+        i = keras.Input((28, 28, 1), batch_size=1)
+        x = L.Conv2D(32, 3, activation="relu")(i)
+        x = L.Conv2D(64, 3, activation="relu")(x)
+        x = L.Flatten()(L.MaxPooling2D(2)(x))
+        x = L.Dense(32, activation="relu")(x)
+        return keras.Model(i, L.Softmax()(L.Dense(10)(x)))
+
+    return [
+        ("keyword spotting DS-CNN 49x10", "kws_dscnn", kws, (64000, 64000)),
+        ("visual wake words MobileNetV1-0.25 96x96", "vww_mobilenetv1", vww, (294912, 294912)),
+        ("image classification ResNet-8 32x32", "resnet8", resnet8, (196608, 196608)),
+        ("anomaly detection FC autoencoder 640", "fc_autoencoder", fc_autoencoder, (3072, 3072)),
+        ("MNIST CNN 28x28", "mnist_cnn", mnist_cnn, (294912, 233984)),
+    ]
+
+
+# -- TFLM's tensor arena, re-implemented ------------------------------------------------------- #
+def tflm_buffers(tflite_bytes):
+    """(size, first, last) of every tensor TFLM plans, from the converted model."""
+    import numpy as np
+    import tensorflow as tf
+
+    interp = tf.lite.Interpreter(model_content=tflite_bytes)
+    ops = interp._get_ops_details()
+    tensors = {t["index"]: t for t in interp.get_tensor_details()}
+    inputs = [d["index"] for d in interp.get_input_details()]
+    outputs = [d["index"] for d in interp.get_output_details()]
+    produced = {o for op in ops for o in op["outputs"]}
+    first, last = {}, {}
+    for t in inputs + outputs:
+        first[t] = last[t] = 0
+    for scope, op in enumerate(ops, start=1):
+        for t in op["outputs"]:
+            first[t] = last[t] = scope
+        for t in list(op["inputs"]) + list(op["outputs"]):
+            if t >= 0 and t in first:
+                last[t] = scope
+    for t in outputs:
+        last[t] = len(ops)
+    planned = [t for t in first if t in produced or t in inputs]
+    buffers = []
+    for t in planned:
+        nbytes = int(np.prod(tensors[t]["shape"])) * np.dtype(tensors[t]["dtype"]).itemsize
+        buffers.append(((nbytes + ALIGN - 1) // ALIGN * ALIGN, first[t], last[t]))
+    return buffers, [op["op_name"] for op in ops]
+
+
+def greedy_by_size(buffers):
+    """TFLM's GreedyMemoryPlanner: the arena height it reaches."""
+    order = sorted(range(len(buffers)), key=lambda i: -buffers[i][0])  # stable, like its sort
+    placed = []  # (offset, size, first, last), kept sorted by offset
+    for i in order:
+        size, first, last = buffers[i]
+        offset = 0
+        for p_off, p_size, p_first, p_last in placed:
+            if p_first > last or first > p_last:
+                continue  # not alive at the same time
+            if p_off - offset >= size:
+                break  # the gap before this buffer fits
+            offset = max(offset, p_off + p_size)
+        placed.append((offset, size, first, last))
+        placed.sort(key=lambda p: p[0])
+    return max((p[0] + p[1] for p in placed), default=0)
+
+
+# -- sramfit's side ----------------------------------------------------------------------------- #
+def sramfit_arena(onnx_path, rewrites):
+    """(arena, lower bound) from `sramfit inspect --json`."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = ["cargo", "run", "-q", "-p", "sramfit-cli", "--", "inspect", onnx_path, "--json", out.name]
+        if not rewrites:
+            cmd.append("--no-rewrites")
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        report = json.load(open(out.name))
+    return report["arena_bytes"], report["lower_bound_bytes"]
+
+
+def main():
+    ensure_tensorflow()
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(0)
+    rows = []
+    for title, stem, build, (issue_onnx_lb, issue_tflm) in keras_models():
+        model = build()
+        tflite = tf.lite.TFLiteConverter.from_keras_model(model).convert()
+        buffers, ops = tflm_buffers(tflite)
+        tflm = greedy_by_size(buffers)
+        onnx = os.path.join("tests", "models", stem + ".onnx")
+        _, lb_plain = sramfit_arena(onnx, rewrites=False)
+        arena, lb = sramfit_arena(onnx, rewrites=True)
+        rows.append((title, lb_plain, tflm, arena, lb, issue_onnx_lb, issue_tflm, len(ops)))
+        print(f"{stem}: {len(ops)} TFLite ops: {' '.join(ops)}", file=sys.stderr)
+
+    print("| model | ONNX lower bound, no aliasing | TFLM tensor arena (re-implemented, on our .tflite) "
+          "| sramfit ARENA_BYTES | sramfit / TFLM | issue's figures (ONNX LB / TFLM) |")
+    print("|---|--:|--:|--:|--:|--:|")
+    for title, lb_plain, tflm, arena, lb, i_lb, i_tflm, _ in rows:
+        print(f"| {title} | {lb_plain:,} | {tflm:,} | {arena:,} (LB {lb:,}) | {arena / tflm:.3f} "
+              f"| {i_lb:,} / {i_tflm:,} |")
+
+
+if __name__ == "__main__":
+    main()
