@@ -1,6 +1,6 @@
 //! Checked mode: the run-time plan checks that code generated with the `checked` feature calls.
 //!
-//! A run starts by filling the whole arena with [`CANARY`]. Around every step the generated code
+//! A run starts by filling the arena with [`CANARY`] (all of it but the inputs written into it). Around every step the generated code
 //! asks a [`Checker`] to prove the plan held:
 //!
 //! - before the step, every arena tensor the step reads still has the fingerprint it had right
@@ -53,14 +53,27 @@ pub struct Checker<const N: usize> {
 }
 
 impl<const N: usize> Checker<N> {
-    /// Fills the arena with the canary and starts a run.
+    /// Fills the arena with the canary, except the graph inputs the caller wrote into it (`inputs`,
+    /// indices into `buffers` sorted by offset, empty when the inputs are the caller's own
+    /// buffers), whose fingerprints it records, and starts a run.
     ///
     /// # Safety
-    /// `base` must point to `arena_len` writable bytes, and no slice of them may be alive.
-    pub unsafe fn start(base: *mut u8, arena_len: usize) -> Self {
+    /// `base` must point to `arena_len` writable bytes, no slice of them may be alive, and every
+    /// buffer in `buffers` lies inside the arena.
+    pub unsafe fn start(base: *mut u8, arena_len: usize, buffers: &[Buffer], inputs: &[usize]) -> Self {
+        let mut checker = Checker { sums: [0; N] };
+        let mut at = 0;
+        for &b in inputs {
+            let buffer = &buffers[b];
+            // SAFETY: the caller's contract; `at <= buffer.offset` as the inputs are sorted and disjoint.
+            unsafe { core::ptr::write_bytes(base.add(at), CANARY, buffer.offset.saturating_sub(at)) };
+            // SAFETY: the caller's contract.
+            checker.sums[b] = fingerprint(unsafe { bytes(base, buffer) });
+            at = at.max(buffer.offset + buffer.len);
+        }
         // SAFETY: the caller's contract.
-        unsafe { core::ptr::write_bytes(base, CANARY, arena_len) };
-        Checker { sums: [0; N] }
+        unsafe { core::ptr::write_bytes(base.add(at), CANARY, arena_len - at) };
+        checker
     }
 
     /// Checks, before `step` runs, that every arena tensor it reads is intact.

@@ -27,6 +27,7 @@ mod arena;
 mod checked;
 mod error;
 
+pub use arena::ArenaGuard;
 pub use error::{Error, Port};
 pub use sramfit_macros::model;
 /// The kernels generated code calls (`sramfit-runtime-min`), re-exported for generated code and for

@@ -34,6 +34,7 @@ use sramfit_planner_core::budget;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
 use sramfit_planner_core::compile::{self, ModelSpec, Program};
 use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::ir::Io;
 
 pub use sramfit_planner_core::error::CompileError;
 
@@ -49,13 +50,22 @@ pub struct Model {
     inputs: Vec<InputShape>,
     module: Option<String>,
     out_dir: Option<PathBuf>,
+    io: Io,
 }
 
 impl Model {
     /// The ONNX model at `path`: absolute, or relative to the crate's `CARGO_MANIFEST_DIR` (the
     /// directory of its `Cargo.toml`; the current directory when that variable is not set).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Model { path: path.into(), sram: None, flash: None, inputs: Vec::new(), module: None, out_dir: None }
+        Model {
+            path: path.into(),
+            sram: None,
+            flash: None,
+            inputs: Vec::new(),
+            module: None,
+            out_dir: None,
+            io: Io::Caller,
+        }
     }
 
     /// The arena budget in bytes: a plan that needs more is an [`Error::Sram`] carrying the
@@ -75,6 +85,13 @@ impl Model {
     /// Call once per input.
     pub fn input(mut self, name: &str, dims: &[usize]) -> Self {
         self.inputs.push(InputShape { name: name.to_owned(), dims: dims.to_vec() });
+        self
+    }
+
+    /// Puts the graph inputs and outputs into the arena (`io: arena` in `model!`): the module then
+    /// has `run_in(&mut Arena)`, accessors on `Arena` for each input and output, and `shared()`.
+    pub fn io_in_arena(mut self) -> Self {
+        self.io = Io::Arena;
         self
     }
 
@@ -154,6 +171,7 @@ impl Model {
             path: model.to_owned(),
             inputs: self.inputs.clone(),
             use_plan_file: true,
+            io: self.io,
             ..Default::default()
         };
         let compile_error =
@@ -420,6 +438,15 @@ mod tests {
         assert!(!source.contains("include_bytes!"), "{source}");
         assert!(!source.contains("ARENA_BYTES <= ("), "no budget, no assertion: {source}");
         syn::parse_file(&source).unwrap();
+    }
+
+    #[test]
+    fn io_in_arena_generates_the_accessors() {
+        let source = Model::new(fixture("ui-tests/models/chain.onnx")).module("net").io_in_arena().to_source().unwrap();
+        for item in ["pub fn inputs_mut", "pub fn outputs", "pub fn shared", "pub fn run_in(arena: &mut Arena)"] {
+            assert!(source.contains(item), "missing `{item}`:\n{source}");
+        }
+        assert!(!source.contains("pub fn run_dyn"), "{source}");
     }
 
     #[test]

@@ -19,13 +19,14 @@ use sramfit_planner_core::budget::{human, sram_overflow_report};
 use sramfit_planner_core::compile::{compile_model, ModelSpec, Program};
 use sramfit_planner_core::error::CompileError;
 use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::ir::Io;
 use sramfit_planner_core::optimize::Optimizations;
 use sramfit_planner_core::report::{PlanReport, StorageKind, TensorReport};
 
 use crate::CliError;
 
 /// Usage line of the subcommand.
-pub const USAGE: &str = "usage: sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html] [--no-rewrites]";
+pub const USAGE: &str = "usage: sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html] [--no-rewrites] [--io-arena]";
 
 /// Parsed arguments of `inspect`.
 #[derive(Debug, Default)]
@@ -38,6 +39,8 @@ struct Args {
     html: Option<String>,
     /// Plan the graph as imported, without the memory-saving rewrites.
     no_rewrites: bool,
+    /// Plan the graph inputs and outputs into the arena (`io: arena` in `model!`).
+    io_arena: bool,
 }
 
 /// `65536`, `64KiB`, `64 KiB`, `1MiB`, `64kB`, `1MB` (the units `model!` accepts).
@@ -85,6 +88,7 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
             "--svg" => out.svg = Some(value("--svg")?),
             "--html" => out.html = Some(value("--html")?),
             "--no-rewrites" => out.no_rewrites = true,
+            "--io-arena" => out.io_arena = true,
             "-h" | "--help" => return Err(CliError::usage(USAGE)),
             flag if flag.starts_with("--") => {
                 return Err(CliError::usage(format!("inspect: unknown option `{flag}`")));
@@ -156,8 +160,13 @@ fn write_file(path: &str, contents: &str) -> Result<(), CliError> {
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
     let optimizations = if args.no_rewrites { Optimizations::NONE } else { Optimizations::default() };
-    let spec =
-        ModelSpec { path: PathBuf::from(&args.model), inputs: args.inputs.clone(), use_plan_file: true, optimizations };
+    let spec = ModelSpec {
+        path: PathBuf::from(&args.model),
+        inputs: args.inputs.clone(),
+        use_plan_file: true,
+        optimizations,
+        io: if args.io_arena { Io::Arena } else { Io::Caller },
+    };
     let program = compile(&spec)?;
     let name = Path::new(&args.model).file_stem().map_or_else(|| args.model.clone(), |s| s.to_string_lossy().into());
     let report = PlanReport::from_program(&program, &name);

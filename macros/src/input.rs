@@ -7,11 +7,14 @@
 //!     sram: 64 KiB,                 // or 65536, or any const expression of type usize
 //!     flash: 1 MiB,                 // optional weight budget
 //!     inputs: { "x": [1, 49, 10] }, // optional fixed input shapes
+//!     optimize: { in_place: false }, // optional: switch memory-saving rewrites off
+//!     io: arena,                    // optional: inputs and outputs in the arena (default `caller`)
 //! }
 //! ```
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use sramfit_planner_core::ir::Io;
 use sramfit_planner_core::optimize::Optimizations;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
@@ -61,9 +64,11 @@ pub struct ModelInput {
     pub inputs: Option<(Span, Vec<InputEntry>)>,
     /// `optimize:` (every rewrite on when absent).
     pub optimize: Optimizations,
+    /// `io:` (`caller` when absent).
+    pub io: Io,
 }
 
-const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`";
+const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`, `io`";
 
 impl Parse for ModelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -75,6 +80,7 @@ impl Parse for ModelInput {
         braced!(body in input);
         let (mut path, mut sram, mut flash, mut inputs) = (None, None, None, None);
         let mut optimize = Optimizations::default();
+        let mut io = Io::Caller;
         let mut seen: Vec<String> = Vec::new();
         while !body.is_empty() {
             let key: Ident = body.parse()?;
@@ -90,6 +96,7 @@ impl Parse for ModelInput {
                 "flash" => flash = Some(parse_budget(&body, "flash")?),
                 "inputs" => inputs = Some((key.span(), parse_inputs(&body)?)),
                 "optimize" => optimize = parse_optimize(&body)?,
+                "io" => io = parse_io(&body)?,
                 _ => {
                     return Err(syn::Error::new(key.span(), format!("unknown option `{k}`; the options are {OPTIONS}")))
                 }
@@ -101,7 +108,7 @@ impl Parse for ModelInput {
         let path = path.ok_or_else(|| {
             syn::Error::new(name.span(), "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)")
         })?;
-        Ok(ModelInput { attrs, vis, name, path, sram, flash, inputs, optimize })
+        Ok(ModelInput { attrs, vis, name, path, sram, flash, inputs, optimize, io })
     }
 }
 
@@ -187,6 +194,20 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
         }
     }
     Ok(o)
+}
+
+/// `caller` (inputs and outputs are the caller's buffers, passed to `run`) or `arena` (they live in
+/// the arena, planned with everything else, and are reached through `Arena` accessors).
+fn parse_io(input: ParseStream) -> syn::Result<Io> {
+    let value: Ident = input.parse()?;
+    match value.to_string().as_str() {
+        "caller" => Ok(Io::Caller),
+        "arena" => Ok(Io::Arena),
+        other => Err(syn::Error::new(
+            value.span(),
+            format!("unknown `io` placement `{other}`; use `caller` (inputs and outputs passed to `run`) or `arena` (they live in the arena: the smallest total RAM)"),
+        )),
+    }
 }
 
 /// `{ "name": [1, 2, 3], ... }`.

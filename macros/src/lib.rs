@@ -57,6 +57,7 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .collect(),
         use_plan_file: true,
         optimizations: m.optimize,
+        io: m.io,
     };
     let program = compile::compile_model(&spec)
         .map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;

@@ -28,6 +28,8 @@ pub struct ModelSpec {
     pub use_plan_file: bool,
     /// Graph rewrites to run before planning (all on by default).
     pub optimizations: Optimizations,
+    /// Where the graph inputs and outputs live (the caller's buffers by default).
+    pub io: crate::ir::Io,
 }
 
 /// A model ready for code generation: every stage's result, the plan verified.
@@ -60,7 +62,8 @@ impl Program {
 #[cfg(feature = "onnx")]
 pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
     let compile = || {
-        let graph = crate::import::import(&spec.path, &spec.inputs)?;
+        let mut graph = crate::import::import(&spec.path, &spec.inputs)?;
+        graph.io = spec.io;
         if !spec.use_plan_file {
             return compile_graph(graph, &spec.optimizations);
         }

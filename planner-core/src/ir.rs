@@ -392,6 +392,21 @@ pub struct Graph {
     pub inputs: Vec<TensorId>,
     /// Graph outputs, in ONNX order.
     pub outputs: Vec<TensorId>,
+    /// Where the graph inputs and outputs live.
+    pub io: Io,
+}
+
+/// Where a graph's inputs and outputs live (`io:` in `model!`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Io {
+    /// In the caller's buffers, passed to `run`: the arena holds only intermediate tensors.
+    #[default]
+    Caller,
+    /// In the arena, planned like every other tensor: an input lives from the start of a run to
+    /// its last reader (the caller writes it through the arena before the run), an output from
+    /// the step that writes it to the end of the run (the caller reads it from the arena after).
+    /// The arena is then the whole working memory of an inference.
+    Arena,
 }
 
 impl Graph {

@@ -3,8 +3,9 @@
 //! Convention (seed 000 section 4): a tensor is live from the step that writes it through the step
 //! that reads it last, inclusive, so a node's inputs and its output always conflict. A view extends
 //! the life of the tensor it views to its own last use. A kernel's scratch buffer lives for its one
-//! step. Graph inputs and outputs live in the caller's buffers and constants in read-only memory, so
-//! none of them is an arena buffer.
+//! step. Constants live in read-only memory. Graph inputs and outputs live in the caller's buffers
+//! ([`Io::Caller`]), or in the arena ([`Io::Arena`]): an input from the start of the run through its
+//! last reader, an output from the step that writes it through the end of the run.
 //!
 //! In-place execution (seed 000 section 6.1), when enabled: an elementwise step whose kernel can
 //! overwrite an input ([`crate::ir::Node::in_place_inputs`]) writes its output into that input's
@@ -15,7 +16,7 @@
 //! the decision and [`crate::verify::verify_in_place`] checks it independently.
 
 use crate::boundary::root_of;
-use crate::ir::{Graph, Op, TensorId, TensorKind};
+use crate::ir::{Graph, Io, Op, TensorId, TensorKind};
 use crate::optimize::Optimizations;
 use crate::problem::{Buffer, Lifetime, Problem};
 
@@ -90,6 +91,13 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
     }
     let output_of = |r: TensorId| g.outputs.iter().position(|&o| view_roots[o] == r);
     let in_arena = |r: TensorId| matches!(g.tensors[r].kind, TensorKind::Activation) && output_of(r).is_none();
+    // In-place steps may also overwrite a graph input, and write a graph output, when those live in
+    // the arena (the caller's own buffers are never overwritten or shared).
+    let may_share = |r: TensorId| match g.tensors[r].kind {
+        TensorKind::Activation => g.io == Io::Arena || output_of(r).is_none(),
+        TensorKind::Input(_) => g.io == Io::Arena,
+        TensorKind::Const(_) => false,
+    };
 
     let mut roots = view_roots.clone();
     // Concat elision: the inputs of an eligible concatenation live in their slices of its output,
@@ -117,8 +125,8 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
             let out = view_roots[n.output];
             let chosen = n.in_place_inputs(&g.tensors).into_iter().find(|&k| {
                 let r = view_roots[n.inputs[k]];
-                in_arena(r)
-                    && in_arena(out)
+                may_share(r)
+                    && may_share(out)
                     && !is_part[out]
                     && last_use[r] == Some(i)
                     && n.inputs.iter().enumerate().all(|(j, &t)| j == k || roots[view_roots[t]] != roots[r])
@@ -136,6 +144,10 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
         }
     }
 
+    let mut holds_output = vec![false; g.tensors.len()];
+    for &o in &g.outputs {
+        holds_output[roots[view_roots[o]]] = true;
+    }
     let mut storage = Vec::with_capacity(g.tensors.len());
     let mut problem = Problem::default();
     let mut owners = Vec::new();
@@ -145,13 +157,25 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
             storage.push(Storage::Arena(usize::MAX)); // patched below, once the root is known
             continue;
         }
-        let s = match (&g.tensors[t].kind, output_of(t)) {
-            (TensorKind::Input(i), _) => Storage::Input(*i),
-            (TensorKind::Const(_), _) => Storage::Const(t),
-            (TensorKind::Activation, Some(j)) => Storage::Output(j),
-            (TensorKind::Activation, None) => {
-                let first = born[t].unwrap_or(0) as u32;
-                let last = last_use[t].map_or(first, |l| (l as u32).max(first));
+        // Ok: an arena buffer live over these steps (first, last); Err: the bytes are elsewhere.
+        let span = match (&g.tensors[t].kind, output_of(t), g.io) {
+            (TensorKind::Input(i), _, Io::Caller) => Err(Storage::Input(*i)),
+            (TensorKind::Const(_), _, _) => Err(Storage::Const(t)),
+            (TensorKind::Activation, Some(j), Io::Caller) => Err(Storage::Output(j)),
+            // In the arena, an input is written by the caller before step 0 and an output is read
+            // by the caller after the last step.
+            (kind, _, _) => {
+                let first = if matches!(kind, TensorKind::Input(_)) { 0 } else { born[t].unwrap_or(0) as u32 };
+                let last = match holds_output[t] {
+                    true => g.nodes.len().saturating_sub(1) as u32,
+                    false => last_use[t].map_or(first, |l| l as u32),
+                };
+                Ok((first, last.max(first)))
+            }
+        };
+        let s = match span {
+            Err(s) => s,
+            Ok((first, last)) => {
                 problem.buffers.push(Buffer {
                     name: g.tensors[t].name.clone(),
                     size: g.tensors[t].bytes(),
@@ -297,6 +321,29 @@ mod tests {
         g.inputs = vec![x];
         g.outputs = vec![d];
         g
+    }
+
+    #[test]
+    fn with_io_in_the_arena_inputs_live_from_the_start_and_outputs_to_the_end() {
+        let mut g = chain_with_view();
+        g.io = Io::Arena;
+        bind_outputs(&mut g);
+        let life = |l: &Liveness, t: TensorId| match l.storage[t] {
+            Storage::Arena(b) => l.problem.buffers[b].lifetime.clone(),
+            other => panic!("tensor {t} is not in the arena: {other:?}"),
+        };
+        let l = analyze(&g, &Optimizations::NONE);
+        assert_eq!(life(&l, 0), Lifetime::new(0, 0), "x: written by the caller, read by step 0");
+        assert_eq!(life(&l, 4), Lifetime::new(3, 3), "d: written by the last step, read by the caller after it");
+        crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
+
+        // In place, the last relu may write the output over `c`, and the first may overwrite `x`:
+        // the buffer then lives from step 0 (x) to the end (d).
+        let l = analyze(&g, &Optimizations { in_place: true, ..Optimizations::NONE });
+        assert_eq!(l.in_place.iter().flatten().count(), 3, "{:?}", l.in_place);
+        assert_eq!(l.storage[0], l.storage[4], "one buffer from the input to the output");
+        assert_eq!(life(&l, 0), Lifetime::new(0, 3));
+        crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
     }
 
     #[test]

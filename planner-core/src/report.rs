@@ -284,18 +284,21 @@ fn shape_str(s: &[usize]) -> String {
 
 fn device_map(p: &Program) -> DeviceMap {
     let g = &p.graph;
-    let mut sram = vec![entry(
-        "arena".into(),
-        Some(p.plan.arena_bytes),
-        false,
-        "every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
-    )];
-    for &t in &g.inputs {
+    let io_arena = g.io == crate::ir::Io::Arena;
+    let arena_note = match io_arena {
+        true => "the inputs, the outputs, every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
+        false => "every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
+    };
+    let mut sram = vec![entry("arena".into(), Some(p.plan.arena_bytes), false, arena_note)];
+    // With `io: arena` the inputs and outputs are inside the arena, so the caller keeps no buffers.
+    let caller_buffers = if io_arena { &[][..] } else { &g.inputs[..] };
+    for &t in caller_buffers {
         let tensor = &g.tensors[t];
         let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
         sram.push(entry(format!("input `{}`", tensor.name), Some(tensor.bytes()), false, note));
     }
-    for &t in &g.outputs {
+    let caller_buffers = if io_arena { &[][..] } else { &g.outputs[..] };
+    for &t in caller_buffers {
         let tensor = &g.tensors[t];
         let note = format!("the caller's output buffer {} (written in place)", shape_str(&tensor.shape));
         sram.push(entry(format!("output `{}`", tensor.name), Some(tensor.bytes()), false, note));

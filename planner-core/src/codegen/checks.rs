@@ -23,12 +23,23 @@ pub fn items(p: &Program) -> TokenStream {
     }
 }
 
-/// The statement that starts a checked run (fills the arena with the canary).
+/// The statement that starts a checked run (fills the arena with the canary, around the graph
+/// inputs when they live in the arena).
 pub fn start(p: &Program) -> TokenStream {
     let n = p.live.problem.buffers.len();
+    let mut inputs: Vec<usize> = (p.graph.inputs.iter())
+        .filter_map(|&t| match p.live.storage[t] {
+            Storage::Arena(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    inputs.sort_by_key(|&b| p.plan.offsets[b]);
     quote! {
-        // SAFETY: `base` points to the whole arena and no slice of it is alive.
-        let mut checker = unsafe { ::sramfit::__private::checked::Checker::<#n>::start(base, ARENA_BYTES) };
+        // SAFETY: `base` points to the whole arena, no slice of it is alive, and every buffer of the
+        // table is inside it.
+        let mut checker = unsafe {
+            ::sramfit::__private::checked::Checker::<#n>::start(base, ARENA_BYTES, CHECKED_BUFFERS, &[#(#inputs),*])
+        };
     }
 }
 
@@ -73,7 +84,10 @@ fn step_table(p: &Program, i: usize) -> TokenStream {
     let all = 0..buffers.len();
     let writes: Vec<usize> = all.clone().filter(|b| live(b) && written_here(b)).collect();
     let keeps: Vec<usize> = all.clone().filter(|b| live(b) && !written_here(b)).collect();
-    let dies: Vec<usize> = all.filter(|b| live(b) && !buffers[*b].lifetime.contains(step + 1)).collect();
+    // Nothing runs after the last step, and what is live then may be an output the caller reads
+    // from the arena (`io: arena`): only buffers that die before another step are refilled.
+    let last_step = i + 1 == p.graph.nodes.len();
+    let dies: Vec<usize> = all.filter(|b| !last_step && live(b) && !buffers[*b].lifetime.contains(step + 1)).collect();
     let name = &node.name;
     quote! {
         ::sramfit::__private::checked::Step {

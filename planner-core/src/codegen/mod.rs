@@ -8,6 +8,7 @@
 
 mod checks;
 mod docs;
+mod io;
 pub use docs::plan_source_note;
 mod kernels;
 mod names;
@@ -20,6 +21,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::compile::Program;
+use crate::ir::Io;
 use crate::liveness::Storage;
 
 /// Choices the caller of the generator makes.
@@ -101,7 +103,9 @@ impl Access<'_> {
 /// Emits the items of the model module (to be placed inside `mod name { ... }`).
 pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let g = &p.graph;
-    let mut taken = Vec::new();
+    let io_arena = g.io == Io::Arena;
+    let mut taken: Vec<String> =
+        if io_arena { io::RESERVED.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
     let inputs: Vec<Ident> =
         g.inputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "input", &mut taken)).collect();
     let outputs: Vec<Ident> =
@@ -143,7 +147,8 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
 
     let in_params = inputs.iter().zip(&in_lens).map(|(id, n)| quote!(#id: &[f32; #n]));
     let out_params = outputs.iter().zip(&out_lens).map(|(id, n)| quote!(#id: &mut [f32; #n]));
-    let params: Vec<TokenStream> = in_params.chain(out_params).collect();
+    // With the inputs and outputs in the arena, `run_in` takes the arena alone.
+    let params: Vec<TokenStream> = if io_arena { Vec::new() } else { in_params.chain(out_params).collect() };
     let args: Vec<&Ident> = inputs.iter().chain(&outputs).collect();
 
     let dyn_in = (0..n_in).map(|i| format_ident!("__in_{i}"));
@@ -163,6 +168,47 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
                 port: ::sramfit::Port::Output(#i), expected: #n, found: __found })?;
         }
     });
+
+    let arena_use = match io_arena {
+        true => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
+        false => " give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].",
+    };
+    let entry_points = if io_arena {
+        io::items(p, &inputs, &outputs)
+    } else {
+        quote! {
+            /// Runs the model in the module's shared arena: inputs, then outputs, in graph order, as
+            /// flat row-major arrays.
+            ///
+            /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
+            /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
+            pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
+                let mut arena = SHARED.try_lock()?;
+                run_in(&mut arena, #(#args),*)
+            }
+
+            /// Like [`run`], with slices whose count and lengths are checked at run time
+            /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
+            pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+                let mut arena = SHARED.try_lock()?;
+                run_dyn_in(&mut arena, inputs, outputs)
+            }
+
+            /// Like [`run_dyn`], in a caller-owned arena.
+            pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+                let [#(#dyn_in),*] = inputs else {
+                    return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
+                };
+                let __outputs = outputs.len();
+                let [#(#dyn_out),*] = outputs else {
+                    return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
+                };
+                #(#in_checks)*
+                #(#out_checks)*
+                run_in(arena, #(#args),*)
+            }
+        }
+    };
 
     quote! {
         #![doc = #summary]
@@ -187,7 +233,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
         ///
         /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
-        /// give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].
+        #[doc = #arena_use]
         #[repr(C, align(16))]
         pub struct Arena([u8; ARENA_BYTES]);
 
@@ -206,36 +252,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
 
         static SHARED: ::sramfit::__private::StaticArena<Arena> = ::sramfit::__private::StaticArena::new(Arena::new());
 
-        /// Runs the model in the module's shared arena: inputs, then outputs, in graph order, as
-        /// flat row-major arrays.
-        ///
-        /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
-        /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
-        pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
-            let mut arena = SHARED.try_lock()?;
-            run_in(&mut arena, #(#args),*)
-        }
-
-        /// Like [`run`], with slices whose count and lengths are checked at run time
-        /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
-        pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-            let mut arena = SHARED.try_lock()?;
-            run_dyn_in(&mut arena, inputs, outputs)
-        }
-
-        /// Like [`run_dyn`], in a caller-owned arena.
-        pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-            let [#(#dyn_in),*] = inputs else {
-                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
-            };
-            let __outputs = outputs.len();
-            let [#(#dyn_out),*] = outputs else {
-                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
-            };
-            #(#in_checks)*
-            #(#out_checks)*
-            run_in(arena, #(#args),*)
-        }
+        #entry_points
 
         #[doc = #run_in_doc]
         #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]

@@ -33,13 +33,21 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
         if root_of(g, t) != t {
             continue; // a view: accounted to its root below
         }
-        let first = g.producer(t).ok_or_else(|| format!("arena tensor `{}` has no producer", g.tensors[t].name))?;
+        // A graph input in the arena is written by the caller before step 0; a graph output in the
+        // arena is read by the caller after the last step.
+        let first = match (g.producer(t), g.inputs.contains(&t)) {
+            (Some(step), _) => step,
+            (None, true) => 0,
+            (None, false) => return Err(format!("arena tensor `{}` has no producer", g.tensors[t].name)),
+        };
+        let read_by_caller = g.outputs.iter().any(|&o| root_of(g, o) == t);
         let last = g
             .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.op != Op::View && n.inputs.iter().any(|&i| root_of(g, i) == t))
             .map(|(s, _)| s)
+            .chain(read_by_caller.then(|| g.nodes.len().saturating_sub(1)))
             .max()
             .unwrap_or(first);
         let start = live.offset_in_buffer[t];

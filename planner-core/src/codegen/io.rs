@@ -1,0 +1,102 @@
+//! The entry points of a model whose inputs and outputs live in the arena ([`Io::Arena`]): accessors
+//! on `Arena` for each input (write before the run) and output (read after it), `run_in(&mut Arena)`,
+//! and `shared()` for the module's static arena.
+//!
+//! [`Io::Arena`]: crate::ir::Io::Arena
+
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use crate::compile::Program;
+use crate::liveness::Storage;
+
+/// Identifiers the accessors must not take (the `Arena` methods that exist anyway).
+pub const RESERVED: &[&str] = &["new", "default", "inputs_mut", "outputs"];
+
+/// The `impl Arena` accessors and `shared()`.
+pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
+    let g = &p.graph;
+    let place = |t: usize| {
+        let Storage::Arena(b) = p.live.storage[t] else {
+            unreachable!("liveness puts every input and output in the arena with Io::Arena")
+        };
+        ((p.plan.offsets[b] + p.live.offset_in_buffer[t]) as usize, g.tensors[t].len())
+    };
+    let describe = |t: usize| {
+        let tensor = &g.tensors[t];
+        let (off, len) = place(t);
+        format!("`{}` {:?} f32, arena bytes {off}..{}", tensor.name, tensor.shape, off + 4 * len)
+    };
+    let input_fns = inputs.iter().zip(&g.inputs).map(|(id, &t)| {
+        let (off, len) = place(t);
+        let doc = format!(
+            "Input {}: write it before [`run_in`]. A run may overwrite it (the plan reuses its bytes once its last reader ran).",
+            describe(t)
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn #id(&mut self) -> &mut [f32; #len] {
+                // SAFETY: the verified plan puts this input inside the arena at a 16-byte-aligned
+                // offset; `&mut self` makes it the only slice of the arena alive.
+                let s = unsafe { ::sramfit::__private::arena_f32_mut(self.0.as_mut_ptr(), ARENA_BYTES, #off, #len) };
+                match s.try_into() { Ok(a) => a, Err(_) => unreachable!() }
+            }
+        }
+    });
+    let output_fns = outputs.iter().zip(&g.outputs).map(|(id, &t)| {
+        let (off, len) = place(t);
+        let doc = format!("Output {}: read it after [`run_in`] (no step writes it after its producer).", describe(t));
+        quote! {
+            #[doc = #doc]
+            pub fn #id(&self) -> &[f32; #len] {
+                // SAFETY: inside the arena (verified plan), aligned; `&self` rules out any mutable
+                // slice of the arena while this one lives.
+                let s = unsafe { ::sramfit::__private::arena_f32(self.0.as_ptr().cast_mut(), ARENA_BYTES, #off, #len) };
+                match s.try_into() { Ok(a) => a, Err(_) => unreachable!() }
+            }
+        }
+    });
+    let (n_in, n_out) = (g.inputs.len(), g.outputs.len());
+    let all_inputs = g.inputs.iter().map(|&t| {
+        let (off, len) = place(t);
+        quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, #off, #len) })
+    });
+    let all_outputs = g.outputs.iter().map(|&t| {
+        let (off, len) = place(t);
+        quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, #off, #len) })
+    });
+    quote! {
+        impl Arena {
+            #(#input_fns)*
+            #(#output_fns)*
+
+            /// Every input, in graph order: write them before [`run_in`].
+            #[allow(unused_unsafe)]
+            pub fn inputs_mut(&mut self) -> [&mut [f32]; #n_in] {
+                let base = self.0.as_mut_ptr();
+                // SAFETY: inside the arena and aligned (verified plan); pairwise disjoint, because the
+                // inputs are all live at step 0 and the verified plan gives live buffers disjoint
+                // bytes; `&mut self` rules out any other slice of the arena.
+                [#(#all_inputs),*]
+            }
+
+            /// Every output, in graph order: read them after [`run_in`].
+            #[allow(unused_unsafe)]
+            pub fn outputs(&self) -> [&[f32]; #n_out] {
+                let base = self.0.as_ptr().cast_mut();
+                // SAFETY: inside the arena and aligned (verified plan); `&self` rules out any
+                // mutable slice of the arena while these live.
+                [#(#all_outputs),*]
+            }
+        }
+
+        /// The module's shared arena, for one caller at a time: write the inputs through it, call
+        /// [`run_in`], read the outputs.
+        ///
+        /// Returns [`Error::Busy`](::sramfit::Error::Busy) while another caller holds it (another
+        /// thread, or an interrupt that preempted the holder).
+        pub fn shared() -> ::core::result::Result<::sramfit::ArenaGuard<'static, Arena>, ::sramfit::Error> {
+            SHARED.try_lock()
+        }
+    }
+}

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/chain.onnx",
+        io: heap,
+    }
+}
+
+fn main() {}
