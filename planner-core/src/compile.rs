@@ -71,16 +71,18 @@ pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
             crate::offline::plan_or_load(&model_bytes, &plan_file, problem)
         })
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)).unwrap_or_else(|panic| {
+    catching(&spec.path, compile)
+}
+
+/// Runs `f`, turning a panic (inside the ONNX loader) into [`CompileError::InvalidModel`] naming `path`.
+pub(crate) fn catching<T>(path: &std::path::Path, f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "unknown panic".into());
-        Err(CompileError::InvalidModel {
-            path: spec.path.clone(),
-            message: format!("the ONNX loader panicked: {what}"),
-        })
+        Err(CompileError::InvalidModel { path: path.to_owned(), message: format!("the ONNX loader panicked: {what}") })
     })
 }
 
@@ -91,7 +93,7 @@ pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Prog
 
 /// Rewrites the graph, binds outputs, computes liveness, gets a plan from `planner`, and verifies
 /// it: every plan, computed or read from a file, passes the same verifier before a `Program` exists.
-fn compile_with(
+pub(crate) fn compile_with(
     mut graph: Graph,
     optimizations: &Optimizations,
     planner: impl FnOnce(&crate::problem::Problem) -> Result<(Plan, PlanSource), CompileError>,
