@@ -5,9 +5,9 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{docs, module_header, port_idents, run_body, CodegenOptions};
+use super::{checks, docs, module_header, port_idents, run_body, CodegenOptions};
 use crate::dynamic::fit::Fit;
-use crate::dynamic::DynamicProgram;
+use crate::dynamic::{Class, DynamicProgram};
 
 /// Emits the items of the model module of `d` (to be placed inside `mod name { ... }`).
 pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
@@ -15,9 +15,11 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let g = &p.graph;
     let (inputs, outputs) = port_idents(g);
     let (symbol, min, max, n) = (&d.bound.symbol, d.bound.min, d.bound.max, &d.len);
-    let header = module_header(p, o, Some(&module_note(d)));
-    let body = run_body(p, o, d.steps.clone());
-    let run_in_doc = format!("{}\n\n{}", run_len_note(d), docs::schedule_doc(p));
+    // Checked mode's tables are per class (each has its own plan), inside the class's block.
+    let header = module_header(p, &CodegenOptions { checked: false, ..o.clone() }, Some(&module_note(d)));
+    let body = classes_body(d, o);
+    let schedules: Vec<String> = d.classes.iter().map(|c| docs::schedule_doc(&c.program)).collect();
+    let run_in_doc = format!("{}\n\n{}", run_len_note(d), schedules.join("\n\n"));
     let (n_in, n_out) = (inputs.len(), outputs.len());
     let at_max = |f: &Fit| f.at(max) as usize;
     let in_max: Vec<usize> = d.input_lens.iter().map(at_max).collect();
@@ -140,6 +142,41 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     }
 }
 
+/// The body of `run_len`: the one class's steps, or a `match` on the length over the classes
+/// (the class of the largest length last, as `_`).
+fn classes_body(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
+    let block = |c: &Class| {
+        let checked = o.checked && c.program.live.problem.buffers.iter().any(|b| b.size > 0);
+        let items = if checked { checks::items(&c.program) } else { TokenStream::new() };
+        let body = run_body(&c.program, o, c.steps.clone());
+        quote!({ #items #body })
+    };
+    let [first, rest @ ..] = d.classes.as_slice() else { return quote!(Ok(())) };
+    if rest.is_empty() {
+        return block(first);
+    }
+    let n = &d.len;
+    let arms = rest.iter().map(|c| {
+        let pattern = ranges(&c.lens).into_iter().map(|(a, b)| if a == b { quote!(#a) } else { quote!(#a..=#b) });
+        let b = block(c);
+        quote!(#(#pattern)|* => #b)
+    });
+    let last = block(first);
+    quote!(match #n { #(#arms)* _ => #last })
+}
+
+/// `lens` (increasing) as maximal runs of consecutive values.
+fn ranges(lens: &[usize]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &n in lens {
+        match out.last_mut() {
+            Some((_, end)) if *end + 1 == n => *end = n,
+            _ => out.push((n, n)),
+        }
+    }
+    out
+}
+
 /// A `match (port, axis)` over the fitted dimensions.
 fn dim_fn(shapes: &[Vec<Fit>], port: &Ident, n: &Ident) -> TokenStream {
     let arms = shapes.iter().enumerate().flat_map(|(port, dims)| {
@@ -154,6 +191,21 @@ fn dim_fn(shapes: &[Vec<Fit>], port: &Ident, n: &Ident) -> TokenStream {
 /// The module docs' paragraph on the bounded dimension.
 fn module_note(d: &DynamicProgram) -> String {
     let b = &d.bound;
+    let classes = if d.classes.len() == 1 {
+        String::new()
+    } else {
+        let list: Vec<String> = d.classes.iter().map(|c| {
+            let r: Vec<String> = ranges(&c.lens).iter().map(|(a, z)| if a == z { a.to_string() } else { format!("{a}..={z}") }).collect();
+            format!("{} (arena {} bytes)", r.join(", "), c.program.plan.arena_bytes)
+        }).collect();
+        format!(
+            " The model's graph has another structure at some lengths (tract simplifies it there), so the \
+             lengths form {} classes, each with its own plan (made at its largest length, verified at all \
+             of them) and code: {}; `ARENA_BYTES` is the largest.",
+            d.classes.len(),
+            list.join("; ")
+        )
+    };
     format!(
         "\n\n**Bounded dimension `{}`**: any length from {} to {} at run time ([`run_dyn`]); the arena \
          is planned for {} and reused at every length. The code of every step was generated at each \
@@ -161,13 +213,14 @@ fn module_note(d: &DynamicProgram) -> String {
          written below as expressions of `{}` that equal them at every length: this exhaustive check \
          is the proof that the code run at a length is the code sramfit generates for that exact \
          length. At every length each arena buffer has the same lifetime and fits its slot, and the \
-         plan passed the verifier.",
+         plan passed the verifier.{}",
         b.symbol,
         b.min,
         b.max,
         b.max,
         b.max - b.min + 1,
-        d.len
+        d.len,
+        classes
     )
 }
 

@@ -3,15 +3,19 @@
 //! A shape, a stride or an offset that depends on a dynamic dimension is, for the operators sramfit
 //! lowers, `a * floor((n + c) / d) + b`: affine in `n` (`d = 1`), or affine in the output length
 //! of a strided window (`floor((n + pad - kernel) / stride) + 1`, nested windows included, since
-//! `floor(floor(x / s) / t) = floor(x / (s t))`). [`fit`] finds such an expression from the values
-//! at every length of the range and checks it at all of them: the check is the proof.
+//! `floor(floor(x / s) / t) = floor(x / (s t))`); or quadratic in `n` (`a2 * n * n + a * n + b`:
+//! the sizes of an attention matrix, sequence by sequence). [`fit`] finds such an expression from
+//! the values at every length of the range and checks it at all of them: the check is the proof.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 
-/// `a * floor((n + c) / d) + b`, with `d >= 1` and `0 <= c < d`.
+/// `a2 * n * n + a * floor((n + c) / d) + b`, with `d >= 1`, `0 <= c < d`, and `a2 = 0` unless
+/// `d = 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fit {
+    /// Coefficient of `n * n`.
+    pub a2: i64,
     /// Slope.
     pub a: i64,
     /// Offset added to `n` before the division.
@@ -25,12 +29,13 @@ pub struct Fit {
 impl Fit {
     /// A constant.
     pub fn constant(b: i64) -> Fit {
-        Fit { a: 0, c: 0, d: 1, b }
+        Fit { a2: 0, a: 0, c: 0, d: 1, b }
     }
 
     /// The value at length `n`.
     pub fn at(&self, n: usize) -> i64 {
-        self.a * ((n as i64 + self.c).div_euclid(self.d)) + self.b
+        let n = n as i64;
+        self.a2 * n * n + self.a * ((n + self.c).div_euclid(self.d)) + self.b
     }
 
     /// A `usize` expression of the variable `n` (itself a `usize`) with this value. It never
@@ -38,10 +43,6 @@ impl Fit {
     /// the subtrahend is at most the partial result it is taken from.
     pub fn to_tokens(&self, n: &Ident) -> TokenStream {
         let lit = |v: i64| Literal::u64_unsuffixed(v.unsigned_abs());
-        let (a, b) = (lit(self.a), lit(self.b));
-        if self.a == 0 {
-            return quote!(#b);
-        }
         let sum = if self.c == 0 {
             quote!(#n)
         } else {
@@ -54,13 +55,25 @@ impl Fit {
             let d = lit(self.d);
             quote!((#sum / #d))
         };
-        let term = if self.a.abs() == 1 { q } else { quote!(#a * #q) };
-        match (self.a > 0, self.b) {
-            (true, 0) => quote!((#term)),
-            (true, v) if v > 0 => quote!((#term + #b)),
-            (true, _) => quote!((#term - #b)),
-            (false, _) => quote!((#b - #term)),
+        let scaled = |k: i64, t: TokenStream| if k.abs() == 1 { t } else { let k = lit(k); quote!(#k * #t) };
+        // (coefficient, term): added when positive, then subtracted when negative, so that no
+        // partial result is below the (non-negative) final value.
+        let terms = [(self.a2, scaled(self.a2, quote!(#n * #n))), (self.a, scaled(self.a, q)), (self.b, {
+            let b = lit(self.b);
+            quote!(#b)
+        })];
+        let mut out: Option<TokenStream> = None;
+        for (_, t) in terms.iter().filter(|(k, _)| *k > 0) {
+            out = Some(match out {
+                None => t.clone(),
+                Some(o) => quote!(#o + #t),
+            });
         }
+        let mut out = out.unwrap_or_else(|| quote!(0));
+        for (_, t) in terms.iter().filter(|(k, _)| *k < 0) {
+            out = quote!(#out - #t);
+        }
+        quote!((#out))
     }
 }
 
@@ -81,13 +94,38 @@ pub fn fit(ns: &[usize], values: &[i64]) -> Option<Fit> {
                 continue;
             }
             let a = dv / dq;
-            let f = Fit { a, c, d, b: v0 - a * q(n0) };
-            if ns.iter().zip(values).all(|(&n, &v)| f.at(n) == v) {
+            let f = Fit { a2: 0, a, c, d, b: v0 - a * q(n0) };
+            if checks(&f, ns, values) {
                 return Some(f);
             }
         }
     }
-    None
+    quadratic(ns, values)
+}
+
+/// `a2 * n * n + a * n + b` through the first three lengths, if integral and right at all.
+fn quadratic(ns: &[usize], values: &[i64]) -> Option<Fit> {
+    let (&[n0, n1, n2, ..], &[v0, v1, v2, ..]) = (ns, values) else { return None };
+    let [n0, n1, n2] = [n0, n1, n2].map(|n| n as i64);
+    // Divided differences.
+    let (d01, d12) = ((v1 - v0) * (n2 - n1), (v2 - v1) * (n1 - n0));
+    let den = (n1 - n0) * (n2 - n1) * (n2 - n0);
+    if (d12 - d01) % den != 0 {
+        return None;
+    }
+    let a2 = (d12 - d01) / den;
+    let rest = |n: i64, v: i64| v - a2 * n * n;
+    let (r0, r1) = (rest(n0, v0), rest(n1, v1));
+    if (r1 - r0) % (n1 - n0) != 0 {
+        return None;
+    }
+    let a = (r1 - r0) / (n1 - n0);
+    let f = Fit { a2, a, c: 0, d: 1, b: r0 - a * n0 };
+    checks(&f, ns, values).then_some(f)
+}
+
+fn checks(f: &Fit, ns: &[usize], values: &[i64]) -> bool {
+    ns.iter().zip(values).all(|(&n, &v)| f.at(n) == v)
 }
 
 #[cfg(test)]
@@ -101,7 +139,7 @@ mod tests {
     #[test]
     fn finds_affine_and_strided_window_lengths() {
         let ns: Vec<usize> = (1..=98).collect();
-        assert_eq!(fit(&ns, &values(&ns, |n| 40 * n + 16)), Some(Fit { a: 40, c: 0, d: 1, b: 16 }));
+        assert_eq!(fit(&ns, &values(&ns, |n| 40 * n + 16)), Some(Fit { a2: 0, a: 40, c: 0, d: 1, b: 16 }));
         assert_eq!(fit(&ns, &values(&ns, |_| 7)), Some(Fit::constant(7)));
         // Two stride-2 windows: ceil(ceil(n / 2) / 2) = floor((n + 3) / 4), times 12 channels.
         let f = fit(&ns, &values(&ns, |n| 12 * (((n + 1) / 2 + 1) / 2))).unwrap();
@@ -110,9 +148,16 @@ mod tests {
     }
 
     #[test]
+    fn finds_attention_matrix_sizes() {
+        let ns: Vec<usize> = (2..=24).collect();
+        let f = fit(&ns, &values(&ns, |n| 2 * n * n + 32 * n)).unwrap();
+        assert_eq!((f.a2, f.a, f.b), (2, 32, 0));
+    }
+
+    #[test]
     fn refuses_what_is_not_of_the_form() {
         let ns: Vec<usize> = (1..=20).collect();
-        assert_eq!(fit(&ns, &values(&ns, |n| n * n)), None);
+        assert_eq!(fit(&ns, &values(&ns, |n| n * n * n)), None);
         // 1/n as a float's bit pattern is no integer function of this kind either.
         assert_eq!(fit(&ns, &values(&ns, |n| (1.0f32 / n as f32).to_bits() as i64)), None);
     }
@@ -120,8 +165,8 @@ mod tests {
     #[test]
     fn tokens_evaluate_to_the_fitted_values() {
         let n = quote::format_ident!("n");
-        let f = Fit { a: -3, c: 1, d: 2, b: 100 };
+        let f = Fit { a2: 0, a: -3, c: 1, d: 2, b: 100 };
         assert_eq!(f.to_tokens(&n).to_string(), "(100 - 3 * ((n + 1) / 2))");
-        assert_eq!(Fit { a: 1, c: 0, d: 1, b: -2 }.to_tokens(&n).to_string(), "(n - 2)");
+        assert_eq!(Fit { a2: 2, a: 1, c: 0, d: 1, b: -2 }.to_tokens(&n).to_string(), "(2 * n * n + n - 2)");
     }
 }

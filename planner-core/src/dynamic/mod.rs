@@ -42,17 +42,31 @@ pub struct Bound {
     pub axes: Vec<(String, usize)>,
 }
 
+/// Lengths whose compiled graphs have the same structure (tract simplifies some graphs at some
+/// lengths: at length 1 a division by the length disappears), with one plan and one code template.
+#[derive(Clone, Debug)]
+pub struct Class {
+    /// The lengths of the class, increasing.
+    pub lens: Vec<usize>,
+    /// The model at the class's largest length, with the class's plan (planned at that length and
+    /// verified at every length of the class).
+    pub program: Program,
+    /// Per node of `program.graph`: its code as an expression of the length (`None`: no code).
+    pub steps: Vec<Option<TokenStream>>,
+}
+
 /// A model compiled for every length of its bound.
 #[derive(Clone, Debug)]
 pub struct DynamicProgram {
-    /// The model at the largest length: its plan is the plan of every length.
+    /// The model at the largest length, its `plan.arena_bytes` raised to the largest arena of all
+    /// classes: the module's constants, weights and `Arena` come from it.
     pub program: Program,
     /// The bounded dimension.
     pub bound: Bound,
     /// The variable the templates use for the run-time length.
     pub len: Ident,
-    /// Per node of `program.graph`: its code as an expression of `len` (`None`: runs no code).
-    pub steps: Vec<Option<TokenStream>>,
+    /// The classes of lengths, the one holding the largest length first.
+    pub classes: Vec<Class>,
     /// Per graph input, its dimensions as expressions of the length.
     pub input_shapes: Vec<Vec<Fit>>,
     /// Per graph output, its dimensions as expressions of the length.
@@ -61,6 +75,30 @@ pub struct DynamicProgram {
     pub input_lens: Vec<Fit>,
     /// Per graph output, its element count as an expression of the length.
     pub output_lens: Vec<Fit>,
+}
+
+/// At most this many classes of lengths: more would multiply the code.
+pub const MAX_CLASSES: usize = 4;
+
+/// A class being built, from its largest length down.
+struct Building {
+    key: Key,
+    lens: Vec<usize>,
+    program: Program,
+    bodies: Vec<Vec<Option<TokenStream>>>,
+}
+
+/// What must be equal for two lengths to share a plan and a code template: the steps (name,
+/// source operator, whether they run code) and the arena buffers' lifetimes and alignments.
+type Key = (Vec<(String, String, bool)>, Vec<(crate::problem::Lifetime, u64)>);
+
+fn key(p: &compile::Prepared) -> Key {
+    let g = &p.graph;
+    let nodes = (g.nodes.iter().enumerate())
+        .map(|(i, n)| (n.name.clone(), n.source_op.clone(), n.op != crate::ir::Op::View && !p.live.elided[i]))
+        .collect();
+    let buffers = p.live.problem.buffers.iter().map(|b| (b.lifetime.clone(), b.align)).collect();
+    (nodes, buffers)
 }
 
 /// Compiles `spec` (whose `inputs` hold the bound's dimensions at `max`) at every length of `bound`.
@@ -77,32 +115,59 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
     let mut spec = spec.clone();
     spec.optimizations.schedule = false;
     spec.inputs = shapes_at(&spec.inputs, bound, bound.max);
-    let program = compile::compile_model(&spec)?;
+    let mut program = compile::compile_model(&spec)?;
     let proto = import::read_proto(&spec.path)?;
-    let ns: Vec<usize> = (bound.min..=bound.max).collect();
-    let mut bodies: Vec<Vec<Option<TokenStream>>> = Vec::with_capacity(ns.len());
-    let mut shapes: Vec<Vec<Vec<usize>>> = Vec::with_capacity(ns.len());
-    for &n in &ns {
-        let at_n = if n == bound.max {
-            program.clone()
-        } else {
-            let fails_at = |e: CompileError| fail(None, format!("at {} = {n} the model does not compile: {e}", bound.symbol));
-            let graph = compile::catching(&spec.path, || {
-                import::import_proto(&proto, &shapes_at(&spec.inputs, bound, n))
-            })
-            .map_err(fails_at)?;
-            compile::compile_with(graph, &spec.optimizations, |problem| {
-                fits(problem, &program.live.problem).map_err(|(node, m)| fail(Some(node), format!("at {} = {n}, {m}", bound.symbol)))?;
-                Ok((program.plan.clone(), PlanSource::Planner))
-            })?
+    let mut classes: Vec<Building> = Vec::new();
+    let mut shapes: Vec<Vec<Vec<usize>>> = Vec::new();
+    for n in (bound.min..=bound.max).rev() {
+        let at = |m: String| format!("at {} = {n}, {m}", bound.symbol);
+        let graph = compile::catching(&spec.path, || import::import_proto(&proto, &shapes_at(&spec.inputs, bound, n)))
+            .map_err(|e| fail(None, at(format!("the model does not compile: {e}"))))?;
+        let prepared = compile::prepare(graph, &spec.optimizations)?;
+        let k = key(&prepared);
+        let class = match classes.iter().position(|c| c.key == k) {
+            Some(c) => c,
+            None if classes.len() == MAX_CLASSES => {
+                let lens: Vec<String> = classes.iter().map(|c| format!("{}", c.lens[0])).collect();
+                let m = format!("the model's structure changes at more than {MAX_CLASSES} lengths (classes from {} down)", lens.join(", "));
+                return Err(fail(None, at(m)));
+            }
+            None => {
+                let (plan, source) = if n == bound.max {
+                    (program.plan.clone(), program.plan_source.clone())
+                } else {
+                    (crate::plan::plan(&prepared.live.problem), PlanSource::Planner)
+                };
+                let rep = compile::finish(prepared.clone(), plan, source)?;
+                classes.push(Building { key: k.clone(), lens: Vec::new(), program: rep, bodies: Vec::new() });
+                classes.len() - 1
+            }
         };
-        same_structure(&at_n, &program).map_err(|(node, m)| fail(node, format!("at {} = {n}, {m}", bound.symbol)))?;
+        let c = &mut classes[class];
+        fits(&prepared.live.problem, &c.program.live.problem).map_err(|(node, m)| fail(Some(node), at(m)))?;
+        let at_n = compile::finish(prepared, c.program.plan.clone(), PlanSource::Planner)?;
+        if at_n.weights.bytes != program.weights.bytes {
+            let (node, m) = differing_constant(&at_n, &program);
+            return Err(fail(node, at(m)));
+        }
         let g = &at_n.graph;
         shapes.push(g.inputs.iter().chain(&g.outputs).map(|&t| g.tensors[t].shape.clone()).collect());
-        bodies.push(crate::codegen::step_bodies(&at_n));
+        c.lens.push(n);
+        c.bodies.push(crate::codegen::step_bodies(&at_n));
     }
+    shapes.reverse();
+    let ns: Vec<usize> = (bound.min..=bound.max).collect();
     let len = len_ident(&bound.symbol, &program);
-    let steps = merge_steps(&program, &bodies, &ns, &len).map_err(|(node, m)| fail(Some(node), m))?;
+    let classes = classes
+        .into_iter()
+        .map(|mut c| {
+            c.lens.reverse();
+            c.bodies.reverse();
+            let steps = merge_steps(&c.program, &c.bodies, &c.lens, &len).map_err(|(node, m)| fail(Some(node), m))?;
+            Ok(Class { lens: c.lens, program: c.program, steps })
+        })
+        .collect::<Result<Vec<_>, CompileError>>()?;
+    program.plan.arena_bytes = classes.iter().map(|c| c.program.plan.arena_bytes).max().unwrap_or(0);
     let n_in = program.graph.inputs.len();
     let port_fits = fit_ports(&program, &shapes, &ns).map_err(|(node, m)| fail(Some(node), m))?;
     let (in_fits, out_fits) = port_fits.split_at(n_in);
@@ -116,7 +181,7 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         program,
         bound: bound.clone(),
         len,
-        steps,
+        classes,
     })
 }
 
@@ -152,22 +217,15 @@ fn fits(at_n: &Problem, at_max: &Problem) -> Result<(), (String, String)> {
     Ok(())
 }
 
-/// The same nodes (names, in order) and the same weights as at the bound. `Err((node, why))`.
-fn same_structure(at_n: &Program, at_max: &Program) -> Result<(), (Option<String>, String)> {
-    let (g, m) = (&at_n.graph, &at_max.graph);
-    if let Some((a, b)) = g.nodes.iter().zip(&m.nodes).find(|(a, b)| a.name != b.name) {
-        return Err((Some(b.name.clone()), format!("node `{}` takes the place of `{}` in the schedule", a.name, b.name)));
-    }
-    if g.nodes.len() != m.nodes.len() {
-        return Err((None, format!("the model has {} steps instead of {}", g.nodes.len(), m.nodes.len())));
-    }
-    if at_n.weights.bytes != at_max.weights.bytes {
-        let differs = g.tensors.iter().zip(&m.tensors).find(|(a, b)| matches!(a.kind, crate::ir::TensorKind::Const(_)) && (a.kind != b.kind || a.shape != b.shape));
-        let name = differs.map(|(a, _)| a.name.clone());
-        let what = name.as_deref().map(|n| format!("constant `{n}`")).unwrap_or_else(|| "a constant".into());
-        return Err((name, format!("{what} has other values than at the bound (a weight computed from the length)")));
-    }
-    Ok(())
+/// The constant whose values differ between a length and its class's largest length, and why
+/// that is an error.
+fn differing_constant(at_n: &Program, at_max: &Program) -> (Option<String>, String) {
+    let is_const = |t: &&crate::ir::Tensor| matches!(t.kind, crate::ir::TensorKind::Const(_));
+    let at_max: Vec<&crate::ir::Tensor> = at_max.graph.tensors.iter().filter(is_const).collect();
+    let differs = at_n.graph.tensors.iter().filter(is_const).find(|a| !at_max.contains(a));
+    let name = differs.map(|a| a.name.clone());
+    let what = name.as_deref().map(|n| format!("constant `{n}`")).unwrap_or_else(|| "a constant".into());
+    (name, format!("{what} has other values than at the bound (a weight computed from the length)"))
 }
 
 /// Every node's code merged over the lengths. `Err((node, why))`.

@@ -11,6 +11,7 @@
 mod einsum;
 mod fold;
 mod lower;
+mod mean;
 mod proto;
 
 use std::collections::HashMap;
@@ -104,6 +105,7 @@ fn lower_model(model: &TypedModel) -> Result<Graph, CompileError> {
         let t = cx.data(*outlet)?;
         cx.graph.outputs.push(t);
     }
+    mean::fuse_mean(&mut cx.graph);
     Ok(cx.graph)
 }
 
