@@ -96,8 +96,10 @@ fn attention_matches_tract_at_every_length() {
 fn run_at_the_bound_is_run_dyn_at_the_bound() {
     let input = random(98 * 40, 7);
     let (mut a, mut b) = ([0f32; 12], [0f32; 12]);
-    conv1d_gap::run(input.as_slice().try_into().unwrap(), &mut a).unwrap();
-    conv1d_gap::run_dyn(98, &[&input], &mut [&mut b]).unwrap();
+    // Caller-owned arenas: other tests use the shared one in parallel.
+    let mut arena = conv1d_gap::Arena::new();
+    conv1d_gap::run_in(&mut arena, input.as_slice().try_into().unwrap(), &mut a).unwrap();
+    conv1d_gap::run_dyn_in(&mut conv1d_gap::Arena::new(), 98, &[&input], &mut [&mut b]).unwrap();
     assert_eq!(a, b);
 }
 

@@ -38,30 +38,29 @@ impl Fit {
         self.a2 * n * n + self.a * ((n + self.c).div_euclid(self.d)) + self.b
     }
 
-    /// A `usize` expression of the variable `n` (itself a `usize`) with this value. It never
-    /// underflows when the value is non-negative at `n` (checked by [`fit`] over the range):
-    /// the subtrahend is at most the partial result it is taken from.
+    /// A `usize` expression of the variable `n` (itself a `usize`) with this value, without
+    /// enclosing parentheses. It never underflows when the value is non-negative at `n` (checked
+    /// by [`fit`] over the range): positive terms come first, and each subtrahend is at most the
+    /// partial result it is taken from.
     pub fn to_tokens(&self, n: &Ident) -> TokenStream {
         let lit = |v: i64| Literal::u64_unsuffixed(v.unsigned_abs());
-        let sum = if self.c == 0 {
-            quote!(#n)
-        } else {
-            let c = lit(self.c);
-            quote!((#n + #c))
+        let (c, d) = (lit(self.c), lit(self.d));
+        let q = match (self.c, self.d) {
+            (0, 1) => quote!(#n),
+            (_, 1) => quote!((#n + #c)),
+            (0, _) => quote!((#n / #d)),
+            _ => quote!(((#n + #c) / #d)),
         };
-        let q = if self.d == 1 {
-            sum
-        } else {
-            let d = lit(self.d);
-            quote!((#sum / #d))
+        let scaled = |k: i64, t: TokenStream| {
+            if k.abs() == 1 {
+                t
+            } else {
+                let k = lit(k);
+                quote!(#k * #t)
+            }
         };
-        let scaled = |k: i64, t: TokenStream| if k.abs() == 1 { t } else { let k = lit(k); quote!(#k * #t) };
-        // (coefficient, term): added when positive, then subtracted when negative, so that no
-        // partial result is below the (non-negative) final value.
-        let terms = [(self.a2, scaled(self.a2, quote!(#n * #n))), (self.a, scaled(self.a, q)), (self.b, {
-            let b = lit(self.b);
-            quote!(#b)
-        })];
+        let b = lit(self.b);
+        let terms = [(self.a2, scaled(self.a2, quote!(#n * #n))), (self.a, scaled(self.a, q)), (self.b, quote!(#b))];
         let mut out: Option<TokenStream> = None;
         for (_, t) in terms.iter().filter(|(k, _)| *k > 0) {
             out = Some(match out {
@@ -73,7 +72,7 @@ impl Fit {
         for (_, t) in terms.iter().filter(|(k, _)| *k < 0) {
             out = quote!(#out - #t);
         }
-        quote!((#out))
+        out
     }
 }
 
@@ -166,7 +165,7 @@ mod tests {
     fn tokens_evaluate_to_the_fitted_values() {
         let n = quote::format_ident!("n");
         let f = Fit { a2: 0, a: -3, c: 1, d: 2, b: 100 };
-        assert_eq!(f.to_tokens(&n).to_string(), "(100 - 3 * ((n + 1) / 2))");
-        assert_eq!(Fit { a2: 2, a: 1, c: 0, d: 1, b: -2 }.to_tokens(&n).to_string(), "(2 * n * n + n - 2)");
+        assert_eq!(f.to_tokens(&n).to_string(), "100 - 3 * ((n + 1) / 2)");
+        assert_eq!(Fit { a2: 2, a: 1, c: 0, d: 1, b: -2 }.to_tokens(&n).to_string(), "2 * n * n + n - 2");
     }
 }

@@ -78,7 +78,7 @@ pub struct DynamicProgram {
 }
 
 /// At most this many classes of lengths: more would multiply the code.
-pub const MAX_CLASSES: usize = 4;
+pub const MAX_CLASSES: usize = 8;
 
 /// A class being built, from its largest length down.
 struct Building {

@@ -72,7 +72,12 @@ fn literal(column: &[&TokenTree], ns: &[usize], n: &Ident) -> Result<TokenTree, 
     if values.iter().any(|&v| v < 0) || !matches!(suffix.as_deref(), Some("usize" | "")) {
         return Err(0);
     }
-    Ok(TokenTree::Group(Group::new(Delimiter::Parenthesis, f.to_tokens(n))))
+    let e = f.to_tokens(n);
+    let mut tokens = e.clone().into_iter();
+    match (tokens.next(), tokens.next()) {
+        (Some(single), None) => Ok(single),
+        _ => Ok(TokenTree::Group(Group::new(Delimiter::Parenthesis, e))),
+    }
 }
 
 /// The value and suffix of an integer literal (`12usize` -> (12, "usize")).
@@ -98,7 +103,7 @@ mod tests {
         let streams: Vec<TokenStream> =
             ns.iter().map(|&k| { let len = 40 * k; quote!(f(&[1usize, #len], 2.5f32)) }).collect();
         let merged = merge(&streams, &ns, &format_ident!("n")).unwrap();
-        assert_eq!(merged.to_string(), quote!(f(&[1usize, ((40 * n))], 2.5f32)).to_string());
+        assert_eq!(merged.to_string(), quote!(f(&[1usize, (40 * n)], 2.5f32)).to_string());
     }
 
     #[test]
