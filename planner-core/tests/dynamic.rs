@@ -59,5 +59,5 @@ fn a_dimension_flattened_into_a_fixed_gemm_cannot_vary() {
     let e = compile("../ui-tests/models/dyn_flatten_gemm.onnx", &[1, 10, 8], 1, "frames", 10).unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, CompileError::DynamicDim { .. }), "{text}");
-    assert!(text.contains("`frames`") && text.contains("frames = 9") && text.contains("fc"), "{text}");
+    assert!(text.contains("`frames`") && text.contains("frames = 9") && text.contains("node `fc` (Gemm)"), "{text}");
 }

@@ -129,12 +129,13 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
             run_len(arena, #n, #(#dyn_in,)* #(#dyn_out),*)
         }
 
-        /// Like [`run`], in a caller-owned arena.
+        #[doc = #run_in_doc]
         pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
             run_len(arena, MAX_LEN, #(#args),*)
         }
 
-        #[doc = #run_in_doc]
+        /// Runs the model at length `n`, which its callers checked to be in `MIN_LEN..=MAX_LEN`
+        /// with every slice of its length at `n`.
         #[allow(unused_doc_comments, unused_unsafe, unused_variables, unused_parens, clippy::all)]
         fn run_len(arena: &mut Arena, #n: usize, #(#slices),*) -> ::core::result::Result<(), ::sramfit::Error> {
             #body
@@ -224,12 +225,12 @@ fn module_note(d: &DynamicProgram) -> String {
     )
 }
 
-/// The doc paragraph of `run_len`'s schedule.
+/// The paragraph before the schedule in `run_in`'s docs.
 fn run_len_note(d: &DynamicProgram) -> String {
     format!(
-        "Runs the model at length `{}` (checked by the callers to be in `MIN_LEN..=MAX_LEN`, and every \
-         slice to have its length at it). The schedule below shows offsets and sizes at the bound \
-         `{} = {}`; at a smaller length each tensor uses the start of its slot.",
-        d.len, d.bound.symbol, d.bound.max
+        "Like [`run`] (at the largest length `{} = {}`), in a caller-owned arena. The schedule below \
+         (one per class of lengths) shows offsets and sizes at each class's largest length; at a \
+         smaller length each tensor uses the start of its slot.",
+        d.bound.symbol, d.bound.max
     )
 }

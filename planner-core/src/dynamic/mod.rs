@@ -122,7 +122,15 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
     for n in (bound.min..=bound.max).rev() {
         let at = |m: String| format!("at {} = {n}, {m}", bound.symbol);
         let graph = compile::catching(&spec.path, || import::import_proto(&proto, &shapes_at(&spec.inputs, bound, n)))
-            .map_err(|e| fail(None, at(format!("the model does not compile: {e}"))))?;
+            .map_err(|e| {
+                let message = match e {
+                    CompileError::InvalidModel { message, .. } => message,
+                    other => other.to_string(),
+                };
+                let node = failing_node(&message);
+                let what = node.as_ref().map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
+                fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
+            })?;
         let prepared = compile::prepare(graph, &spec.optimizations)?;
         let k = key(&prepared);
         let class = match classes.iter().position(|c| c.key == k) {
@@ -183,6 +191,15 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         len,
         classes,
     })
+}
+
+/// The node (name, operator) a tract analysis error names (`... node #4 "fc" Gemm: ...`).
+fn failing_node(message: &str) -> Option<(String, String)> {
+    let rest = &message[message.find("node #")?..];
+    let mut quoted = rest.splitn(3, '"');
+    let (_, name, after) = (quoted.next()?, quoted.next()?, quoted.next()?);
+    let op = after.split(|c: char| c == ':' || c.is_whitespace()).find(|s| !s.is_empty())?;
+    Some((name.to_string(), op.to_string()))
 }
 
 /// `inputs` with every axis of the bound set to `n`.
