@@ -63,7 +63,10 @@ impl fmt::Display for Error {
                     Port::Input(i) | Port::Output(i) => {
                         write!(f, "{what} {i}: expected {expected} elements, found {found}")
                     }
-                    Port::Length => write!(f, "{what}: expected at most {expected} (and at least the model's MIN_LEN), found {found}"),
+                    Port::Length => write!(
+                        f,
+                        "{what}: expected at most {expected} (and at least the model's MIN_LEN), found {found}"
+                    ),
                     _ => write!(f, "{what}: expected {expected}, found {found}"),
                 }
             }

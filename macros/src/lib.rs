@@ -69,8 +69,8 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
         None => compile::compile_model(&spec).map(|p| (p, None)),
         Some(b) => dynamic::compile(&spec, &b).map(|d| (d.program.clone(), Some(d))),
     };
-    let (program, dynamic) = compiled
-        .map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
+    let (program, dynamic) =
+        compiled.map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
     if let Some(b @ Budget::Bytes { bytes, .. }) = &m.sram {
         if program.plan.arena_bytes > *bytes {
             return Err(b.error(budget::sram_overflow_report(&program, *bytes)));

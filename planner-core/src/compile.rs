@@ -75,7 +75,10 @@ pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
 }
 
 /// Runs `f`, turning a panic (inside the ONNX loader) into [`CompileError::InvalidModel`] naming `path`.
-pub(crate) fn catching<T>(path: &std::path::Path, f: impl FnOnce() -> Result<T, CompileError>) -> Result<T, CompileError> {
+pub(crate) fn catching<T>(
+    path: &std::path::Path,
+    f: impl FnOnce() -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<String>()

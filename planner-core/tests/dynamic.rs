@@ -15,7 +15,11 @@ use sramfit_planner_core::import::InputShape;
 /// bounded as `symbol <= max`.
 fn compile(model: &str, dims: &[usize], axis: usize, symbol: &str, max: usize) -> Result<DynamicProgram, CompileError> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let spec = ModelSpec { path, inputs: vec![InputShape { name: "input".into(), dims: dims.to_vec() }], ..Default::default() };
+    let spec = ModelSpec {
+        path,
+        inputs: vec![InputShape { name: "input".into(), dims: dims.to_vec() }],
+        ..Default::default()
+    };
     let bound = Bound { symbol: symbol.into(), min: 1, max, axes: vec![("input".into(), axis)] };
     dynamic::compile(&spec, &bound)
 }

@@ -195,10 +195,17 @@ fn module_note(d: &DynamicProgram) -> String {
     let classes = if d.classes.len() == 1 {
         String::new()
     } else {
-        let list: Vec<String> = d.classes.iter().map(|c| {
-            let r: Vec<String> = ranges(&c.lens).iter().map(|(a, z)| if a == z { a.to_string() } else { format!("{a}..={z}") }).collect();
-            format!("{} (arena {} bytes)", r.join(", "), c.program.plan.arena_bytes)
-        }).collect();
+        let list: Vec<String> = d
+            .classes
+            .iter()
+            .map(|c| {
+                let r: Vec<String> = ranges(&c.lens)
+                    .iter()
+                    .map(|(a, z)| if a == z { a.to_string() } else { format!("{a}..={z}") })
+                    .collect();
+                format!("{} (arena {} bytes)", r.join(", "), c.program.plan.arena_bytes)
+            })
+            .collect();
         format!(
             " The model's graph has another structure at some lengths (tract simplifies it there), so the \
              lengths form {} classes, each with its own plan (made at its largest length, verified at all \

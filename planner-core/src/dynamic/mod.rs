@@ -128,7 +128,9 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
                     other => other.to_string(),
                 };
                 let node = failing_node(&message);
-                let what = node.as_ref().map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
+                let what = node
+                    .as_ref()
+                    .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
                 fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
             })?;
         let prepared = compile::prepare(graph, &spec.optimizations)?;
@@ -137,7 +139,10 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
             Some(c) => c,
             None if classes.len() == MAX_CLASSES => {
                 let lens: Vec<String> = classes.iter().map(|c| format!("{}", c.lens[0])).collect();
-                let m = format!("the model's structure changes at more than {MAX_CLASSES} lengths (classes from {} down)", lens.join(", "));
+                let m = format!(
+                    "the model's structure changes at more than {MAX_CLASSES} lengths (classes from {} down)",
+                    lens.join(", ")
+                );
                 return Err(fail(None, at(m)));
             }
             None => {
@@ -227,7 +232,8 @@ fn fits(at_n: &Problem, at_max: &Problem) -> Result<(), (String, String)> {
             return Err((b.name.clone(), format!("buffer `{}` lives over other steps than at the bound", b.name)));
         }
         if b.size > m.size {
-            let why = format!("buffer `{}` needs {} bytes, more than the {} planned at the bound", b.name, b.size, m.size);
+            let why =
+                format!("buffer `{}` needs {} bytes, more than the {} planned at the bound", b.name, b.size, m.size);
             return Err((b.name.clone(), why));
         }
     }
@@ -294,7 +300,8 @@ fn fit_ports(p: &Program, shapes: &[Vec<Vec<usize>>], ns: &[usize]) -> Result<Ve
 fn len_ident(symbol: &str, p: &Program) -> Ident {
     let (inputs, outputs) = crate::codegen::port_idents(&p.graph);
     let reserved = ["base", "arena", "checker", "inputs", "outputs", "STEP"];
-    let taken = inputs.iter().chain(&outputs).any(|i| i == symbol) || reserved.contains(&symbol) || symbol.starts_with("__");
+    let taken =
+        inputs.iter().chain(&outputs).any(|i| i == symbol) || reserved.contains(&symbol) || symbol.starts_with("__");
     match syn_ident(symbol) {
         Some(id) if !taken => id,
         _ => quote::format_ident!("__len"),

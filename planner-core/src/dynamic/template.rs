@@ -45,7 +45,9 @@ fn merge_tree(column: &[&TokenTree], ns: &[usize], n: &Ident) -> Result<TokenTre
             if column.iter().all(|t| t.to_string() == text) {
                 return Ok(last.clone());
             }
-            literal(column, ns, n).map_err(|k| format!("a value differs between lengths that is no integer expression of the length ({})", differs(k)))
+            literal(column, ns, n).map_err(|k| {
+                format!("a value differs between lengths that is no integer expression of the length ({})", differs(k))
+            })
         }
         _ => match column.iter().position(|t| t.to_string() != last.to_string()) {
             None => Ok(last.clone()),
@@ -100,8 +102,13 @@ mod tests {
     #[test]
     fn integer_literals_that_vary_become_expressions_of_n() {
         let ns = [1, 2, 3];
-        let streams: Vec<TokenStream> =
-            ns.iter().map(|&k| { let len = 40 * k; quote!(f(&[1usize, #len], 2.5f32)) }).collect();
+        let streams: Vec<TokenStream> = ns
+            .iter()
+            .map(|&k| {
+                let len = 40 * k;
+                quote!(f(&[1usize, #len], 2.5f32))
+            })
+            .collect();
         let merged = merge(&streams, &ns, &format_ident!("n")).unwrap();
         assert_eq!(merged.to_string(), quote!(f(&[1usize, (40 * n)], 2.5f32)).to_string());
     }
