@@ -67,18 +67,24 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
 
         /// Element count of each graph input at length `n` (graph order). Meaningful for
         /// `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
         pub const fn input_lens(#n: usize) -> [usize; #n_in] {
             [#(#in_lens),*]
         }
 
         /// Element count of each graph output at length `n` (graph order): how many values
         /// [`run_dyn`] writes. Meaningful for `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
         pub const fn output_lens(#n: usize) -> [usize; #n_out] {
             [#(#out_lens),*]
         }
 
         /// Extent of axis `axis` of graph input `input` at length `n` (0 when there is no such
         /// axis). Meaningful for `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
         pub const fn input_dim(input: usize, axis: usize, #n: usize) -> usize {
             #input_dim
         }
@@ -86,6 +92,8 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
         /// Extent of axis `axis` of graph output `output` at length `n` (0 when there is no
         /// such axis): the run-time shape of what [`run_dyn`] writes. Meaningful for
         /// `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
         pub const fn output_dim(output: usize, axis: usize, #n: usize) -> usize {
             #output_dim
         }
@@ -113,7 +121,7 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
 
         /// Like [`run_dyn`], in a caller-owned arena.
         pub fn run_dyn_in(arena: &mut Arena, #n: usize, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-            if #n < MIN_LEN || #n > MAX_LEN {
+            if !(MIN_LEN..=MAX_LEN).contains(&#n) {
                 return Err(::sramfit::Error::Shape { port: ::sramfit::Port::Length, expected: MAX_LEN, found: #n });
             }
             let [#(#dyn_in),*] = inputs else {

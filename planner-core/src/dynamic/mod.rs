@@ -184,8 +184,8 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
     let n_in = program.graph.inputs.len();
     let port_fits = fit_ports(&program, &shapes, &ns).map_err(|(node, m)| fail(Some(node), m))?;
     let (in_fits, out_fits) = port_fits.split_at(n_in);
-    let lens = |fits: &[(Vec<Fit>, Fit)]| fits.iter().map(|(_, l)| *l).collect();
-    let dims = |fits: &[(Vec<Fit>, Fit)]| fits.iter().map(|(d, _)| d.clone()).collect();
+    let lens = |fits: &[PortFit]| fits.iter().map(|f| f.len).collect();
+    let dims = |fits: &[PortFit]| fits.iter().map(|f| f.dims.clone()).collect();
     Ok(DynamicProgram {
         input_lens: lens(in_fits),
         output_lens: lens(out_fits),
@@ -272,8 +272,14 @@ fn merge_steps(
         .collect()
 }
 
+/// A graph input's or output's dimensions and element count as expressions of the length.
+struct PortFit {
+    dims: Vec<Fit>,
+    len: Fit,
+}
+
 /// Each graph input's and output's dimensions and element count as expressions of the length.
-fn fit_ports(p: &Program, shapes: &[Vec<Vec<usize>>], ns: &[usize]) -> Result<Vec<(Vec<Fit>, Fit)>, (String, String)> {
+fn fit_ports(p: &Program, shapes: &[Vec<Vec<usize>>], ns: &[usize]) -> Result<Vec<PortFit>, (String, String)> {
     let g = &p.graph;
     let ports: Vec<usize> = g.inputs.iter().chain(&g.outputs).copied().collect();
     ports
@@ -290,7 +296,7 @@ fn fit_ports(p: &Program, shapes: &[Vec<Vec<usize>>], ns: &[usize]) -> Result<Ve
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             let lens: Vec<i64> = shapes.iter().map(|s| s[k].iter().product::<usize>() as i64).collect();
-            Ok((dims, fit::fit(ns, &lens).ok_or_else(not_fit)?))
+            Ok(PortFit { dims, len: fit::fit(ns, &lens).ok_or_else(not_fit)? })
         })
         .collect()
 }
