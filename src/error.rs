@@ -13,6 +13,9 @@ pub enum Port {
     Input(usize),
     /// The length of output `i` (graph order).
     Output(usize),
+    /// The run-time length of a model's bounded dimension (`run_dyn(n, ..)` of a model with
+    /// `inputs: { "x": [1, "frames <= 98", 40] }`): `expected` is the largest length accepted.
+    Length,
 }
 
 /// Why a generated `run*` function refused to run. Nothing was written when it returns an error.
@@ -54,11 +57,16 @@ impl fmt::Display for Error {
                     Port::OutputCount => "number of outputs",
                     Port::Input(_) => "input length",
                     Port::Output(_) => "output length",
+                    Port::Length => "length of the bounded dimension",
                 };
                 match port {
                     Port::Input(i) | Port::Output(i) => {
                         write!(f, "{what} {i}: expected {expected} elements, found {found}")
                     }
+                    Port::Length => write!(
+                        f,
+                        "{what}: expected at most {expected} (and at least the model's MIN_LEN), found {found}"
+                    ),
                     _ => write!(f, "{what}: expected {expected}, found {found}"),
                 }
             }

@@ -42,8 +42,23 @@ impl Budget {
 pub struct InputEntry {
     /// The input's name.
     pub name: LitStr,
-    /// Its dimensions.
+    /// Its dimensions (a bounded one at its largest length).
     pub dims: Vec<usize>,
+    /// Its bounded dimensions (`"frames <= 98"`): axis and bound.
+    pub bounded: Vec<(usize, BoundedDim)>,
+}
+
+/// A dimension written `"NAME <= MAX"` or `"MIN <= NAME <= MAX"`.
+#[derive(Clone)]
+pub struct BoundedDim {
+    /// The string literal, for error spans.
+    pub lit: LitStr,
+    /// The dimension's name.
+    pub symbol: String,
+    /// Smallest length (1 when not written).
+    pub min: usize,
+    /// Largest length.
+    pub max: usize,
 }
 
 /// The parsed macro input.
@@ -210,6 +225,35 @@ fn parse_io(input: ParseStream) -> syn::Result<Io> {
     }
 }
 
+/// `"frames <= 98"` or `"1 <= frames <= 98"`.
+fn parse_bounded(lit: &LitStr) -> syn::Result<BoundedDim> {
+    let text = lit.value();
+    let parts: Vec<&str> = text.split("<=").map(str::trim).collect();
+    let is_name = |s: &str| {
+        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let number = |s: &str| s.replace('_', "").parse::<usize>().ok().filter(|&v| v > 0);
+    let (min, symbol, max) = match parts.as_slice() {
+        [name, max] if is_name(name) => (Some(1), *name, number(max)),
+        [min, name, max] if is_name(name) => (number(min), *name, number(max)),
+        [name] if is_name(name) => {
+            return Err(syn::Error::new(
+                lit.span(),
+                format!("dimension `{name}` has no bound: sramfit plans memory for the largest length; write \"{name} <= MAX\", e.g. \"{name} <= 98\""),
+            ))
+        }
+        _ => (None, "", None),
+    };
+    match (min, max) {
+        (Some(min), Some(max)) if min <= max => Ok(BoundedDim { lit: lit.clone(), symbol: symbol.to_string(), min, max }),
+        _ => Err(syn::Error::new(
+            lit.span(),
+            format!("malformed bounded dimension \"{text}\": write \"NAME <= MAX\" or \"MIN <= NAME <= MAX\" with NAME an identifier and 1 <= MIN <= MAX, e.g. \"frames <= 98\""),
+        )),
+    }
+}
+
 /// `{ "name": [1, 2, 3], ... }`.
 fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
     let body;
@@ -220,12 +264,24 @@ fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
         body.parse::<Token![:]>()?;
         let dims_body;
         bracketed!(dims_body in body);
-        let dims = dims_body
-            .parse_terminated(LitInt::parse, Token![,])?
-            .iter()
-            .map(|d| d.base10_parse::<usize>())
-            .collect::<syn::Result<Vec<_>>>()?;
-        out.push(InputEntry { name, dims });
+        let (mut dims, mut bounded) = (Vec::new(), Vec::new());
+        for (axis, d) in dims_body.parse_terminated(syn::Lit::parse, Token![,])?.iter().enumerate() {
+            match d {
+                syn::Lit::Int(i) => dims.push(i.base10_parse::<usize>()?),
+                syn::Lit::Str(s) => {
+                    let b = parse_bounded(s)?;
+                    dims.push(b.max);
+                    bounded.push((axis, b));
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "expected a dimension: a number, or a bounded dimension such as \"frames <= 98\"",
+                    ))
+                }
+            }
+        }
+        out.push(InputEntry { name, dims, bounded });
         if !body.is_empty() {
             body.parse::<Token![,]>()?;
         }

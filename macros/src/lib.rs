@@ -15,8 +15,10 @@ use quote::quote;
 use sramfit_planner_core::budget;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
 use sramfit_planner_core::compile::{self, ModelSpec, Program};
+use sramfit_planner_core::dynamic::{self, Bound};
 use sramfit_planner_core::error::Argument;
 use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::ir::Io;
 
 use input::{Budget, ModelInput};
 
@@ -29,7 +31,8 @@ use input::{Budget, ModelInput};
 ///         path: "models/kws.onnx",     // relative to the crate's Cargo.toml
 ///         sram: 64 KiB,                // arena budget: bytes, KiB, MiB, kB, MB, or a const expression
 ///         flash: 256 KiB,              // optional weight budget
-///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions
+///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions, or bounds
+///                                              // one: [1, 1, "frames <= 49", 10]
 ///         optimize: { in_place: false },       // optional: switch off a memory-saving rewrite
 ///     }
 /// }
@@ -37,6 +40,11 @@ use input::{Budget, ModelInput};
 ///
 /// The module contains `ARENA_BYTES`, `LOWER_BOUND_BYTES`, `NAIVE_BYTES`, `WEIGHT_BYTES`,
 /// `INPUT_SHAPES`, `OUTPUT_SHAPES`, `struct Arena`, and `run`, `run_in`, `run_dyn`, `run_dyn_in`.
+/// With a bounded dimension (`"frames <= 98"`, or `"4 <= frames <= 98"`) the arena is planned for
+/// the largest length, `run` / `run_in` run at it, and `run_dyn(n, inputs, outputs)` /
+/// `run_dyn_in(arena, n, ..)` run at any length `n` of the range; the module also has
+/// `DYNAMIC_DIM`, `MIN_LEN`, `MAX_LEN` and `input_lens(n)`, `output_lens(n)`, `input_dim(i, axis, n)`,
+/// `output_dim(i, axis, n)` to size buffers.
 /// A model that does not fit `sram` fails the build with the bytes needed, the lower bound, the peak
 /// step and what to change.
 #[proc_macro]
@@ -59,8 +67,19 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
         optimizations: m.optimize,
         io: m.io,
     };
-    let program = compile::compile_model(&spec)
-        .map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
+    let bound = bound(m)?;
+    if let (Some(_), Io::Arena, Some((span, _))) = (&bound, m.io, &m.inputs) {
+        return Err(syn::Error::new(
+            *span,
+            "a bounded dimension cannot be combined with `io: arena` yet; keep the default `io: caller` and call `run_dyn(n, ..)`",
+        ));
+    }
+    let compiled = match bound {
+        None => compile::compile_model(&spec).map(|p| (p, None)),
+        Some(b) => dynamic::compile(&spec, &b).map(|d| (d.program.clone(), Some(d))),
+    };
+    let (program, dynamic) =
+        compiled.map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
     if let Some(b @ Budget::Bytes { bytes, .. }) = &m.sram {
         if program.plan.arena_bytes > *bytes {
             return Err(b.error(budget::sram_overflow_report(&program, *bytes)));
@@ -80,7 +99,10 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
         track_files: std::iter::once(path).chain(program.plan_source.file().map(Path::to_owned)).collect(),
         checked: cfg!(feature = "checked"),
     };
-    let items = codegen::emit(&program, &options);
+    let items = match &dynamic {
+        Some(d) => codegen::dynamic::emit(d, &options),
+        None => codegen::emit(&program, &options),
+    };
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
     let checks = codegen::budget_assertions(&program, &m.name, sram.as_ref(), flash.as_ref());
     let (attrs, vis, name) = (&m.attrs, &m.vis, &m.name);
@@ -91,6 +113,39 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
         }
         #checks
     })
+}
+
+/// The bounded dimension of `inputs:`, if any: one name, with the same range wherever it appears.
+fn bound(m: &ModelInput) -> syn::Result<Option<Bound>> {
+    let entries = m.inputs.iter().flat_map(|(_, entries)| entries);
+    let mut found: Option<(Bound, &input::BoundedDim)> = None;
+    for e in entries {
+        for (axis, d) in &e.bounded {
+            match &mut found {
+                None => {
+                    let b = Bound { symbol: d.symbol.clone(), min: d.min, max: d.max, axes: Vec::new() };
+                    found = Some((b, d));
+                }
+                Some((b, first)) if first.symbol != d.symbol => {
+                    return Err(syn::Error::new(
+                        d.lit.span(),
+                        format!("a second bounded dimension `{}` (the first is `{}`); sramfit supports one per model: fix the other to a number", d.symbol, b.symbol),
+                    ))
+                }
+                Some((b, _)) if (b.min, b.max) != (d.min, d.max) => {
+                    return Err(syn::Error::new(
+                        d.lit.span(),
+                        format!("`{}` is bounded {}..={} here but {}..={} before; give it one range", d.symbol, d.min, d.max, b.min, b.max),
+                    ))
+                }
+                Some(_) => {}
+            }
+            if let Some((b, _)) = &mut found {
+                b.axes.push((e.name.value(), *axis));
+            }
+        }
+    }
+    Ok(found.map(|(b, _)| b))
 }
 
 /// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`

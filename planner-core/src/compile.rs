@@ -74,16 +74,21 @@ pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
             crate::offline::plan_or_load(&model_bytes, &plan_file, problem)
         })
     };
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(compile)).unwrap_or_else(|panic| {
+    catching(&spec.path, compile)
+}
+
+/// Runs `f`, turning a panic (inside the ONNX loader) into [`CompileError::InvalidModel`] naming `path`.
+pub(crate) fn catching<T>(
+    path: &std::path::Path,
+    f: impl FnOnce() -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "unknown panic".into());
-        Err(CompileError::InvalidModel {
-            path: spec.path.clone(),
-            message: format!("the ONNX loader panicked: {what}"),
-        })
+        Err(CompileError::InvalidModel { path: path.to_owned(), message: format!("the ONNX loader panicked: {what}") })
     })
 }
 
@@ -94,11 +99,26 @@ pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Prog
 
 /// Rewrites the graph, binds outputs, computes liveness, gets a plan from `planner`, and verifies
 /// it: every plan, computed or read from a file, passes the same verifier before a `Program` exists.
-fn compile_with(
-    mut graph: Graph,
+pub(crate) fn compile_with(
+    graph: Graph,
     optimizations: &Optimizations,
     planner: impl FnOnce(&crate::problem::Problem) -> Result<(Plan, PlanSource), CompileError>,
 ) -> Result<Program, CompileError> {
+    let prepared = prepare(graph, optimizations)?;
+    let (plan, plan_source) = planner(&prepared.live.problem)?;
+    finish(prepared, plan, plan_source)
+}
+
+/// A graph rewritten and analysed, waiting for its plan.
+#[derive(Clone)]
+pub(crate) struct Prepared {
+    pub(crate) graph: Graph,
+    pub(crate) live: Liveness,
+    pub(crate) optimizations: (Optimizations, Applied),
+}
+
+/// Rewrites the graph, binds outputs and computes liveness (checking the in-place decisions).
+pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result<Prepared, CompileError> {
     let mut applied = optimize::optimize(&mut graph, optimizations);
     boundary::bind_outputs(&mut graph);
     let mut live = liveness::analyze(&graph, optimizations);
@@ -114,7 +134,12 @@ fn compile_with(
         }
     }
     verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
-    let (plan, plan_source) = planner(&live.problem)?;
+    Ok(Prepared { graph, live, optimizations: (*optimizations, applied) })
+}
+
+/// Verifies `plan` against the prepared graph's buffers and assembles the [`Program`].
+pub(crate) fn finish(prepared: Prepared, plan: Plan, plan_source: PlanSource) -> Result<Program, CompileError> {
+    let Prepared { graph, live, optimizations: (optimizations, mut applied) } = prepared;
     verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[]).map_err(|v| {
         let message = v.describe(&live.problem);
         match &plan_source {
@@ -131,5 +156,5 @@ fn compile_with(
         .filter(|(n, s)| s.map_or(0, |b| live.problem.buffers[b].size / 4) < n.op.scratch_elems() as u64)
         .count();
     let weights = weights::layout(&graph, &live);
-    Ok(Program { graph, live, plan, plan_source, optimizations: (*optimizations, applied), weights })
+    Ok(Program { graph, live, plan, plan_source, optimizations: (optimizations, applied), weights })
 }

@@ -108,6 +108,17 @@ pub enum CompileError {
         /// What is wrong with it.
         message: String,
     },
+    /// A bounded dynamic dimension (`inputs: { "x": [1, "frames <= 98", 40] }`) cannot vary over its
+    /// whole range: the model fails at some length, or a step's code is not the same code at every
+    /// length up to integer expressions of the length.
+    DynamicDim {
+        /// The dimension's name as written in `inputs:` (e.g. `frames`).
+        symbol: String,
+        /// The node whose code or shape depends on the length in a way sramfit cannot express.
+        node: Option<String>,
+        /// What goes wrong, at which length.
+        message: String,
+    },
     /// The planner produced a plan the verifier rejected (a bug in sramfit: please report it).
     PlanRejected {
         /// The verifier's description.
@@ -134,9 +145,10 @@ impl CompileError {
     /// Which macro argument this error is about.
     pub fn argument(&self) -> Argument {
         match self {
-            CompileError::UnknownInput { .. } | CompileError::InputRank { .. } | CompileError::SymbolicDim { .. } => {
-                Argument::Inputs
-            }
+            CompileError::UnknownInput { .. }
+            | CompileError::InputRank { .. }
+            | CompileError::SymbolicDim { .. }
+            | CompileError::DynamicDim { .. } => Argument::Inputs,
             _ => Argument::Path,
         }
     }
@@ -169,11 +181,22 @@ impl fmt::Display for CompileError {
             SymbolicDim { input, axis, symbol, shape } => {
                 let fixed: Vec<String> =
                     shape.iter().map(|d| if d.parse::<usize>().is_ok() { d.clone() } else { "1".into() }).collect();
+                let bounded: Vec<String> = shape
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| match (d.parse::<usize>(), i == *axis) {
+                        (Ok(_), _) => d.clone(),
+                        (Err(_), true) if d != "?" => format!("\"{d} <= MAX\""),
+                        (Err(_), true) => "\"len <= MAX\"".into(),
+                        (Err(_), false) => "1".into(),
+                    })
+                    .collect();
                 write!(
                     f,
-                    "input `{input}` has a symbolic dimension `{symbol}` at axis {axis} (shape [{}]); sramfit plans memory for fixed shapes\n  = help: fix it in the macro with: inputs: {{ \"{input}\": [{}] }}",
+                    "input `{input}` has a symbolic dimension `{symbol}` at axis {axis} (shape [{}]); sramfit plans memory for fixed shapes\n  = help: fix it in the macro with: inputs: {{ \"{input}\": [{}] }}\n  = help: or let it vary up to a bound: inputs: {{ \"{input}\": [{}] }}",
                     shape.join(", "),
-                    fixed.join(", ")
+                    fixed.join(", "),
+                    bounded.join(", ")
                 )
             }
             UnsupportedType { tensor, dtype } => write!(
@@ -197,6 +220,13 @@ impl fmt::Display for CompileError {
                 "plan file {} cannot be used: {message}\n  = help: regenerate it with `sramfit plan MODEL.onnx --search-long`, or delete it to plan during the build",
                 path.display()
             ),
+            DynamicDim { symbol, node, message } => {
+                let at = node.as_ref().map(|n| format!(" (node `{n}`)")).unwrap_or_default();
+                write!(
+                    f,
+                    "the dynamic dimension `{symbol}` cannot vary over its bound{at}: {message}\n  = help: fix `{symbol}` to one length (a number in `inputs:`), or change the model so that nothing fixed depends on it"
+                )
+            }
             PlanRejected { message } => write!(f, "internal error: the memory plan failed verification ({message}); please report this bug"),
         }
     }

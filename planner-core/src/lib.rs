@@ -16,6 +16,8 @@ pub mod budget;
 pub mod codegen;
 pub mod compile;
 pub mod csv;
+#[cfg(feature = "onnx")]
+pub mod dynamic;
 pub mod error;
 #[cfg(feature = "onnx")]
 pub mod import;

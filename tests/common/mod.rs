@@ -45,6 +45,12 @@ pub fn fixture(model_rel: &str) -> Fixture {
 
 /// Runs the ONNX file with tract (optimized plan) on the given inputs.
 pub fn tract_run(model_rel: &str, inputs: &[(Vec<usize>, Vec<f32>)]) -> Vec<Vec<f32>> {
+    tract_outputs(model_rel, inputs).into_iter().map(|(_, data)| data).collect()
+}
+
+/// Runs the ONNX file with tract (optimized plan, input shapes fixed to the given ones): every
+/// output's shape and values.
+pub fn tract_outputs(model_rel: &str, inputs: &[(Vec<usize>, Vec<f32>)]) -> Vec<(Vec<usize>, Vec<f32>)> {
     let mut model = tract_onnx::onnx().model_for_path(repo_path(model_rel)).unwrap();
     for (i, (shape, _)) in inputs.iter().enumerate() {
         model.set_input_fact(i, f32::fact(shape).into()).unwrap();
@@ -55,7 +61,7 @@ pub fn tract_run(model_rel: &str, inputs: &[(Vec<usize>, Vec<f32>)]) -> Vec<Vec<
     plan.run(values)
         .unwrap()
         .iter()
-        .map(|t| t.to_plain_array_view::<f32>().unwrap().iter().copied().collect())
+        .map(|t| (t.shape().to_vec(), t.to_plain_array_view::<f32>().unwrap().iter().copied().collect()))
         .collect()
 }
 

@@ -8,6 +8,8 @@
 
 mod checks;
 mod docs;
+#[cfg(feature = "onnx")]
+pub mod dynamic;
 mod io;
 pub use docs::plan_source_note;
 mod kernels;
@@ -103,52 +105,31 @@ impl Access<'_> {
 /// Emits the items of the model module (to be placed inside `mod name { ... }`).
 pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let g = &p.graph;
-    let io_arena = g.io == Io::Arena;
-    let mut taken: Vec<String> =
-        if io_arena { io::RESERVED.iter().map(|s| s.to_string()).collect() } else { Vec::new() };
-    let inputs: Vec<Ident> =
-        g.inputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "input", &mut taken)).collect();
-    let outputs: Vec<Ident> =
-        g.outputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "output", &mut taken)).collect();
-    let access = Access { p, tensors: &g.tensors, inputs: inputs.clone(), outputs: outputs.clone() };
+    let (inputs, outputs) = port_idents(g);
+    let header = module_header(p, o, None);
+    let body = run_body(p, o, step_bodies(p));
+    let run_in_doc = docs::schedule_doc(p);
+    if g.io == Io::Arena {
+        // The inputs and outputs are in the arena: `run_in` takes the arena alone.
+        let accessors = io::items(p, &inputs, &outputs);
+        return quote! {
+            #header
+            #accessors
 
-    let arena_bytes = p.plan.arena_bytes as usize;
-    let lower_bound = p.plan.lower_bound.bytes as usize;
-    let naive = p.naive_bytes() as usize;
-    let weight_bytes = p.weights.bytes.len();
+            #[doc = #run_in_doc]
+            #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
+            pub fn run_in(arena: &mut Arena) -> ::core::result::Result<(), ::sramfit::Error> {
+                #body
+            }
+        };
+    }
     let in_lens: Vec<usize> = g.inputs.iter().map(|&t| g.tensors[t].len()).collect();
     let out_lens: Vec<usize> = g.outputs.iter().map(|&t| g.tensors[t].len()).collect();
-    let in_shapes = g.inputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
-    let out_shapes = g.outputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
     let (n_in, n_out) = (inputs.len(), outputs.len());
-
-    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
-    let checked = o.checked && uses_arena;
-    // Views and elided concatenations run no code.
-    let runs = |i: usize| g.nodes[i].op != crate::ir::Op::View && !p.live.elided[i];
-    let steps = g.nodes.iter().enumerate().filter(|&(i, _)| runs(i)).map(|(i, n)| {
-        let doc = docs::step_doc(p, i);
-        let body = kernels::step(n, i, &access);
-        let body = if checked { checks::wrap(p, i, body) } else { body };
-        quote! { #[doc = #doc] { #body } }
-    });
-    let (check_items, check_start) = if checked { (checks::items(p), checks::start(p)) } else { Default::default() };
-    let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
-
-    let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
-    let track = o.track_files.iter().map(|f| {
-        let f = f.to_string_lossy().into_owned();
-        quote!(
-            const _: &[u8] = ::core::include_bytes!(#f);
-        )
-    });
-    let summary = docs::module_doc(p);
-    let run_in_doc = docs::schedule_doc(p);
 
     let in_params = inputs.iter().zip(&in_lens).map(|(id, n)| quote!(#id: &[f32; #n]));
     let out_params = outputs.iter().zip(&out_lens).map(|(id, n)| quote!(#id: &mut [f32; #n]));
-    // With the inputs and outputs in the arena, `run_in` takes the arena alone.
-    let params: Vec<TokenStream> = if io_arena { Vec::new() } else { in_params.chain(out_params).collect() };
+    let params: Vec<TokenStream> = in_params.chain(out_params).collect();
     let args: Vec<&Ident> = inputs.iter().chain(&outputs).collect();
 
     let dyn_in = (0..n_in).map(|i| format_ident!("__in_{i}"));
@@ -169,45 +150,117 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         }
     });
 
-    let arena_use = match io_arena {
-        true => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
-        false => " give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].",
-    };
-    let entry_points = if io_arena {
-        io::items(p, &inputs, &outputs)
-    } else {
-        quote! {
-            /// Runs the model in the module's shared arena: inputs, then outputs, in graph order, as
-            /// flat row-major arrays.
-            ///
-            /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
-            /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
-            pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
-                let mut arena = SHARED.try_lock()?;
-                run_in(&mut arena, #(#args),*)
-            }
+    quote! {
+        #header
 
-            /// Like [`run`], with slices whose count and lengths are checked at run time
-            /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
-            pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-                let mut arena = SHARED.try_lock()?;
-                run_dyn_in(&mut arena, inputs, outputs)
-            }
-
-            /// Like [`run_dyn`], in a caller-owned arena.
-            pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-                let [#(#dyn_in),*] = inputs else {
-                    return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
-                };
-                let __outputs = outputs.len();
-                let [#(#dyn_out),*] = outputs else {
-                    return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
-                };
-                #(#in_checks)*
-                #(#out_checks)*
-                run_in(arena, #(#args),*)
-            }
+        /// Runs the model in the module's shared arena: inputs, then outputs, in graph order, as
+        /// flat row-major arrays.
+        ///
+        /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
+        /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
+        pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
+            let mut arena = SHARED.try_lock()?;
+            run_in(&mut arena, #(#args),*)
         }
+
+        /// Like [`run`], with slices whose count and lengths are checked at run time
+        /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
+        pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+            let mut arena = SHARED.try_lock()?;
+            run_dyn_in(&mut arena, inputs, outputs)
+        }
+
+        /// Like [`run_dyn`], in a caller-owned arena.
+        pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+            let [#(#dyn_in),*] = inputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
+            };
+            let __outputs = outputs.len();
+            let [#(#dyn_out),*] = outputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
+            };
+            #(#in_checks)*
+            #(#out_checks)*
+            run_in(arena, #(#args),*)
+        }
+
+        #[doc = #run_in_doc]
+        #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
+        pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
+            #body
+        }
+    }
+}
+
+/// The identifiers generated code gives the graph inputs and outputs (parameter names of `run`).
+pub(crate) fn port_idents(g: &crate::ir::Graph) -> (Vec<Ident>, Vec<Ident>) {
+    // With `io: arena` the names become `Arena` methods, which must not clash with its own.
+    let mut taken: Vec<String> = match g.io {
+        Io::Arena => io::RESERVED.iter().map(|s| s.to_string()).collect(),
+        Io::Caller => Vec::new(),
+    };
+    let inputs = g.inputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "input", &mut taken)).collect();
+    let outputs = g.outputs.iter().map(|&t| names::unique_ident(&g.tensors[t].name, "output", &mut taken)).collect();
+    (inputs, outputs)
+}
+
+/// Whether node `i` runs code (views and elided concatenations run none).
+fn runs(p: &Program, i: usize) -> bool {
+    p.graph.nodes[i].op != crate::ir::Op::View && !p.live.elided[i]
+}
+
+/// The kernel call of every node that runs code (`None` for the others), in schedule order.
+pub(crate) fn step_bodies(p: &Program) -> Vec<Option<TokenStream>> {
+    let g = &p.graph;
+    let (inputs, outputs) = port_idents(g);
+    let access = Access { p, tensors: &g.tensors, inputs, outputs };
+    g.nodes.iter().enumerate().map(|(i, n)| runs(p, i).then(|| kernels::step(n, i, &access))).collect()
+}
+
+/// The body of `run_in`: the arena base pointer, then every step that runs code (`bodies`, from
+/// [`step_bodies`] or an equivalent) with its doc comment, in checked mode wrapped in its checks.
+pub(crate) fn run_body(p: &Program, o: &CodegenOptions, bodies: Vec<Option<TokenStream>>) -> TokenStream {
+    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
+    let checked = o.checked && uses_arena;
+    let steps = bodies.into_iter().enumerate().filter_map(|(i, body)| {
+        let body = body?;
+        let doc = docs::step_doc(p, i);
+        let body = if checked { checks::wrap(p, i, body) } else { body };
+        Some(quote! { #[doc = #doc] { #body } })
+    });
+    let check_start = if checked { checks::start(p) } else { TokenStream::new() };
+    let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
+    quote! {
+        #base
+        #check_start
+        #(#steps)*
+        Ok(())
+    }
+}
+
+/// The module items every expansion has: the summary docs, constants, tracked files, weights,
+/// checked mode's tables, `Arena` and the shared arena; `note` is appended to the module docs.
+pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>) -> TokenStream {
+    let g = &p.graph;
+    let arena_bytes = p.plan.arena_bytes as usize;
+    let lower_bound = p.plan.lower_bound.bytes as usize;
+    let naive = p.naive_bytes() as usize;
+    let weight_bytes = p.weights.bytes.len();
+    let in_shapes = g.inputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
+    let out_shapes = g.outputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
+    let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
+    let check_items = if o.checked && uses_arena { checks::items(p) } else { TokenStream::new() };
+    let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
+    let track = o.track_files.iter().map(|f| {
+        let f = f.to_string_lossy().into_owned();
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#f);
+        )
+    });
+    let summary = docs::module_doc(p) + note.unwrap_or_default();
+    let arena_use = match g.io {
+        Io::Arena => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
+        Io::Caller => " give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].",
     };
 
     quote! {
@@ -251,17 +304,6 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         }
 
         static SHARED: ::sramfit::__private::StaticArena<Arena> = ::sramfit::__private::StaticArena::new(Arena::new());
-
-        #entry_points
-
-        #[doc = #run_in_doc]
-        #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
-        pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
-            #base
-            #check_start
-            #(#steps)*
-            Ok(())
-        }
     }
 }
 

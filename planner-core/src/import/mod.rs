@@ -11,6 +11,7 @@
 mod einsum;
 mod fold;
 mod lower;
+mod mean;
 mod proto;
 
 use std::collections::HashMap;
@@ -35,14 +36,20 @@ pub struct InputShape {
 
 /// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes.
 pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
-    let bytes = read_model(path)?;
+    let proto = read_proto(path)?;
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
-    let proto =
-        tract_onnx::onnx().proto_model_for_read(&mut bytes.as_slice()).map_err(|e| invalid(format!("{e:#}")))?;
     import_proto(&proto, fixed).map_err(|e| match e {
         CompileError::InvalidModel { message, .. } => invalid(message),
         other => other,
     })
+}
+
+/// Reads and decodes the ONNX file (no analysis yet).
+pub fn read_proto(path: &Path) -> Result<tract_onnx::pb::ModelProto, CompileError> {
+    let bytes = read_model(path)?;
+    tract_onnx::onnx()
+        .proto_model_for_read(&mut bytes.as_slice())
+        .map_err(|e| CompileError::InvalidModel { path: path.to_owned(), message: format!("{e:#}") })
 }
 
 /// Lowers an already decoded ONNX model (e.g. one a test harness edited) to the IR.
@@ -98,6 +105,7 @@ fn lower_model(model: &TypedModel) -> Result<Graph, CompileError> {
         let t = cx.data(*outlet)?;
         cx.graph.outputs.push(t);
     }
+    mean::fuse_mean(&mut cx.graph);
     Ok(cx.graph)
 }
 

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/dyn_flatten_gemm.onnx",
+        inputs: { "input": [1, "frames", 8] },
+    }
+}
+
+fn main() {}
