@@ -215,6 +215,11 @@ fn large_tiles_and_deep_k() {
     // Large output width not a multiple of anything.
     let p = conv_params(1, 3, 8, (5, 70), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 81);
+    // K = 40 * 9 = 360: three im2col blocks of at most IM2COL_K_BLOCK rows (the scratch holds
+    // one), 21 output channels, 80 positions.
+    let p = conv_params(1, 40, 21, (8, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    assert_eq!(conv2d_scratch_per_position(&p), IM2COL_K_BLOCK);
+    check(p, true, 82);
 }
 
 #[test]

@@ -1,0 +1,286 @@
+//! The x86-64 FMA path of the GEMM core, compiled only when the build enables `avx2` and `fma`
+//! (the workspace's `.cargo/config.toml` builds the host for its own CPU; a baseline x86-64 or a
+//! Cortex-M build never sees this module and uses the portable kernel in `gemm.rs`).
+//!
+//! Two register tiles of 12 vector accumulators (vectors of `L` lanes: 8 with AVX2, 16 with
+//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, reads A and B in place (wide
+//! outputs: im2col tiles, pointwise convolutions); [`gemm_rows`], two vectors of rows (output
+//! channels of a convolution) by `NB` columns, packs A per `KC`-deep panel on the stack and
+//! broadcasts B, so narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes. Each
+//! element of C is the k-ascending chain of fused multiply-adds of its row and column (`KC` blocks
+//! are stored and reloaded exactly), so a result never depends on the tile that computes it, on
+//! the tile size an im2col scratch allows, or on `n`.
+//!
+//! This is the crate's only module with `unsafe`: the intrinsics wrappers below.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use crate::gemm::{finish, Bias, Gemm};
+
+#[cfg(target_feature = "avx512f")]
+mod lanes {
+    use super::*;
+    /// One vector register.
+    pub type V = __m512;
+    /// Lanes per vector.
+    pub const L: usize = 16;
+    /// All lanes zero.
+    #[inline(always)]
+    pub fn zero() -> V {
+        // SAFETY: this module is compiled only with `avx512f` enabled for the whole crate.
+        unsafe { _mm512_setzero_ps() }
+    }
+    /// All lanes `v`.
+    #[inline(always)]
+    pub fn splat(v: f32) -> V {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_set1_ps(v) }
+    }
+    /// `a * b + c`, rounded once.
+    #[inline(always)]
+    pub fn fma(a: V, b: V, c: V) -> V {
+        // SAFETY: as in `zero`.
+        unsafe { _mm512_fmadd_ps(a, b, c) }
+    }
+    /// Loads `L` floats.
+    #[inline(always)]
+    pub fn load(s: &[f32; L]) -> V {
+        // SAFETY: `avx512f` is enabled (see `zero`); the pointer comes from a reference to
+        // exactly `L` floats, and the unaligned load has no alignment requirement.
+        unsafe { _mm512_loadu_ps(s.as_ptr()) }
+    }
+    /// Stores `L` floats.
+    #[inline(always)]
+    pub fn store(d: &mut [f32; L], v: V) {
+        // SAFETY: as in `load`, with an exclusive reference.
+        unsafe { _mm512_storeu_ps(d.as_mut_ptr(), v) }
+    }
+}
+
+#[cfg(not(target_feature = "avx512f"))]
+mod lanes {
+    use super::*;
+    /// One vector register.
+    pub type V = __m256;
+    /// Lanes per vector.
+    pub const L: usize = 8;
+    /// All lanes zero.
+    #[inline(always)]
+    pub fn zero() -> V {
+        // SAFETY: this module is compiled only with `avx2` and `fma` enabled for the whole crate.
+        unsafe { _mm256_setzero_ps() }
+    }
+    /// All lanes `v`.
+    #[inline(always)]
+    pub fn splat(v: f32) -> V {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_set1_ps(v) }
+    }
+    /// `a * b + c`, rounded once.
+    #[inline(always)]
+    pub fn fma(a: V, b: V, c: V) -> V {
+        // SAFETY: as in `zero`.
+        unsafe { _mm256_fmadd_ps(a, b, c) }
+    }
+    /// Loads `L` floats.
+    #[inline(always)]
+    pub fn load(s: &[f32; L]) -> V {
+        // SAFETY: `avx` is enabled (see `zero`); the pointer comes from a reference to exactly
+        // `L` floats, and the unaligned load has no alignment requirement.
+        unsafe { _mm256_loadu_ps(s.as_ptr()) }
+    }
+    /// Stores `L` floats.
+    #[inline(always)]
+    pub fn store(d: &mut [f32; L], v: V) {
+        // SAFETY: as in `load`, with an exclusive reference.
+        unsafe { _mm256_storeu_ps(d.as_mut_ptr(), v) }
+    }
+}
+
+use lanes::{fma, load, splat, store, zero, L, V};
+
+/// Rows of the row-vector tile ([`gemm_rows`]: two vectors).
+const MV: usize = 2 * L;
+/// Columns of the row-vector tile.
+const NB: usize = 6;
+/// Depth of one packed A panel (stack: `MV * KC` floats, 16 KiB with AVX-512).
+const KC: usize = 128;
+/// Rows of the column-vector tile ([`gemm_cols`]).
+const MN: usize = 6;
+/// Columns of the column-vector tile (two vectors).
+const NN: usize = 2 * L;
+
+/// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
+///
+/// Two tiles: with A row-contiguous and B column-contiguous, blocks of `NN` columns run on
+/// [`gemm_cols`] (vectors along the columns, A and B read in place, no packing); the columns left
+/// over, and every other layout, on [`gemm_rows`] (vectors along the rows, A packed). Both compute
+/// each element as the same k-ascending chain of fused multiply-adds, so the split never changes
+/// a result.
+pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let n_main = match g.a_cs == 1 && g.b_cs == 1 {
+        true => g.n - g.n % NN,
+        false => 0,
+    };
+    if n_main > 0 {
+        gemm_cols(g, n_main, a, b, bias, c);
+    }
+    if n_main < g.n {
+        let rest = Gemm { n: g.n - n_main, ..*g };
+        let bias = match bias {
+            Bias::Col(v) => Bias::Col(&v[n_main..]),
+            other => other,
+        };
+        gemm_rows(&rest, a, &b[n_main * g.b_cs..], bias, &mut c[n_main..]);
+    }
+}
+
+/// Columns `0..n_main` (a multiple of `NN`) of C, in tiles of `MN` rows by `NN` columns: every
+/// step broadcasts one value of each of `MN` rows of A and multiplies two vectors of a row of B.
+/// Needs `a_cs == 1` and `b_cs == 1`.
+fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let k = g.k;
+    let mut i0 = 0;
+    while i0 < g.m {
+        let mr = MN.min(g.m - i0);
+        // Rows past `mr` repeat the last one: computed, never stored.
+        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..k]);
+        let mut j0 = 0;
+        while j0 < n_main {
+            let mut acc = [[zero(); 2]; MN];
+            if g.add_to_c {
+                for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
+                    let (lo, hi) = c[(i0 + r) * g.c_rs + j0..][..NN].split_at(L);
+                    *acc_r = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
+                }
+            }
+            for kk in 0..k {
+                let (lo, hi) = b[kk * g.b_rs + j0..][..NN].split_at(L);
+                let (b0, b1) = (load(lo.try_into().unwrap()), load(hi.try_into().unwrap()));
+                for (acc_r, row) in acc.iter_mut().zip(&rows) {
+                    let av = splat(row[kk]);
+                    acc_r[0] = fma(av, b0, acc_r[0]);
+                    acc_r[1] = fma(av, b1, acc_r[1]);
+                }
+            }
+            for (r, acc_r) in acc.iter().enumerate().take(mr) {
+                let crow = &mut c[(i0 + r) * g.c_rs + j0..][..NN];
+                let (lo, hi) = crow.split_at_mut(L);
+                store(lo.try_into().unwrap(), acc_r[0]);
+                store(hi.try_into().unwrap(), acc_r[1]);
+                if g.epilogue {
+                    finish(crow, g, bias, i0 + r, j0);
+                }
+            }
+            j0 += NN;
+        }
+        i0 += MN;
+    }
+}
+
+/// The accumulators of one [`gemm_rows`] tile: column `c` holds rows `0..MV` in two vectors.
+type Acc = [[V; 2]; NB];
+
+/// `acc += Apanel * B`: `ap` is `kc` packed rows of `MV` values, row `kk` of B is
+/// `b[kk * bs..kk * bs + NB]`.
+#[inline(always)]
+fn micro(ap: &[f32], b: &[f32], bs: usize, acc: &mut Acc) {
+    for (kk, arow) in ap.chunks_exact(MV).enumerate() {
+        let (lo, hi) = arow.split_at(L);
+        let a0 = load(lo.try_into().unwrap());
+        let a1 = load(hi.try_into().unwrap());
+        let brow: &[f32; NB] = b[kk * bs..kk * bs + NB].try_into().unwrap();
+        for (acc_c, &bv) in acc.iter_mut().zip(brow) {
+            let bv = splat(bv);
+            acc_c[0] = fma(a0, bv, acc_c[0]);
+            acc_c[1] = fma(a1, bv, acc_c[1]);
+        }
+    }
+}
+
+/// All of C in tiles of `MV` rows by `NB` columns (any strides): every step multiplies two
+/// vectors of a packed A panel by one broadcast value of each of `NB` columns of B.
+fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let mut apack = [0.0f32; MV * KC];
+    let mut bpack = [0.0f32; KC * NB];
+    let mut tile = [[0.0f32; MV]; NB];
+    let mut k0 = 0;
+    while k0 < g.k {
+        let kc = KC.min(g.k - k0);
+        let first = k0 == 0 && !g.add_to_c;
+        let mut i0 = 0;
+        while i0 < g.m {
+            let mr = MV.min(g.m - i0);
+            pack_a(g, a, i0, mr, k0, kc, &mut apack[..kc * MV]);
+            let mut j0 = 0;
+            while j0 < g.n {
+                let nb = NB.min(g.n - j0);
+                let (bsrc, bs): (&[f32], usize) = if g.b_cs == 1 && nb == NB {
+                    (&b[k0 * g.b_rs + j0..], g.b_rs)
+                } else {
+                    for (kk, dst) in bpack[..kc * NB].chunks_exact_mut(NB).enumerate() {
+                        let base = (k0 + kk) * g.b_rs + j0 * g.b_cs;
+                        for (jj, d) in dst.iter_mut().enumerate() {
+                            *d = if jj < nb { b[base + jj * g.b_cs] } else { 0.0 };
+                        }
+                    }
+                    (&bpack[..], NB)
+                };
+                let mut acc: Acc = [[zero(); 2]; NB];
+                if !first {
+                    for (cc, col) in tile.iter_mut().enumerate().take(nb) {
+                        for (r, v) in col.iter_mut().enumerate().take(mr) {
+                            *v = c[(i0 + r) * g.c_rs + j0 + cc];
+                        }
+                    }
+                    for (acc_c, col) in acc.iter_mut().zip(&tile) {
+                        let (lo, hi) = col.split_at(L);
+                        *acc_c = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
+                    }
+                }
+                micro(&apack[..kc * MV], bsrc, bs, &mut acc);
+                for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
+                    let (lo, hi) = col.split_at_mut(L);
+                    store(lo.try_into().unwrap(), acc_c[0]);
+                    store(hi.try_into().unwrap(), acc_c[1]);
+                }
+                for r in 0..mr {
+                    let crow = &mut c[(i0 + r) * g.c_rs + j0..][..nb];
+                    for (d, col) in crow.iter_mut().zip(&tile) {
+                        *d = col[r];
+                    }
+                }
+                j0 += NB;
+            }
+            if k0 + kc == g.k && g.epilogue {
+                for r in 0..mr {
+                    finish(&mut c[(i0 + r) * g.c_rs..][..g.n], g, bias, i0 + r, 0);
+                }
+            }
+            i0 += MV;
+        }
+        k0 += kc;
+    }
+}
+
+/// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `MV` values (rows past `mr`
+/// zero).
+fn pack_a(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
+    if mr < MV {
+        ap.fill(0.0);
+    }
+    for r in 0..mr {
+        let base = (i0 + r) * g.a_rs + k0 * g.a_cs;
+        let dst = ap.iter_mut().skip(r).step_by(MV);
+        if g.a_cs == 1 {
+            for (d, &s) in dst.zip(&a[base..base + kc]) {
+                *d = s;
+            }
+        } else {
+            for (kk, d) in dst.enumerate() {
+                *d = a[base + kk * g.a_cs];
+            }
+        }
+    }
+}
