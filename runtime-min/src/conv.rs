@@ -132,7 +132,8 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     let pointwise = conv_is_pointwise(p);
     let kb = kk.min(IM2COL_K_BLOCK);
     let tile = (scratch.len() / kb).min(CONV_TILE);
-    if icg == 1 || (!pointwise && tile == 0) {
+    let implicit = implicit_gemm(pointwise, ocg, tile, positions);
+    if !implicit && (icg == 1 || (!pointwise && tile == 0)) {
         conv_direct(p, icg, ocg, x, w, bias, y);
         return;
     }
@@ -164,6 +165,11 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                 gemm(&gm, wg, xg, gb, yg);
                 continue;
             }
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+            if implicit {
+                crate::simd::conv_implicit(p, icg, ocg, xg, wg, gb, yg);
+                continue;
+            }
             let mut p0 = 0;
             while p0 < positions {
                 let t = tile.min(positions - p0);
@@ -184,6 +190,21 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
             }
         }
     }
+}
+
+/// Whether [`conv2d`] runs the FMA kernels' implicit GEMM (`simd.rs`: im2col values read straight
+/// from the input, no scratch): for non-pointwise convolutions with enough output channels per
+/// group for the FMA tile whose scratch does not hold a whole im2col tile (a fitted scratch, or
+/// none: single input channel).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+fn implicit_gemm(pointwise: bool, ocg: usize, tile: usize, positions: usize) -> bool {
+    !pointwise && ocg >= crate::gemm::SIMD_MIN_ROWS && tile < positions.min(CONV_TILE)
+}
+
+/// Without the FMA kernels there is no implicit GEMM.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
+fn implicit_gemm(_pointwise: bool, _ocg: usize, _tile: usize, _positions: usize) -> bool {
+    false
 }
 
 /// Fills `rows` (rows `k0..` of the im2col matrix, i.e. `(ic, kh, kw)` in row-major order, each

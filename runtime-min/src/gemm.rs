@@ -185,7 +185,7 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 
 /// The fewest rows of C for which the FMA kernel (`simd.rs`) replaces the portable one.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-const SIMD_MIN_ROWS: usize = 8;
+pub(crate) const SIMD_MIN_ROWS: usize = 8;
 
 /// The portable path (`g.k > 0`): dot products when both operands are contiguous along `k`,
 /// else the register-tiled kernel.

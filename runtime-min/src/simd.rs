@@ -17,6 +17,7 @@
 use core::arch::x86_64::*;
 
 use crate::gemm::{finish, Bias, Gemm};
+use crate::Conv2d;
 
 #[cfg(target_feature = "avx512f")]
 mod lanes {
@@ -229,28 +230,10 @@ fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
                 };
                 let mut acc: Acc = [[zero(); 2]; NB];
                 if !first {
-                    for (cc, col) in tile.iter_mut().enumerate().take(nb) {
-                        for (r, v) in col.iter_mut().enumerate().take(mr) {
-                            *v = c[(i0 + r) * g.c_rs + j0 + cc];
-                        }
-                    }
-                    for (acc_c, col) in acc.iter_mut().zip(&tile) {
-                        let (lo, hi) = col.split_at(L);
-                        *acc_c = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
-                    }
+                    load_tile(g, c, i0, mr, j0, nb, &mut tile, &mut acc);
                 }
                 micro(&apack[..kc * MV], bsrc, bs, &mut acc);
-                for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
-                    let (lo, hi) = col.split_at_mut(L);
-                    store(lo.try_into().unwrap(), acc_c[0]);
-                    store(hi.try_into().unwrap(), acc_c[1]);
-                }
-                for r in 0..mr {
-                    let crow = &mut c[(i0 + r) * g.c_rs + j0..][..nb];
-                    for (d, col) in crow.iter_mut().zip(&tile) {
-                        *d = col[r];
-                    }
-                }
+                store_tile(g, c, i0, mr, j0, nb, &mut tile, &acc);
                 j0 += NB;
             }
             if k0 + kc == g.k && g.epilogue {
@@ -261,6 +244,39 @@ fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
             i0 += MV;
         }
         k0 += kc;
+    }
+}
+
+/// Loads the partial sums `C[i0..i0 + mr, j0..j0 + nb]` into `acc` (through `tile`; lanes
+/// outside the tile keep stale values, never stored).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn load_tile(g: &Gemm, c: &[f32], i0: usize, mr: usize, j0: usize, nb: usize, tile: &mut [[f32; MV]; NB], acc: &mut Acc) {
+    for (cc, col) in tile.iter_mut().enumerate().take(nb) {
+        for (r, v) in col.iter_mut().enumerate().take(mr) {
+            *v = c[(i0 + r) * g.c_rs + j0 + cc];
+        }
+    }
+    for (acc_c, col) in acc.iter_mut().zip(tile.iter()) {
+        let (lo, hi) = col.split_at(L);
+        *acc_c = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
+    }
+}
+
+/// Stores `acc` to `C[i0..i0 + mr, j0..j0 + nb]` (through `tile`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn store_tile(g: &Gemm, c: &mut [f32], i0: usize, mr: usize, j0: usize, nb: usize, tile: &mut [[f32; MV]; NB], acc: &Acc) {
+    for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
+        let (lo, hi) = col.split_at_mut(L);
+        store(lo.try_into().unwrap(), acc_c[0]);
+        store(hi.try_into().unwrap(), acc_c[1]);
+    }
+    for r in 0..mr {
+        let crow = &mut c[(i0 + r) * g.c_rs + j0..][..nb];
+        for (d, col) in crow.iter_mut().zip(tile.iter()) {
+            *d = col[r];
+        }
     }
 }
 
@@ -281,6 +297,113 @@ fn pack_a(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &
             for (kk, d) in dst.enumerate() {
                 *d = a[base + kk * g.a_cs];
             }
+        }
+    }
+}
+
+/// Convolution of one (image, group) as an implicit GEMM, without im2col scratch: C (`ocg` rows
+/// by `out_h * out_w` positions) = weights (`ocg` by `icg * kernel_h * kernel_w`, packed per panel
+/// as in [`gemm_rows`]) times the im2col matrix, whose values are broadcast straight from `xg`. A
+/// tile of `NB` positions whose receptive fields lie inside the input reads `xg[base + offset]`
+/// (the offset of each `k` computed once per `KC` block); border tiles gather their columns, with
+/// zeros for the padding, into a stack panel. Results are bit-identical to im2col followed by
+/// [`gemm`]: same k order, same fused multiply-adds.
+pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
+    let ksize = p.kernel_h * p.kernel_w;
+    let kk = icg * ksize;
+    let positions = p.out_h * p.out_w;
+    let in_plane = p.in_h * p.in_w;
+    let g = Gemm {
+        m: ocg,
+        n: positions,
+        k: kk,
+        a_rs: kk,
+        a_cs: 1,
+        b_rs: 0,
+        b_cs: 0,
+        c_rs: positions,
+        alpha: 1.0,
+        act: p.act,
+        add_to_c: false,
+        epilogue: true,
+    };
+    let mut apack = [0.0f32; MV * KC];
+    let mut bpack = [0.0f32; KC * NB];
+    let mut tile = [[0.0f32; MV]; NB];
+    // Per row of the im2col matrix: offset in `xg` from a position's base, and the tap's
+    // displacement (rows, columns) from the position's top-left input value.
+    let mut koff = [0usize; KC];
+    let mut tap = [(0usize, 0usize); KC];
+    let (span_h, span_w) = ((p.kernel_h - 1) * p.dilation_h, (p.kernel_w - 1) * p.dilation_w);
+    let mut k0 = 0;
+    while k0 < kk {
+        let kc = KC.min(kk - k0);
+        for (kr, (off, t)) in koff.iter_mut().zip(tap.iter_mut()).enumerate().take(kc) {
+            let k = k0 + kr;
+            let (ic, r) = (k / ksize, k % ksize);
+            *t = ((r / p.kernel_w) * p.dilation_h, (r % p.kernel_w) * p.dilation_w);
+            *off = ic * in_plane + t.0 * p.in_w + t.1;
+        }
+        let first = k0 == 0;
+        let mut i0 = 0;
+        while i0 < ocg {
+            let mr = MV.min(ocg - i0);
+            pack_a(&g, wg, i0, mr, k0, kc, &mut apack[..kc * MV]);
+            let mut j0 = 0;
+            while j0 < positions {
+                let nb = NB.min(positions - j0);
+                // Top-left input value of each position (rows, columns; may be in the padding).
+                let corner: [(isize, isize); NB] = core::array::from_fn(|cc| {
+                    let j = j0 + cc.min(nb - 1);
+                    let (oh, ow) = (j / p.out_w, j % p.out_w);
+                    ((oh * p.stride_h) as isize - p.pad_top as isize, (ow * p.stride_w) as isize - p.pad_left as isize)
+                });
+                let inside = corner.iter().all(|&(h, w)| {
+                    h >= 0 && w >= 0 && h as usize + span_h < p.in_h && w as usize + span_w < p.in_w
+                });
+                let mut acc: Acc = [[zero(); 2]; NB];
+                if !first {
+                    load_tile(&g, yg, i0, mr, j0, nb, &mut tile, &mut acc);
+                }
+                if inside {
+                    let base: [usize; NB] = core::array::from_fn(|cc| corner[cc].0 as usize * p.in_w + corner[cc].1 as usize);
+                    micro_indirect(&apack[..kc * MV], xg, &base, &koff[..kc], &mut acc);
+                } else {
+                    for ((dst, &off), &(th, tw)) in bpack.chunks_exact_mut(NB).zip(&koff).zip(&tap).take(kc) {
+                        for (cc, d) in dst.iter_mut().enumerate() {
+                            let (h, w) = (corner[cc].0 + th as isize, corner[cc].1 + tw as isize);
+                            let ok = (0..p.in_h as isize).contains(&h) && (0..p.in_w as isize).contains(&w);
+                            let at = off as isize + corner[cc].0 * p.in_w as isize + corner[cc].1;
+                            *d = if ok { xg[at as usize] } else { 0.0 };
+                        }
+                    }
+                    micro(&apack[..kc * MV], &bpack, NB, &mut acc);
+                }
+                store_tile(&g, yg, i0, mr, j0, nb, &mut tile, &acc);
+                j0 += NB;
+            }
+            if k0 + kc == kk {
+                for r in 0..mr {
+                    finish(&mut yg[(i0 + r) * positions..][..positions], &g, bias, i0 + r, 0);
+                }
+            }
+            i0 += MV;
+        }
+        k0 += kc;
+    }
+}
+
+/// `acc += Apanel * B` where `B[k][c] = x[base[c] + koff[k]]`.
+#[inline(always)]
+fn micro_indirect(ap: &[f32], x: &[f32], base: &[usize; NB], koff: &[usize], acc: &mut Acc) {
+    for (arow, &ko) in ap.chunks_exact(MV).zip(koff) {
+        let (lo, hi) = arow.split_at(L);
+        let a0 = load(lo.try_into().unwrap());
+        let a1 = load(hi.try_into().unwrap());
+        for (acc_c, &b0) in acc.iter_mut().zip(base) {
+            let bv = splat(x[b0 + ko]);
+            acc_c[0] = fma(a0, bv, acc_c[0]);
+            acc_c[1] = fma(a1, bv, acc_c[1]);
         }
     }
 }

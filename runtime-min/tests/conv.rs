@@ -196,6 +196,11 @@ fn depthwise() {
     // Stride larger than kernel.
     let p = conv_params(1, 4, 4, (12, 12), (2, 2), (3, 3), (1, 1), (0, 0, 0, 0), 4, A0);
     check(p, true, 63);
+    // Single input channel, 20 output channels, a KWS-like 10x4 kernel with stride 2 and
+    // asymmetric pads (the implicit GEMM on FMA builds).
+    let p = conv_params(1, 1, 20, (25, 12), (10, 4), (2, 2), (1, 1), (4, 1, 5, 1), 1, Activation::Relu);
+    assert_eq!(conv2d_scratch_len(&p), 0);
+    check(p, true, 64);
 }
 
 #[test]
