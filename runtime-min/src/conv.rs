@@ -193,12 +193,16 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
 }
 
 /// Whether [`conv2d`] runs the FMA kernels' implicit GEMM (`simd.rs`: im2col values read straight
-/// from the input, no scratch): for non-pointwise convolutions with enough output channels per
-/// group for the FMA tile whose scratch does not hold a whole im2col tile (a fitted scratch, or
-/// none: single input channel).
+/// from the input, no scratch), for non-pointwise convolutions with at least
+/// [`crate::gemm::SIMD_MIN_ROWS`] output channels per group: always for a few output positions
+/// (weight rows as dot products, read once), else when the scratch does not hold a whole im2col
+/// tile (a fitted scratch, or none: single input channel). Im2col with a whole tile is faster
+/// otherwise: its GEMM needs no packing and no per-tap bounds checks at the borders.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
 fn implicit_gemm(pointwise: bool, ocg: usize, tile: usize, positions: usize) -> bool {
-    !pointwise && ocg >= crate::gemm::SIMD_MIN_ROWS && tile < positions.min(CONV_TILE)
+    !pointwise
+        && ocg >= crate::gemm::SIMD_MIN_ROWS
+        && (positions <= crate::simd::NARROW_N || tile < positions.min(CONV_TILE))
 }
 
 /// Without the FMA kernels there is no implicit GEMM.

@@ -283,21 +283,14 @@ fn store_tile(g: &Gemm, c: &mut [f32], i0: usize, mr: usize, j0: usize, nb: usiz
 /// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `MV` values (rows past `mr`
 /// zero).
 fn pack_a(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
-    if mr < MV {
-        ap.fill(0.0);
-    }
-    for r in 0..mr {
-        let base = (i0 + r) * g.a_rs + k0 * g.a_cs;
-        let dst = ap.iter_mut().skip(r).step_by(MV);
-        if g.a_cs == 1 {
-            for (d, &s) in dst.zip(&a[base..base + kc]) {
-                *d = s;
-            }
-        } else {
-            for (kk, d) in dst.enumerate() {
-                *d = a[base + kk * g.a_cs];
-            }
+    let a = &a[i0 * g.a_rs..];
+    for (kk, dst) in ap[..kc * MV].chunks_exact_mut(MV).enumerate() {
+        let col = (k0 + kk) * g.a_cs;
+        let (live, pad) = dst.split_at_mut(mr);
+        for (r, d) in live.iter_mut().enumerate() {
+            *d = a[r * g.a_rs + col];
         }
+        pad.fill(0.0);
     }
 }
 
@@ -313,20 +306,11 @@ pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: 
     let kk = icg * ksize;
     let positions = p.out_h * p.out_w;
     let in_plane = p.in_h * p.in_w;
-    let g = Gemm {
-        m: ocg,
-        n: positions,
-        k: kk,
-        a_rs: kk,
-        a_cs: 1,
-        b_rs: 0,
-        b_cs: 0,
-        c_rs: positions,
-        alpha: 1.0,
-        act: p.act,
-        add_to_c: false,
-        epilogue: true,
-    };
+    let g = conv_gemm(p, ocg, kk, positions);
+    if positions <= NARROW_N {
+        conv_narrow(p, &g, icg, xg, wg, bias, yg);
+        return;
+    }
     let mut apack = [0.0f32; MV * KC];
     let mut bpack = [0.0f32; KC * NB];
     let mut tile = [[0.0f32; MV]; NB];
@@ -406,4 +390,100 @@ fn micro_indirect(ap: &[f32], x: &[f32], base: &[usize; NB], koff: &[usize], acc
             acc_c[1] = fma(a1, bv, acc_c[1]);
         }
     }
+}
+
+/// The GEMM a convolution of one (image, group) is: `ocg` rows, `positions` columns, `kk` deep
+/// (its epilogue is the convolution's).
+fn conv_gemm(p: &Conv2d, ocg: usize, kk: usize, positions: usize) -> Gemm {
+    Gemm {
+        m: ocg,
+        n: positions,
+        k: kk,
+        a_rs: kk,
+        a_cs: 1,
+        b_rs: 0,
+        b_cs: 0,
+        c_rs: positions,
+        alpha: 1.0,
+        act: p.act,
+        add_to_c: false,
+        epilogue: true,
+    }
+}
+
+/// Most output positions for [`conv_narrow`].
+pub(crate) const NARROW_N: usize = 16;
+/// Depth of one block of [`conv_narrow`]'s transposed im2col panel (stack: 32 KiB).
+const NARROW_KC: usize = 512;
+
+/// A convolution with at most [`NARROW_N`] output positions (the last stages of an image network,
+/// where the weights dwarf the activations): the im2col columns are gathered, one `NARROW_KC`-deep
+/// block at a time, into a stack panel, and each output channel is the dot product of its weight
+/// row (read once, in place, with vector loads: no packing) with every column. Sums run in vector
+/// lanes over each block, then across lanes and blocks in a fixed order.
+fn conv_narrow(p: &Conv2d, g: &Gemm, icg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
+    let ksize = p.kernel_h * p.kernel_w;
+    let kk = icg * ksize;
+    let n = g.n;
+    let in_plane = p.in_h * p.in_w;
+    let mut cols = [[0.0f32; NARROW_KC]; NARROW_N];
+    let mut k0 = 0;
+    while k0 < kk {
+        let kc = NARROW_KC.min(kk - k0);
+        for (j, col) in cols.iter_mut().enumerate().take(n) {
+            let (oh, ow) = (j / p.out_w, j % p.out_w);
+            let h0 = (oh * p.stride_h) as isize - p.pad_top as isize;
+            let w0 = (ow * p.stride_w) as isize - p.pad_left as isize;
+            for (kr, v) in col[..kc].iter_mut().enumerate() {
+                let (ic, r) = ((k0 + kr) / ksize, (k0 + kr) % ksize);
+                let h = h0 + ((r / p.kernel_w) * p.dilation_h) as isize;
+                let w = w0 + ((r % p.kernel_w) * p.dilation_w) as isize;
+                let inside = (0..p.in_h as isize).contains(&h) && (0..p.in_w as isize).contains(&w);
+                *v = if inside { xg[ic * in_plane + h as usize * p.in_w + w as usize] } else { 0.0 };
+            }
+        }
+        for i in 0..g.m {
+            let arow = &wg[i * kk + k0..][..kc];
+            let sums = match n {
+                0..=4 => dots::<4>(arow, &cols),
+                5..=8 => dots::<8>(arow, &cols),
+                _ => dots::<NARROW_N>(arow, &cols),
+            };
+            for (y, s) in yg[i * n..][..n].iter_mut().zip(sums) {
+                *y = if k0 == 0 { s } else { *y + s };
+            }
+        }
+        k0 += kc;
+    }
+    for i in 0..g.m {
+        finish(&mut yg[i * n..][..n], g, bias, i, 0);
+    }
+}
+
+/// `dot(arow, cols[j][..arow.len()])` for the first `N` columns, in `N` vector accumulators.
+#[inline(always)]
+fn dots<const N: usize>(arow: &[f32], cols: &[[f32; NARROW_KC]; NARROW_N]) -> [f32; NARROW_N] {
+    let kc = arow.len();
+    let main = kc - kc % L;
+    let mut acc = [zero(); N];
+    for c0 in (0..main).step_by(L) {
+        let av = load(arow[c0..c0 + L].try_into().unwrap());
+        for (acc_j, col) in acc.iter_mut().zip(cols) {
+            *acc_j = fma(av, load(col[c0..c0 + L].try_into().unwrap()), *acc_j);
+        }
+    }
+    let mut out = [0.0f32; NARROW_N];
+    for ((o, acc_j), col) in out.iter_mut().zip(&acc).zip(cols) {
+        let mut lanes = [0.0f32; L];
+        store(&mut lanes, *acc_j);
+        let mut s = 0.0;
+        for v in lanes {
+            s += v;
+        }
+        for (a, b) in arow[main..].iter().zip(&col[main..kc]) {
+            s += a * b;
+        }
+        *o = s;
+    }
+    out
 }

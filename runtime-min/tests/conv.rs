@@ -225,6 +225,14 @@ fn large_tiles_and_deep_k() {
     let p = conv_params(1, 40, 21, (8, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
     assert_eq!(conv2d_scratch_per_position(&p), IM2COL_K_BLOCK);
     check(p, true, 82);
+    // Few positions, deep K (= 120 * 9 = 1080): 2x2, 2x3 and 4x4 outputs (the narrow dot-product
+    // kernel on FMA builds), padding on every side.
+    let p = conv_params(1, 120, 9, (4, 4), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 83);
+    let p = conv_params(1, 30, 12, (3, 5), (3, 3), (2, 2), (1, 1), (1, 1, 1, 0), 1, A0);
+    check(p, false, 84);
+    let p = conv_params(1, 70, 8, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, true, 85);
 }
 
 #[test]
