@@ -16,11 +16,7 @@ pub(crate) fn is_depthwise_3x3(p: &Conv2d, icg: usize) -> bool {
 
 /// One output plane: `yplane = act(b + conv(xplane, wk))` with `wk` the 9 weights of the channel.
 pub(crate) fn depthwise_3x3(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
-    let w: [[f32; 3]; 3] = [
-        wk[0..3].try_into().unwrap(),
-        wk[3..6].try_into().unwrap(),
-        wk[6..9].try_into().unwrap(),
-    ];
+    let w: [[f32; 3]; 3] = [wk[0..3].try_into().unwrap(), wk[3..6].try_into().unwrap(), wk[6..9].try_into().unwrap()];
     // Column taps: input column of output column `ow` is `ow * stride_w + col_off[kw]`.
     let col_off: [isize; 3] = core::array::from_fn(|kw| (kw * p.dilation_w) as isize - p.pad_left as isize);
     let ranges: [(usize, usize); 3] = core::array::from_fn(|kw| valid_range(p.out_w, p.stride_w, col_off[kw], p.in_w));

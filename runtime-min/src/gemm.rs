@@ -346,16 +346,43 @@ mod tests {
     }
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
-        (0..n).map(|i| ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) as f32 / (1u32 << 23) as f32 - 1.0).collect()
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
     }
 
     #[test]
     fn every_path_matches_f64_reference() {
-        for &(m, n, k) in &[(1, 1, 1), (3, 5, 7), (8, 6, 3), (17, 13, 130), (33, 7, 300), (64, 4, 64), (40, 25, 9), (13, 70, 40), (9, 64, 129)] {
+        for &(m, n, k) in &[
+            (1, 1, 1),
+            (3, 5, 7),
+            (8, 6, 3),
+            (17, 13, 130),
+            (33, 7, 300),
+            (64, 4, 64),
+            (40, 25, 9),
+            (13, 70, 40),
+            (9, 64, 129),
+        ] {
             for &(trans_a, trans_b) in &[(false, false), (true, false), (false, true), (true, true)] {
                 let (a_rs, a_cs) = if trans_a { (1, m) } else { (k, 1) };
                 let (b_rs, b_cs) = if trans_b { (1, k) } else { (n, 1) };
-                let g = Gemm { m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs: n + 2, alpha: 0.5, act: Activation::Relu, add_to_c: false, epilogue: true };
+                let g = Gemm {
+                    m,
+                    n,
+                    k,
+                    a_rs,
+                    a_cs,
+                    b_rs,
+                    b_cs,
+                    c_rs: n + 2,
+                    alpha: 0.5,
+                    act: Activation::Relu,
+                    add_to_c: false,
+                    epilogue: true,
+                };
                 let a = values(m * k, 1);
                 let b = values(k * n, 2);
                 let bias = values(m, 3);
@@ -373,7 +400,10 @@ mod tests {
                             let want = (0.5 * s + bias[i] as f64).max(0.0);
                             let got = c[i * (n + 2) + j] as f64;
                             let tol = 1e-6 * (0.5 * mag + 1.0) * (k as f64).sqrt();
-                            assert!((got - want).abs() <= tol, "{name} {m}x{n}x{k} ta={trans_a} tb={trans_b} at ({i},{j}): {got} vs {want}");
+                            assert!(
+                                (got - want).abs() <= tol,
+                                "{name} {m}x{n}x{k} ta={trans_a} tb={trans_b} at ({i},{j}): {got} vs {want}"
+                            );
                         }
                     }
                 }

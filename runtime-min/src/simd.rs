@@ -11,7 +11,8 @@
 //! are stored and reloaded exactly), so a result never depends on the tile that computes it, on
 //! the tile size an im2col scratch allows, or on `n`.
 //!
-//! This is the crate's only module with `unsafe`: the intrinsics wrappers below.
+//! This is the crate's only module with `unsafe`: the intrinsics wrappers below, and one unchecked
+//! read in [`micro_indirect`] whose bound is checked once per tile.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -251,7 +252,16 @@ fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 /// outside the tile keep stale values, never stored).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn load_tile(g: &Gemm, c: &[f32], i0: usize, mr: usize, j0: usize, nb: usize, tile: &mut [[f32; MV]; NB], acc: &mut Acc) {
+fn load_tile(
+    g: &Gemm,
+    c: &[f32],
+    i0: usize,
+    mr: usize,
+    j0: usize,
+    nb: usize,
+    tile: &mut [[f32; MV]; NB],
+    acc: &mut Acc,
+) {
     for (cc, col) in tile.iter_mut().enumerate().take(nb) {
         for (r, v) in col.iter_mut().enumerate().take(mr) {
             *v = c[(i0 + r) * g.c_rs + j0 + cc];
@@ -266,7 +276,16 @@ fn load_tile(g: &Gemm, c: &[f32], i0: usize, mr: usize, j0: usize, nb: usize, ti
 /// Stores `acc` to `C[i0..i0 + mr, j0..j0 + nb]` (through `tile`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn store_tile(g: &Gemm, c: &mut [f32], i0: usize, mr: usize, j0: usize, nb: usize, tile: &mut [[f32; MV]; NB], acc: &Acc) {
+fn store_tile(
+    g: &Gemm,
+    c: &mut [f32],
+    i0: usize,
+    mr: usize,
+    j0: usize,
+    nb: usize,
+    tile: &mut [[f32; MV]; NB],
+    acc: &Acc,
+) {
     for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
         let (lo, hi) = col.split_at_mut(L);
         store(lo.try_into().unwrap(), acc_c[0]);
@@ -328,6 +347,7 @@ pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: 
             *t = ((r / p.kernel_w) * p.dilation_h, (r % p.kernel_w) * p.dilation_w);
             *off = ic * in_plane + t.0 * p.in_w + t.1;
         }
+        let koff_max = koff[..kc].iter().copied().max().unwrap_or(0);
         let first = k0 == 0;
         let mut i0 = 0;
         while i0 < ocg {
@@ -342,16 +362,17 @@ pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: 
                     let (oh, ow) = (j / p.out_w, j % p.out_w);
                     ((oh * p.stride_h) as isize - p.pad_top as isize, (ow * p.stride_w) as isize - p.pad_left as isize)
                 });
-                let inside = corner.iter().all(|&(h, w)| {
-                    h >= 0 && w >= 0 && h as usize + span_h < p.in_h && w as usize + span_w < p.in_w
-                });
+                let inside = corner
+                    .iter()
+                    .all(|&(h, w)| h >= 0 && w >= 0 && h as usize + span_h < p.in_h && w as usize + span_w < p.in_w);
                 let mut acc: Acc = [[zero(); 2]; NB];
                 if !first {
                     load_tile(&g, yg, i0, mr, j0, nb, &mut tile, &mut acc);
                 }
                 if inside {
-                    let base: [usize; NB] = core::array::from_fn(|cc| corner[cc].0 as usize * p.in_w + corner[cc].1 as usize);
-                    micro_indirect(&apack[..kc * MV], xg, &base, &koff[..kc], &mut acc);
+                    let base: [usize; NB] =
+                        core::array::from_fn(|cc| corner[cc].0 as usize * p.in_w + corner[cc].1 as usize);
+                    micro_indirect(&apack[..kc * MV], xg, &base, &koff[..kc], koff_max, &mut acc);
                 } else {
                     for ((dst, &off), &(th, tw)) in bpack.chunks_exact_mut(NB).zip(&koff).zip(&tap).take(kc) {
                         for (cc, d) in dst.iter_mut().enumerate() {
@@ -377,15 +398,19 @@ pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: 
     }
 }
 
-/// `acc += Apanel * B` where `B[k][c] = x[base[c] + koff[k]]`.
+/// `acc += Apanel * B` where `B[k][c] = x[base[c] + koff[k]]` and `koff_max` bounds `koff`.
 #[inline(always)]
-fn micro_indirect(ap: &[f32], x: &[f32], base: &[usize; NB], koff: &[usize], acc: &mut Acc) {
+fn micro_indirect(ap: &[f32], x: &[f32], base: &[usize; NB], koff: &[usize], koff_max: usize, acc: &mut Acc) {
+    // One bounds check per column for the whole panel instead of one per value.
+    let cols: [&[f32]; NB] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
     for (arow, &ko) in ap.chunks_exact(MV).zip(koff) {
         let (lo, hi) = arow.split_at(L);
         let a0 = load(lo.try_into().unwrap());
         let a1 = load(hi.try_into().unwrap());
-        for (acc_c, &b0) in acc.iter_mut().zip(base) {
-            let bv = splat(x[b0 + ko]);
+        debug_assert!(ko <= koff_max);
+        for (acc_c, col) in acc.iter_mut().zip(&cols) {
+            // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
+            let bv = splat(unsafe { *col.get_unchecked(ko) });
             acc_c[0] = fma(a0, bv, acc_c[0]);
             acc_c[1] = fma(a1, bv, acc_c[1]);
         }
