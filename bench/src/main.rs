@@ -1,4 +1,4 @@
-//! `cargo run --release -p sramfit-bench`: single-thread, batch-1 latency of the code `model!`
+//! `cargo run --release -p sramfit-bench [NAME...]`: single-thread, batch-1 latency of the code `model!`
 //! generates, against tract (optimized plan) on the same ONNX file and, when Python `onnxruntime`
 //! is installed, onnxruntime with one intra-op thread (a subprocess, `bench/ort_bench.py`).
 //!
@@ -145,7 +145,11 @@ fn main() {
         "| model | MMACs | sramfit ms (p10-p90) | tract ms (p10-p90) | onnxruntime ms (p10-p90) | sramfit/tract | sramfit/ort | sramfit GFLOP/s | % of peak |"
     );
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
-    for b in BENCHES {
+    // `cargo run --release -p sramfit-bench -- resnet mnist`: only the models whose name contains
+    // one of the arguments (case-insensitive).
+    let filters: Vec<String> = std::env::args().skip(1).map(|a| a.to_lowercase()).collect();
+    let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
+    for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
         let program =
             compile_model(&ModelSpec { path: path.clone(), ..Default::default() }).expect("the model compiles");

@@ -136,7 +136,9 @@ pub struct DeviceMap {
 /// the tiled GEMM behind `matmul` and non-depthwise `conv2d` packs a 4x64 and a 64x8 `f32` panel
 /// (3 KiB); `softmax` keeps two 64-entry `f32` blocks (512 B); strided kernels (binary, reduce,
 /// copy, pad, select) keep rank-8 index layouts (about 256 B); `resize` keeps 64-entry index and
-/// weight arrays (1 KiB with 32-bit `usize`); the rest use O(1) locals (64 B nominal).
+/// weight arrays (1 KiB with 32-bit `usize`); the rest use O(1) locals (64 B nominal). These are
+/// the portable kernels a microcontroller runs; an x86-64 build with AVX2+FMA runs `simd.rs`
+/// instead, whose GEMM and convolution panels take up to about 36 KiB of stack.
 pub fn kernel_stack_estimate(op: &Op) -> u64 {
     match op {
         Op::MatMul(_) => 3072,

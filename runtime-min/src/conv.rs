@@ -1,5 +1,6 @@
 //! 2-D (and 1-D) convolution and transposed convolution, NCHW.
 
+use crate::depthwise::{depthwise_3x3, is_depthwise_3x3};
 use crate::gemm::{gemm, Bias, Gemm};
 use crate::util::{gather_strided, valid_range};
 use crate::Activation;
@@ -71,9 +72,15 @@ const fn conv_is_pointwise(p: &Conv2d) -> bool {
         && p.out_w == p.in_w
 }
 
+/// Rows of the im2col matrix (input values per output position) materialised at once: deeper
+/// convolutions are computed as several GEMMs over blocks of this many rows, accumulating in the
+/// output, so their scratch does not grow with `in_channels * kernel_h * kernel_w`. Blocking does not
+/// change results: each output is the same k-ascending chain of multiply-adds either way.
+pub const IM2COL_K_BLOCK: usize = 128;
+
 /// Scratch elements [`conv2d`] uses per output position of an im2col tile:
-/// `in_channels / groups * kernel_h * kernel_w`, or 0 when the convolution
-/// never uses im2col (pointwise: 1x1, stride 1, no padding; or
+/// `in_channels / groups * kernel_h * kernel_w` capped at [`IM2COL_K_BLOCK`], or 0 when the
+/// convolution never uses im2col (pointwise: 1x1, stride 1, no padding; or
 /// `in_channels / groups == 1`, depthwise and single-input-channel).
 pub const fn conv2d_scratch_per_position(p: &Conv2d) -> usize {
     if p.groups == 0 {
@@ -83,7 +90,12 @@ pub const fn conv2d_scratch_per_position(p: &Conv2d) -> usize {
     if icg == 1 || conv_is_pointwise(p) {
         return 0;
     }
-    icg * p.kernel_h * p.kernel_w
+    let kk = icg * p.kernel_h * p.kernel_w;
+    if kk < IM2COL_K_BLOCK {
+        kk
+    } else {
+        IM2COL_K_BLOCK
+    }
 }
 
 /// Length in f32 elements of the `scratch` slice with which [`conv2d`] runs
@@ -118,8 +130,10 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     let ocg = p.out_channels / p.groups;
     let kk = icg * p.kernel_h * p.kernel_w;
     let pointwise = conv_is_pointwise(p);
-    let tile = (scratch.len() / kk).min(CONV_TILE);
-    if icg == 1 || (!pointwise && tile == 0) {
+    let kb = kk.min(IM2COL_K_BLOCK);
+    let tile = (scratch.len() / kb).min(CONV_TILE);
+    let implicit = implicit_gemm(pointwise, ocg, tile, positions);
+    if !implicit && (icg == 1 || (!pointwise && tile == 0)) {
         conv_direct(p, icg, ocg, x, w, bias, y);
         return;
     }
@@ -144,38 +158,76 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                 c_rs: positions,
                 alpha: 1.0,
                 act: p.act,
+                add_to_c: false,
+                epilogue: true,
             };
             if pointwise {
                 gemm(&gm, wg, xg, gb, yg);
                 continue;
             }
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+            if implicit {
+                crate::simd::conv_implicit(p, icg, ocg, xg, wg, gb, yg);
+                continue;
+            }
             let mut p0 = 0;
             while p0 < positions {
                 let t = tile.min(positions - p0);
-                let cols = &mut scratch[..kk * t];
-                im2col_tile(p, icg, xg, p0, t, cols);
-                gm.n = t;
-                gm.b_rs = t;
-                gemm(&gm, wg, cols, gb, &mut yg[p0..]);
+                let mut k0 = 0;
+                while k0 < kk {
+                    let kc = kb.min(kk - k0);
+                    let cols = &mut scratch[..kc * t];
+                    im2col_tile(p, icg, xg, p0, k0, cols.chunks_exact_mut(t));
+                    gm.n = t;
+                    gm.k = kc;
+                    gm.b_rs = t;
+                    gm.add_to_c = k0 > 0;
+                    gm.epilogue = k0 + kc == kk;
+                    gemm(&gm, &wg[k0..], cols, gb, &mut yg[p0..]);
+                    k0 += kc;
+                }
                 p0 += t;
             }
         }
     }
 }
 
-/// Fills `cols` (`icg * kh * kw` rows of `t` values) with the input values
-/// seen by output positions `p0..p0 + t` (zero outside the input).
-fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &mut [f32]) {
+/// Whether [`conv2d`] runs the FMA kernels' implicit GEMM (`simd.rs`: im2col values read straight
+/// from the input, no scratch), for non-pointwise convolutions with at least
+/// [`crate::gemm::SIMD_MIN_ROWS`] output channels per group: always for a few output positions
+/// (weight rows as dot products, read once), else when the scratch does not hold a whole im2col
+/// tile (a fitted scratch, or none: single input channel). Im2col with a whole tile is faster
+/// otherwise: its GEMM needs no packing and no per-tap bounds checks at the borders.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+fn implicit_gemm(pointwise: bool, ocg: usize, tile: usize, positions: usize) -> bool {
+    !pointwise
+        && ocg >= crate::gemm::SIMD_MIN_ROWS
+        && (positions <= crate::simd::NARROW_N || tile < positions.min(CONV_TILE))
+}
+
+/// Without the FMA kernels there is no implicit GEMM.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
+fn implicit_gemm(_pointwise: bool, _ocg: usize, _tile: usize, _positions: usize) -> bool {
+    false
+}
+
+/// Fills `rows` (rows `k0..` of the im2col matrix, i.e. `(ic, kh, kw)` in row-major order, each
+/// with one value per output position `p0..p0 + t`) with the input values those positions see
+/// (zero outside the input).
+fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut rows: core::slice::ChunksExactMut<f32>) {
     let in_plane = p.in_h * p.in_w;
-    let mut rows = cols.chunks_exact_mut(t);
-    for ic in 0..icg {
+    let ksize = p.kernel_h * p.kernel_w;
+    for ic in k0 / ksize..icg {
         let xplane = &xg[ic * in_plane..][..in_plane];
         for kh in 0..p.kernel_h {
             let h_off = (kh * p.dilation_h) as isize - p.pad_top as isize;
             for kw in 0..p.kernel_w {
+                if ic * ksize + kh * p.kernel_w + kw < k0 {
+                    continue;
+                }
+                let Some(row) = rows.next() else { return };
                 let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
                 let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
-                let row = rows.next().unwrap();
                 let (mut oh, mut ow) = (p0 / p.out_w, p0 % p.out_w);
                 let mut dst = row;
                 while !dst.is_empty() {
@@ -207,8 +259,8 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, t: usize, cols: &m
 /// Direct convolution without working memory: each output row accumulates,
 /// for every input channel of its group, `kernel_h * kernel_w` scaled,
 /// strided input row segments. The path for depthwise convolutions (one input
-/// channel per group, any channel multiplier), and for any convolution given
-/// no scratch.
+/// channel per group, any channel multiplier; 3x3 kernels go to
+/// [`depthwise_3x3`]), and for any convolution given no scratch.
 fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
@@ -219,6 +271,11 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                 let oc = g * ocg + m;
                 let b = bias.map_or(0.0, |b| b[oc]);
                 let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+                if is_depthwise_3x3(p, icg) {
+                    let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
+                    depthwise_3x3(p, xplane, &w[oc * ksize..][..ksize], b, yplane);
+                    continue;
+                }
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for ic in 0..icg {

@@ -57,10 +57,13 @@ pub struct MatMul {
 /// present, has length `n` and is added to every row of every `C` (ONNX Gemm
 /// with `beta * C` folded into a per-column bias at build time).
 ///
-/// Fast paths: row-major `B` (`b_col_stride == 1`) uses a 4x8 register-tiled
-/// micro-kernel over packed `A` panels; `A` row-contiguous with `B`
-/// column-contiguous (`B` transposed, e.g. ONNX Gemm `transB=1`) uses dot
-/// products. Any other strides use on-stack packed panels (3 KiB).
+/// Fast paths: on x86-64 built with AVX2 and FMA, C with at least 8 rows runs
+/// on the FMA micro-kernels (`simd.rs`, any strides, 19 KiB of stack panels
+/// with AVX-512). Otherwise (the portable path, e.g. Cortex-M): row-major `B`
+/// (`b_col_stride == 1`) uses a 4x8 register-tiled micro-kernel over packed
+/// `A` panels; `A` row-contiguous with `B` column-contiguous (`B` transposed,
+/// e.g. ONNX Gemm `transB=1`) uses dot products; any other strides use
+/// on-stack packed panels (3 KiB).
 pub fn matmul(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
     if p.m == 0 || p.n == 0 || p.batch.contains(&0) {
         return;
@@ -76,6 +79,8 @@ pub fn matmul(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f
         c_rs: p.c_row_stride,
         alpha: p.alpha,
         act: p.act,
+        add_to_c: false,
+        epilogue: true,
     };
     let bias = match bias {
         Some(v) => Bias::Col(v),
@@ -118,12 +123,17 @@ pub(crate) struct Gemm {
     pub c_rs: usize,
     pub alpha: f32,
     pub act: Activation,
+    /// C holds the sum over earlier `k` (a convolution's earlier im2col blocks): add to it
+    /// instead of starting from zero.
+    pub add_to_c: bool,
+    /// Apply the epilogue (alpha, bias, activation) at the end: false while more `k` follows.
+    pub epilogue: bool,
 }
 
 /// Epilogue on a finished row segment `C[i, j0..j0 + dst.len()]` holding the
 /// raw sums: scale, bias, activation.
 #[inline(always)]
-fn finish(dst: &mut [f32], g: &Gemm, bias: Bias, i: usize, j0: usize) {
+pub(crate) fn finish(dst: &mut [f32], g: &Gemm, bias: Bias, i: usize, j0: usize) {
     let alpha = g.alpha;
     match bias {
         Bias::None => {
@@ -157,10 +167,30 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     if g.k == 0 {
         for i in 0..g.m {
             let row = &mut c[i * g.c_rs..][..g.n];
-            row.fill(0.0);
-            finish(row, g, bias, i, 0);
+            if !g.add_to_c {
+                row.fill(0.0);
+            }
+            if g.epilogue {
+                finish(row, g, bias, i, 0);
+            }
         }
-    } else if g.a_cs == 1 && g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
+    } else {
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+        if g.m >= SIMD_MIN_ROWS {
+            return crate::simd::gemm(g, a, b, bias, c);
+        }
+        gemm_portable(g, a, b, bias, c);
+    }
+}
+
+/// The fewest rows of C for which the FMA kernel (`simd.rs`) replaces the portable one.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+pub(crate) const SIMD_MIN_ROWS: usize = 8;
+
+/// The portable path (`g.k > 0`): dot products when both operands are contiguous along `k`,
+/// else the register-tiled kernel.
+pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    if g.a_cs == 1 && g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
         gemm_dot(g, a, b, bias, c);
     } else if g.b_cs == 1 {
         let m_main = g.m - g.m % MR;
@@ -179,9 +209,12 @@ fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
         let arow = &a[i * g.a_rs..][..g.k];
         let crow = &mut c[i * g.c_rs..][..g.n];
         for (j, cv) in crow.iter_mut().enumerate() {
-            *cv = dot(arow, &b[j * g.b_cs..][..g.k]);
+            let d = dot(arow, &b[j * g.b_cs..][..g.k]);
+            *cv = if g.add_to_c { *cv + d } else { d };
         }
-        finish(crow, g, bias, i, 0);
+        if g.epilogue {
+            finish(crow, g, bias, i, 0);
+        }
     }
 }
 
@@ -189,7 +222,9 @@ fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 /// left over by the 4-row tiling, e.g. `m == 1`).
 fn gemm_axpy_row(g: &Gemm, i: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let crow = &mut c[i * g.c_rs..][..g.n];
-    crow.fill(0.0);
+    if !g.add_to_c {
+        crow.fill(0.0);
+    }
     let abase = i * g.a_rs;
     for kk in 0..g.k {
         let av = a[abase + kk * g.a_cs];
@@ -198,7 +233,9 @@ fn gemm_axpy_row(g: &Gemm, i: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [
             *cv += av * bv;
         }
     }
-    finish(crow, g, bias, i, 0);
+    if g.epilogue {
+        finish(crow, g, bias, i, 0);
+    }
 }
 
 /// The register-tile micro-kernel: `acc += Apanel(kc x MR)^T * B(kc x NR)`,
@@ -225,8 +262,8 @@ fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut
     let mut k0 = 0;
     while k0 < g.k {
         let kc = KC.min(g.k - k0);
-        let first = k0 == 0;
-        let last = k0 + kc == g.k;
+        let first = k0 == 0 && !g.add_to_c;
+        let last = k0 + kc == g.k && g.epilogue;
         let mut i0 = 0;
         while i0 < m_rows {
             let mr = MR.min(m_rows - i0);
@@ -287,5 +324,90 @@ fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut
             i0 += MR;
         }
         k0 += kc;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Every GEMM path (portable, and the FMA kernel when compiled) against an `f64` reference,
+    //! on shapes that cover partial tiles in all three dimensions and several `KC` blocks.
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// A path under test.
+    type Path = fn(&Gemm, &[f32], &[f32], Bias, &mut [f32]);
+
+    fn paths() -> Vec<(&'static str, Path)> {
+        let mut v: Vec<(&'static str, Path)> = std::vec![("portable", gemm_portable), ("dispatch", gemm)];
+        #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+        v.push(("fma", crate::simd::gemm));
+        v
+    }
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_path_matches_f64_reference() {
+        for &(m, n, k) in &[
+            (1, 1, 1),
+            (3, 5, 7),
+            (8, 6, 3),
+            (17, 13, 130),
+            (33, 7, 300),
+            (64, 4, 64),
+            (40, 25, 9),
+            (13, 70, 40),
+            (9, 64, 129),
+        ] {
+            for &(trans_a, trans_b) in &[(false, false), (true, false), (false, true), (true, true)] {
+                let (a_rs, a_cs) = if trans_a { (1, m) } else { (k, 1) };
+                let (b_rs, b_cs) = if trans_b { (1, k) } else { (n, 1) };
+                let g = Gemm {
+                    m,
+                    n,
+                    k,
+                    a_rs,
+                    a_cs,
+                    b_rs,
+                    b_cs,
+                    c_rs: n + 2,
+                    alpha: 0.5,
+                    act: Activation::Relu,
+                    add_to_c: false,
+                    epilogue: true,
+                };
+                let a = values(m * k, 1);
+                let b = values(k * n, 2);
+                let bias = values(m, 3);
+                for (name, path) in paths() {
+                    let mut c = std::vec![f32::NAN; m * (n + 2)];
+                    path(&g, &a, &b, Bias::Row(&bias), &mut c);
+                    for i in 0..m {
+                        for j in 0..n {
+                            let (mut s, mut mag) = (0.0f64, 0.0f64);
+                            for kk in 0..k {
+                                let p = a[i * a_rs + kk * a_cs] as f64 * b[kk * b_rs + j * b_cs] as f64;
+                                s += p;
+                                mag += p.abs();
+                            }
+                            let want = (0.5 * s + bias[i] as f64).max(0.0);
+                            let got = c[i * (n + 2) + j] as f64;
+                            let tol = 1e-6 * (0.5 * mag + 1.0) * (k as f64).sqrt();
+                            assert!(
+                                (got - want).abs() <= tol,
+                                "{name} {m}x{n}x{k} ta={trans_a} tb={trans_b} at ({i},{j}): {got} vs {want}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -9,7 +9,8 @@
 //! Shape parameters are plain `Copy` structs with public fields (or slices of
 //! at most [`MAX_RANK`] axes), so generated code can write them as `const`
 //! struct literals. Kernels assume correctly sized slices; wrong sizes panic
-//! (never UB: the crate forbids `unsafe`).
+//! (never UB: the crate denies `unsafe` outside its
+//! x86-64 FMA intrinsics module, whose loads and stores take array references).
 //!
 //! Semantics follow ONNX unless stated otherwise.
 //!
@@ -54,18 +55,21 @@
 //! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
 //!   [`CoordMode`], [`NearestMode`]).
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 mod activation;
 mod binary;
 mod conv;
+mod depthwise;
 mod gemm;
 mod norm;
 mod pool;
 mod reduce;
 mod resize;
 mod select;
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+mod simd;
 mod softmax;
 mod strided;
 mod unary;

@@ -196,6 +196,11 @@ fn depthwise() {
     // Stride larger than kernel.
     let p = conv_params(1, 4, 4, (12, 12), (2, 2), (3, 3), (1, 1), (0, 0, 0, 0), 4, A0);
     check(p, true, 63);
+    // Single input channel, 20 output channels, a KWS-like 10x4 kernel with stride 2 and
+    // asymmetric pads (the implicit GEMM on FMA builds).
+    let p = conv_params(1, 1, 20, (25, 12), (10, 4), (2, 2), (1, 1), (4, 1, 5, 1), 1, Activation::Relu);
+    assert_eq!(conv2d_scratch_len(&p), 0);
+    check(p, true, 64);
 }
 
 #[test]
@@ -215,6 +220,19 @@ fn large_tiles_and_deep_k() {
     // Large output width not a multiple of anything.
     let p = conv_params(1, 3, 8, (5, 70), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 81);
+    // K = 40 * 9 = 360: three im2col blocks of at most IM2COL_K_BLOCK rows (the scratch holds
+    // one), 21 output channels, 80 positions.
+    let p = conv_params(1, 40, 21, (8, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    assert_eq!(conv2d_scratch_per_position(&p), IM2COL_K_BLOCK);
+    check(p, true, 82);
+    // Few positions, deep K (= 120 * 9 = 1080): 2x2, 2x3 and 4x4 outputs (the narrow dot-product
+    // kernel on FMA builds), padding on every side.
+    let p = conv_params(1, 120, 9, (4, 4), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 83);
+    let p = conv_params(1, 30, 12, (3, 5), (3, 3), (2, 2), (1, 1), (1, 1, 1, 0), 1, A0);
+    check(p, false, 84);
+    let p = conv_params(1, 70, 8, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, true, 85);
 }
 
 #[test]

@@ -44,7 +44,18 @@ fn perf_smoke() {
         };
         time(&format!("matmul {m}x{n}x{k} transB={tb}"), 2.0 * (m * n * k) as f64, || matmul(&p, &a, &b, None, &mut c));
     }
-    for &(ic, oc, hw, k, groups) in &[(32, 64, 56, 3, 1), (64, 64, 56, 1, 1), (64, 64, 56, 3, 64)] {
+    let shapes = [
+        (32, 64, 56, 3, 1),
+        (64, 64, 56, 1, 1),
+        (64, 64, 56, 3, 64),
+        // ResNet-18 64x64 stages and ResNet-8's first.
+        (64, 64, 16, 3, 1),
+        (128, 128, 8, 3, 1),
+        (256, 256, 4, 3, 1),
+        (512, 512, 2, 3, 1),
+        (16, 16, 32, 3, 1),
+    ];
+    for &(ic, oc, hw, k, groups) in &shapes {
         let p = Conv2d {
             batch: 1,
             in_channels: ic,
@@ -68,10 +79,12 @@ fn perf_smoke() {
         let w = rng.vec(oc * ic / groups * k * k);
         let bias = rng.vec(oc);
         let mut y = vec![0.0; oc * hw * hw];
-        let mut scratch = vec![0.0; conv2d_scratch_len(&p)];
         let flops = 2.0 * (oc * hw * hw * ic / groups * k * k) as f64;
-        time(&format!("conv {ic}->{oc} {hw}x{hw} k{k} g{groups}"), flops, || {
-            conv2d(&p, &x, &w, Some(&bias), &mut y, &mut scratch)
-        });
+        for len in [conv2d_scratch_len(&p), 0] {
+            let mut scratch = vec![0.0; len];
+            time(&format!("conv {ic}->{oc} {hw}x{hw} k{k} g{groups} scratch {len}"), flops, || {
+                conv2d(&p, &x, &w, Some(&bias), &mut y, &mut scratch)
+            });
+        }
     }
 }
