@@ -116,15 +116,18 @@ fn compile_with(
     boundary::bind_outputs(&mut graph);
     let mut live = analyze(&graph, optimizations);
     if optimizations.schedule {
-        let mut reordered = graph.clone();
-        schedule::reorder(&mut reordered, &schedule::memory_aware_order(&graph));
-        let reordered_live = analyze(&reordered, optimizations);
         let before = plan::lower_bound(&live.problem).bytes;
-        let after = plan::lower_bound(&reordered_live.problem).bytes;
-        applied.schedule_lower_bounds = Some((before, after));
-        if after < before {
-            (graph, live) = (reordered, reordered_live);
+        let mut best = before;
+        for order in [schedule::memory_aware_order(&graph)] {
+            let mut reordered = graph.clone();
+            schedule::reorder(&mut reordered, &order);
+            let reordered_live = analyze(&reordered, optimizations);
+            let bound = plan::lower_bound(&reordered_live.problem).bytes;
+            if bound < best {
+                (graph, live, best) = (reordered, reordered_live, bound);
+            }
         }
+        applied.schedule_lower_bounds = Some((before, best));
     }
     verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
     let (plan, plan_source) = planner(&live.problem)?;

@@ -16,6 +16,7 @@ pub struct Applied {
     fused: usize,
     in_place: usize,
     elided: usize,
+    transposes: usize,
     reordered: bool,
 }
 
@@ -51,7 +52,7 @@ fn run(f: RunDyn, ins: &[&[f32]], outputs: &[&[usize]]) -> Result<Vec<Vec<u32>>,
 #[test]
 fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
-    let (mut fused, mut in_place, mut elided, mut reordered, mut smaller) = (0, 0, 0, 0, 0);
+    let (mut fused, mut in_place, mut elided, mut transposes, mut reordered, mut smaller) = (0, 0, 0, 0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -63,6 +64,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             }
         };
         (fused, in_place, elided) = (fused + p.applied.fused, in_place + p.applied.in_place, elided + p.applied.elided);
+        transposes += p.applied.transposes;
         reordered += usize::from(p.applied.reordered);
         smaller += usize::from(p.arenas.0 < p.arenas.1);
         if p.arenas.0 > p.arenas.1 {
@@ -84,12 +86,12 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
     );
     assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
     // The generator's purpose: every rewrite it targets happens somewhere in the default set.
-    assert!(fused > 0 && in_place > 0 && elided > 0, "the generator no longer exercises every rewrite");
+    assert!(fused > 0 && in_place > 0 && elided > 0 && transposes > 0, "the generator no longer exercises every rewrite");
 }
