@@ -11,7 +11,7 @@ use crate::error::CompileError;
 use crate::ir::Graph;
 use crate::liveness::{self, Liveness};
 use crate::offline::PlanSource;
-use crate::optimize::{self, schedule, Applied, Optimizations};
+use crate::optimize::{self, exact_schedule, schedule, Applied, Optimizations};
 use crate::plan::{self, Plan};
 use crate::verify;
 
@@ -89,6 +89,19 @@ pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Prog
     compile_with(graph, optimizations, |problem| Ok((plan::plan(problem), PlanSource::Planner)))
 }
 
+/// Orders to try instead of ONNX's: the greedy one, and the exact search's when it finishes
+/// within its budget (the flag).
+fn schedule_candidates(graph: &Graph, optimizations: &Optimizations) -> (Vec<Vec<usize>>, bool) {
+    let greedy = schedule::memory_aware_order(graph);
+    let onnx: Vec<usize> = (0..graph.nodes.len()).collect();
+    let bound = exact_schedule::peak_of(graph, optimizations, &onnx)
+        .min(exact_schedule::peak_of(graph, optimizations, &greedy));
+    match exact_schedule::exact_order(graph, optimizations, bound) {
+        Some(exact) => (vec![greedy, exact.order], true),
+        None => (vec![greedy], false),
+    }
+}
+
 /// Liveness of `graph`. Concat elision makes a concatenation's buffer live from its first input
 /// on, which can raise the peak when that input is computed long before the others (found by the
 /// random graphs of `safety/tests/rewrite_graphs.rs`): it is kept only when its lower bound is not
@@ -117,8 +130,9 @@ fn compile_with(
     let mut live = analyze(&graph, optimizations);
     if optimizations.schedule {
         let before = plan::lower_bound(&live.problem).bytes;
+        let (orders, exact) = schedule_candidates(&graph, optimizations);
         let mut best = before;
-        for order in [schedule::memory_aware_order(&graph)] {
+        for order in orders {
             let mut reordered = graph.clone();
             schedule::reorder(&mut reordered, &order);
             let reordered_live = analyze(&reordered, optimizations);
@@ -128,6 +142,7 @@ fn compile_with(
             }
         }
         applied.schedule_lower_bounds = Some((before, best));
+        applied.exact_schedule = exact;
     }
     verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
     let (plan, plan_source) = planner(&live.problem)?;

@@ -6,13 +6,15 @@
 //!   [`crate::liveness`], switched here, checked by [`crate::verify::verify_in_place`]);
 //! - scratch fitting: a convolution whose preferred im2col scratch would raise the peak gets
 //!   smaller tiles or none (direct convolution), decided in [`crate::liveness`];
-//! - [`schedule`]: a memory-aware execution order, kept when its lower bound is smaller;
+//! - [`schedule`] and [`exact_schedule`]: memory-aware execution orders (greedy, and exact for
+//!   small graphs), kept when their lower bound is smaller;
 //! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
 //!   intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
 //!   strides, so the transposed tensor never exists.
 
+pub mod exact_schedule;
 pub mod fuse;
 pub mod schedule;
 pub mod transpose;
@@ -82,6 +84,10 @@ pub struct Applied {
     pub elided_concats: usize,
     /// Transposing copies folded into a matrix product's strides.
     pub folded_transposes: usize,
+    /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
+    /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
+    /// elision); otherwise only the greedy order was tried.
+    pub exact_schedule: bool,
 }
 
 impl Applied {
@@ -99,9 +105,15 @@ impl Applied {
             true => format!("{} kernel(s) with reduced scratch", self.reduced_scratch),
             false => "scratch fitting off".into(),
         };
+        let search = match self.exact_schedule {
+            true => "exact search",
+            false => "greedy search; the exact one exceeded its budget",
+        };
         let schedule = match self.schedule_lower_bounds {
-            Some((onnx, aware)) if aware < onnx => format!("memory-aware order (lower bound {onnx} -> {aware} bytes)"),
-            Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found)"),
+            Some((onnx, aware)) if aware < onnx => {
+                format!("memory-aware order (lower bound {onnx} -> {aware} bytes, {search})")
+            }
+            Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found by {search})"),
             None => "scheduling off".into(),
         };
         let concat = match o.elide_concat {
