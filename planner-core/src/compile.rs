@@ -94,8 +94,11 @@ pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Prog
 fn schedule_candidates(graph: &Graph, optimizations: &Optimizations) -> (Vec<Vec<usize>>, bool) {
     let greedy = schedule::memory_aware_order(graph);
     let onnx: Vec<usize> = (0..graph.nodes.len()).collect();
-    let bound = exact_schedule::peak_of(graph, optimizations, &onnx)
-        .min(exact_schedule::peak_of(graph, optimizations, &greedy));
+    let bound = exact_schedule::peak_of(graph, optimizations, &onnx).min(exact_schedule::peak_of(
+        graph,
+        optimizations,
+        &greedy,
+    ));
     match exact_schedule::exact_order(graph, optimizations, bound) {
         Some(exact) => (vec![greedy, exact.order], true),
         None => (vec![greedy], false),

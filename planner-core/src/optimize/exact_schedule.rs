@@ -169,7 +169,8 @@ pub fn exact_order(g: &Graph, o: &Optimizations, bound: u64) -> Option<ExactOrde
     let n = g.nodes.len();
     let mut start = Bits(vec![0; n.div_ceil(64)]);
     let first_views = m.close_views(&mut start);
-    let mut layers: Vec<BTreeMap<Bits, Reached>> = vec![BTreeMap::from([(start, Reached { peak: 0, live: 0, from: None })])];
+    let mut layers: Vec<BTreeMap<Bits, Reached>> =
+        vec![BTreeMap::from([(start, Reached { peak: 0, live: 0, from: None })])];
     let mut visited = 1;
     let work = (0..n).filter(|&v| !m.view[v]).count();
     for _ in 0..work {
@@ -233,7 +234,8 @@ mod tests {
         let mut g = Graph::default();
         let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
         let t = |g: &mut Graph, name: &str, units: usize| g.add_tensor(name, vec![4 * units], TensorKind::Activation);
-        let (a1, b1, a2, a3, b2) = (t(&mut g, "a1", 10), t(&mut g, "b1", 5), t(&mut g, "a2", 100), t(&mut g, "a3", 1), t(&mut g, "b2", 20));
+        let (a1, b1, a2, a3, b2) =
+            (t(&mut g, "a1", 10), t(&mut g, "b1", 5), t(&mut g, "a2", 100), t(&mut g, "a3", 1), t(&mut g, "b2", 20));
         let out = t(&mut g, "out", 1);
         let relu = |name: &str, input: TensorId, output: TensorId| Node {
             name: name.into(),

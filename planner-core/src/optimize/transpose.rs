@@ -85,7 +85,12 @@ fn foldable_operand(g: &Graph, j: usize) -> Option<(usize, usize, [usize; 6])> {
         let [c] = copies.as_slice() else { return None };
         let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));
         let whole = c.shape.iter().product::<usize>() == g.tensors[t].len();
-        if c.input != 0 || c.src_offset != 0 || c.dst_offset != 0 || !dense || !whole || c.src_strides.iter().any(|&s| s < 0)
+        if c.input != 0
+            || c.src_offset != 0
+            || c.dst_offset != 0
+            || !dense
+            || !whole
+            || c.src_strides.iter().any(|&s| s < 0)
         {
             return None;
         }
