@@ -135,8 +135,10 @@ fn compile_with(
         let before = plan::lower_bound(&live.problem).bytes;
         let (orders, exact) = schedule_candidates(&graph, optimizations);
         let mut best = before;
+        // Every order indexes the nodes as imported: reorder that graph, not the best one so far.
+        let imported = graph.clone();
         for order in orders {
-            let mut reordered = graph.clone();
+            let mut reordered = imported.clone();
             schedule::reorder(&mut reordered, &order);
             let reordered_live = analyze(&reordered, optimizations);
             let bound = plan::lower_bound(&reordered_live.problem).bytes;

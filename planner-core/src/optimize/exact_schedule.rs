@@ -317,6 +317,15 @@ mod tests {
     }
 
     #[test]
+    fn the_verifier_rejects_an_order_that_reads_before_writing() {
+        let mut g = branches();
+        reorder(&mut g, &[2, 0, 1, 3, 4, 5]);
+        let live = liveness::analyze(&g, &Optimizations::default());
+        let err = crate::verify::verify_in_place(&g, &live).unwrap_err();
+        assert!(err.contains("step 0 (`a2`) reads `a1` before the step that writes it"), "{err}");
+    }
+
+    #[test]
     fn no_order_below_the_bound_means_none() {
         let g = branches();
         assert_eq!(exact_order(&g, &Optimizations::default(), 100 * U), None);
