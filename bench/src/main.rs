@@ -6,6 +6,11 @@
 //! all of them together; the table reports per-inference medians with their 10th-90th percentile
 //! spread, the ratios, the GFLOP/s sramfit reaches (2 x multiply-accumulates / median) and its share
 //! of this core's f32 FMA peak (derivation printed with the table).
+//!
+//! `-- --rewrites` instead times each model with and without the memory-saving rewrites
+//! ([`rewrites`]).
+
+mod rewrites;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -132,6 +137,9 @@ fn fma_peak() -> (f64, String) {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--rewrites") {
+        return rewrites::run();
+    }
     let (peak, how) = fma_peak();
     let with_ort =
         Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());

@@ -342,7 +342,7 @@ fn no_rewrites_plans_the_graph_as_imported() {
     assert!(with.contains("2 activation(s) fused into the preceding kernel"), "{with}");
     assert!(
         without.contains(
-            "activation fusion off, in-place execution off, concat elision off, scratch fitting off, scheduling off"
+            "activation fusion off, in-place execution off, concat elision off, transpose folding off, scratch fitting off, scheduling off"
         ),
         "{without}"
     );

@@ -197,10 +197,11 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
             "fit_scratch" => o.fit_scratch = on,
             "schedule" => o.schedule = on,
             "elide_concat" => o.elide_concat = on,
+            "transpose" => o.transpose = on,
             other => {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule`, `elide_concat` (each `true` or `false`)"),
+                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule`, `elide_concat`, `transpose` (each `true` or `false`)"),
                 ))
             }
         }

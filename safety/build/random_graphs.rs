@@ -55,16 +55,18 @@ pub fn write(out: &Out) {
 }
 
 /// xorshift64.
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         (self.0 % n.max(1) as u64) as usize
     }
-    fn chance(&mut self, percent: usize) -> bool {
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }
     fn weights(&mut self, n: usize) -> Vec<f32> {
@@ -74,21 +76,27 @@ impl Rng {
 
 /// A value of the graph being built: its name and shape.
 #[derive(Clone)]
-struct Value {
-    name: String,
-    shape: Vec<usize>,
+pub struct Value {
+    /// The ONNX name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<usize>,
 }
 
 /// The graph being built.
-struct Builder {
-    rng: Rng,
-    values: Vec<Value>,
+pub struct Builder {
+    /// The random source.
+    pub rng: Rng,
+    /// The input and every node output so far.
+    pub values: Vec<Value>,
     used: Vec<bool>,
-    graph: pb::GraphProto,
+    /// The ONNX graph.
+    pub graph: pb::GraphProto,
 }
 
 impl Builder {
-    fn constant(&mut self, shape: &[usize]) -> String {
+    /// A new random constant of `shape`; its name.
+    pub fn constant(&mut self, shape: &[usize]) -> String {
         let name = format!("w{}", self.graph.initializer.len());
         let data = self.rng.weights(shape.iter().product());
         self.graph.initializer.push(pb::TensorProto {
@@ -101,7 +109,8 @@ impl Builder {
         name
     }
 
-    fn node(&mut self, op: &str, inputs: Vec<String>, attrs: Vec<pb::AttributeProto>, shape: Vec<usize>) {
+    /// Appends a node with one output of `shape`.
+    pub fn node(&mut self, op: &str, inputs: Vec<String>, attrs: Vec<pb::AttributeProto>, shape: Vec<usize>) {
         let name = format!("t{}", self.values.len());
         for i in &inputs {
             if let Some(v) = self.values.iter().position(|v| &v.name == i) {
@@ -121,24 +130,26 @@ impl Builder {
     }
 
     /// A random existing value; recent ones are likelier, so graphs are deep as well as wide.
-    fn pick(&mut self) -> Value {
+    pub fn pick(&mut self) -> Value {
         let n = self.values.len();
         let i = if self.rng.chance(60) { n - 1 - self.rng.below(n.min(3)) } else { self.rng.below(n) };
         self.values[i].clone()
     }
 
     /// A value of the same shape as `v` other than `v`, if any.
-    fn partner(&mut self, v: &Value) -> Option<Value> {
+    pub fn partner(&mut self, v: &Value) -> Option<Value> {
         let same: Vec<Value> = self.values.iter().filter(|o| o.shape == v.shape && o.name != v.name).cloned().collect();
         (!same.is_empty()).then(|| same[self.rng.below(same.len())].clone())
     }
 }
 
-fn ints(name: &str, v: &[i64]) -> pb::AttributeProto {
+/// An `ints` attribute.
+pub fn ints(name: &str, v: &[i64]) -> pb::AttributeProto {
     pb::AttributeProto { name: name.into(), r#type: AttributeType::Ints as i32, ints: v.to_vec(), ..Default::default() }
 }
 
-fn int(name: &str, v: i64) -> pb::AttributeProto {
+/// An `int` attribute.
+pub fn int(name: &str, v: i64) -> pb::AttributeProto {
     pb::AttributeProto { name: name.into(), r#type: AttributeType::Int as i32, i: v, ..Default::default() }
 }
 
@@ -162,33 +173,47 @@ fn value_info(v: &Value) -> pb::ValueInfoProto {
 /// One random model: an NCHW input, then up to [`MAX_NODES`] nodes each reading earlier values;
 /// every value nothing reads is an output, and sometimes an intermediate one is too.
 fn generate(seed: u64) -> pb::ModelProto {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let input = Value { name: "x".into(), shape: vec![1, 1 + rng.below(4), 2 + rng.below(7), 2 + rng.below(7)] };
-    let mut b = Builder { rng, values: vec![input.clone()], used: vec![false], graph: pb::GraphProto::default() };
-    b.graph.name = format!("random_{seed}");
-    b.graph.input.push(value_info(&input));
+    let mut b = Builder::start(seed, "random");
     let nodes = 2 + b.rng.below(MAX_NODES - 1);
     while b.graph.node.len() < nodes {
         let v = b.pick();
         add_node(&mut b, v);
     }
-    let mut outputs: Vec<usize> = (1..b.values.len()).filter(|&i| !b.used[i]).collect();
-    if b.rng.chance(30) {
-        outputs.insert(0, 1 + b.rng.below(b.values.len() - 1));
-        outputs.dedup();
+    b.finish(13)
+}
+
+impl Builder {
+    /// A graph named `{kind}_{seed}` with one NCHW input of random shape.
+    pub fn start(seed: u64, kind: &str) -> Builder {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let input = Value { name: "x".into(), shape: vec![1, 1 + rng.below(4), 2 + rng.below(7), 2 + rng.below(7)] };
+        let mut b = Builder { rng, values: vec![input.clone()], used: vec![false], graph: pb::GraphProto::default() };
+        b.graph.name = format!("{kind}_{seed}");
+        b.graph.input.push(value_info(&input));
+        b
     }
-    b.graph.output = outputs.iter().map(|&i| value_info(&b.values[i])).collect();
-    pb::ModelProto {
-        ir_version: 8,
-        opset_import: vec![pb::OperatorSetIdProto { domain: String::new(), version: 13 }],
-        producer_name: "sramfit-safety random_graphs".into(),
-        graph: Some(b.graph),
-        ..Default::default()
+
+    /// The model at `opset`: every value nothing reads is an output, and sometimes an
+    /// intermediate one is too.
+    pub fn finish(mut self, opset: i64) -> pb::ModelProto {
+        let mut outputs: Vec<usize> = (1..self.values.len()).filter(|&i| !self.used[i]).collect();
+        if self.rng.chance(30) {
+            outputs.insert(0, 1 + self.rng.below(self.values.len() - 1));
+            outputs.dedup();
+        }
+        self.graph.output = outputs.iter().map(|&i| value_info(&self.values[i])).collect();
+        pb::ModelProto {
+            ir_version: 8,
+            opset_import: vec![pb::OperatorSetIdProto { domain: String::new(), version: opset }],
+            producer_name: "sramfit-safety random_graphs".into(),
+            graph: Some(self.graph),
+            ..Default::default()
+        }
     }
 }
 
 /// Appends one random node reading `v` (and maybe another value or a constant).
-fn add_node(b: &mut Builder, v: Value) {
+pub fn add_node(b: &mut Builder, v: Value) {
     let s = v.shape.clone();
     let four_d = s.len() == 4;
     match b.rng.below(9) {

@@ -9,7 +9,7 @@
 
 use sramfit_runtime_min::Activation;
 
-use crate::ir::{Graph, Op, TensorId, Unary};
+use crate::ir::{Graph, Op, Unary};
 
 /// The epilogue equivalent to an elementwise node, if there is one.
 fn activation_of(u: &Unary) -> Option<Activation> {
@@ -74,7 +74,7 @@ pub fn fuse_activations(g: &mut Graph) -> usize {
         }
     }
     if fused > 0 {
-        remove_unused_tensors(g);
+        super::remove_unused_tensors(g);
     }
     fused
 }
@@ -96,36 +96,10 @@ fn fusable_reader(g: &Graph, i: usize) -> Option<(usize, Activation)> {
     compose(current, activation_of(u)?).map(|act| (j, act))
 }
 
-/// Drops tensors no node and no graph port refers to, renumbering the rest (order kept).
-fn remove_unused_tensors(g: &mut Graph) {
-    let mut used = vec![false; g.tensors.len()];
-    for n in &g.nodes {
-        n.inputs.iter().chain([&n.output]).for_each(|&t| used[t] = true);
-    }
-    g.inputs.iter().chain(&g.outputs).for_each(|&t| used[t] = true);
-    let mut new_id: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
-    let mut next = 0;
-    for (t, u) in used.iter().enumerate() {
-        if *u {
-            new_id[t] = Some(next);
-            next += 1;
-        }
-    }
-    let old = std::mem::take(&mut g.tensors);
-    g.tensors = old.into_iter().zip(&used).filter(|(_, u)| **u).map(|(t, _)| t).collect();
-    let map = |t: &mut TensorId| *t = new_id[*t].expect("a used tensor keeps an id");
-    for n in &mut g.nodes {
-        n.inputs.iter_mut().for_each(map);
-        map(&mut n.output);
-    }
-    g.inputs.iter_mut().for_each(map);
-    g.outputs.iter_mut().for_each(map);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Node, Tensor, TensorKind};
+    use crate::ir::{Node, Tensor, TensorId, TensorKind};
     use sramfit_runtime_min::MatMul;
 
     fn matmul() -> Op {

@@ -6,17 +6,22 @@
 //!   [`crate::liveness`], switched here, checked by [`crate::verify::verify_in_place`]);
 //! - scratch fitting: a convolution whose preferred im2col scratch would raise the peak gets
 //!   smaller tiles or none (direct convolution), decided in [`crate::liveness`];
-//! - [`schedule`]: a memory-aware execution order, kept when its lower bound is smaller;
+//! - [`schedule`] and [`exact_schedule`]: memory-aware execution orders (greedy, and exact for
+//!   small graphs), kept when their lower bound is smaller;
 //! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
-//!   intermediate tensor never exists.
+//!   intermediate tensor never exists;
+//! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
+//!   strides, so the transposed tensor never exists.
 
+pub mod exact_schedule;
 pub mod fuse;
 pub mod schedule;
+pub mod transpose;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ir::Graph;
+use crate::ir::{Graph, TensorId};
 
 /// Which rewrites to run. All are on by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,6 +38,9 @@ pub struct Optimizations {
     /// Let the inputs of a concatenation be written straight into their slices of its output, so
     /// that the concatenation costs no copy and no extra bytes (see [`crate::liveness`]).
     pub elide_concat: bool,
+    /// Let a matrix product read a transposed operand through its strides instead of a copy
+    /// ([`transpose`]).
+    pub transpose: bool,
 }
 
 impl Optimizations {
@@ -43,12 +51,20 @@ impl Optimizations {
         fit_scratch: false,
         schedule: false,
         elide_concat: false,
+        transpose: false,
     };
 }
 
 impl Default for Optimizations {
     fn default() -> Self {
-        Optimizations { fuse_activations: true, in_place: true, fit_scratch: true, schedule: true, elide_concat: true }
+        Optimizations {
+            fuse_activations: true,
+            in_place: true,
+            fit_scratch: true,
+            schedule: true,
+            elide_concat: true,
+            transpose: true,
+        }
     }
 }
 
@@ -66,6 +82,12 @@ pub struct Applied {
     pub schedule_lower_bounds: Option<(u64, u64)>,
     /// Concatenations elided (their inputs written in place into the output).
     pub elided_concats: usize,
+    /// Transposing copies folded into a matrix product's strides.
+    pub folded_transposes: usize,
+    /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
+    /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
+    /// elision); otherwise only the greedy order was tried.
+    pub exact_schedule: bool,
 }
 
 impl Applied {
@@ -83,16 +105,26 @@ impl Applied {
             true => format!("{} kernel(s) with reduced scratch", self.reduced_scratch),
             false => "scratch fitting off".into(),
         };
+        let search = match self.exact_schedule {
+            true => "exact search",
+            false => "greedy search; the exact one exceeded its budget",
+        };
         let schedule = match self.schedule_lower_bounds {
-            Some((onnx, aware)) if aware < onnx => format!("memory-aware order (lower bound {onnx} -> {aware} bytes)"),
-            Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found)"),
+            Some((onnx, aware)) if aware < onnx => {
+                format!("memory-aware order (lower bound {onnx} -> {aware} bytes, {search})")
+            }
+            Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found by {search})"),
             None => "scheduling off".into(),
         };
         let concat = match o.elide_concat {
             true => format!("{} concat(s) elided", self.elided_concats),
             false => "concat elision off".into(),
         };
-        format!("{fuse}, {in_place}, {concat}, {scratch}, {schedule}")
+        let transpose = match o.transpose {
+            true => format!("{} transpose(s) folded into matrix product strides", self.folded_transposes),
+            false => "transpose folding off".into(),
+        };
+        format!("{fuse}, {in_place}, {concat}, {transpose}, {scratch}, {schedule}")
     }
 }
 
@@ -102,5 +134,34 @@ pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
     if o.fuse_activations {
         applied.fused_activations = fuse::fuse_activations(g);
     }
+    if o.transpose {
+        applied.folded_transposes = transpose::fold_transposes(g);
+    }
     applied
+}
+
+/// Drops tensors no node and no graph port refers to, renumbering the rest (order kept).
+pub(crate) fn remove_unused_tensors(g: &mut Graph) {
+    let mut used = vec![false; g.tensors.len()];
+    for n in &g.nodes {
+        n.inputs.iter().chain([&n.output]).for_each(|&t| used[t] = true);
+    }
+    g.inputs.iter().chain(&g.outputs).for_each(|&t| used[t] = true);
+    let mut new_id: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
+    let mut next = 0;
+    for (t, u) in used.iter().enumerate() {
+        if *u {
+            new_id[t] = Some(next);
+            next += 1;
+        }
+    }
+    let old = std::mem::take(&mut g.tensors);
+    g.tensors = old.into_iter().zip(&used).filter(|(_, u)| **u).map(|(t, _)| t).collect();
+    let map = |t: &mut TensorId| *t = new_id[*t].expect("a used tensor keeps an id");
+    for n in &mut g.nodes {
+        n.inputs.iter_mut().for_each(map);
+        map(&mut n.output);
+    }
+    g.inputs.iter_mut().for_each(map);
+    g.outputs.iter_mut().for_each(map);
 }

@@ -24,8 +24,18 @@ struct Resident {
     last: usize,
 }
 
-/// Checks that every arena buffer's tensors may share it; the error names the tensors and step.
+/// Checks that the schedule reads every tensor after the step that writes it, and that every arena
+/// buffer's tensors may share it; the error names the tensors and step.
 pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
+    // The schedule itself: every step reads only tensors written by earlier steps.
+    for (i, n) in g.nodes.iter().enumerate() {
+        if let Some(&t) = n.inputs.iter().find(|&&t| g.producer(t).is_some_and(|p| p >= i)) {
+            return Err(format!(
+                "step {i} (`{}`) reads `{}` before the step that writes it",
+                n.name, g.tensors[t].name
+            ));
+        }
+    }
     let buffers = live.problem.buffers.len();
     let mut residents: Vec<Vec<Resident>> = (0..buffers).map(|_| Vec::new()).collect();
     for t in 0..g.tensors.len() {

@@ -1,0 +1,109 @@
+//! `cargo run --release -p sramfit-bench -- --rewrites`: is the code the memory-saving rewrites
+//! produce ever slower? Each bench model is compiled twice in this process, with the default
+//! rewrites (fusion, in place, concat elision, transpose folding, scheduling, scratch fitting) and
+//! with `Optimizations::NONE`, and both builds are timed in alternating rounds (the order flips
+//! each round). A ratio below 1 means the rewritten code is faster.
+
+use std::time::{Duration, Instant};
+
+use crate::{RunDyn, inputs, ms, sample, stats};
+
+/// Both builds of one model.
+struct Pair {
+    name: &'static str,
+    inputs: &'static [&'static [usize]],
+    outputs: &'static [&'static [usize]],
+    /// With the default rewrites, then with none.
+    runs: [RunDyn; 2],
+    /// Arena bytes of both builds.
+    arenas: [usize; 2],
+}
+
+macro_rules! pairs {
+    ($($module:ident: $name:literal => $path:literal),* $(,)?) => {
+        $(
+            mod $module {
+                sramfit::model! { pub mod rewritten { path: $path } }
+                sramfit::model! {
+                    pub mod plain {
+                        path: $path,
+                        optimize: {
+                            fuse_activations: false, in_place: false, fit_scratch: false,
+                            schedule: false, elide_concat: false, transpose: false,
+                        },
+                    }
+                }
+            }
+        )*
+        const PAIRS: &[Pair] = &[$(
+            Pair {
+                name: $name,
+                inputs: $module::rewritten::INPUT_SHAPES,
+                outputs: $module::rewritten::OUTPUT_SHAPES,
+                runs: [$module::rewritten::run_dyn, $module::plain::run_dyn],
+                arenas: [$module::rewritten::ARENA_BYTES, $module::plain::ARENA_BYTES],
+            },
+        )*];
+    };
+}
+
+pairs! {
+    kws: "keyword spotting DS-CNN" => "../tests/models/kws_dscnn.onnx",
+    vww: "visual wake words MobileNetV1-0.25" => "../tests/models/vww_mobilenetv1.onnx",
+    resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
+    autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
+    mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
+    mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
+    resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
+    transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
+    shufflenet: "ShuffleNetV2" => "../tests/models/arch/shufflenetv2.onnx",
+    squeezenet: "SqueezeNet 1.1" => "../tests/models/arch/squeezenet11.onnx",
+}
+
+/// Rounds per model, each timing both builds for about [`ROUND_TIME`].
+const ROUNDS: usize = 9;
+const ROUND_TIME: Duration = Duration::from_millis(150);
+
+/// Prints the table.
+pub fn run() {
+    println!("sramfit-bench --rewrites: default rewrites vs none, batch 1, one thread, {ROUNDS} alternating rounds");
+    println!();
+    println!("| model | arena with / without (bytes) | with ms (p10-p90) | without ms (p10-p90) | with/without |");
+    println!("|---|--:|--:|--:|--:|");
+    for p in PAIRS {
+        let data = inputs(p.inputs);
+        let ins: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
+        let mut outs: Vec<Vec<f32>> = p.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect();
+        let mut run = |k: usize| {
+            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            (p.runs[k])(&ins, &mut refs).expect("run_dyn");
+            std::hint::black_box(&refs);
+        };
+        // Calibrate on the slower build, so both run about ROUND_TIME per round.
+        let mut once = Duration::from_micros(1);
+        for k in 0..2 {
+            run(k);
+            let start = Instant::now();
+            run(k);
+            once = once.max(start.elapsed());
+        }
+        let iterations = ((ROUND_TIME.as_secs_f64() / once.as_secs_f64()) as usize).clamp(3, 10_000);
+        let mut samples: [Vec<Duration>; 2] = Default::default();
+        for round in 0..ROUNDS {
+            for k in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
+                sample(&mut || run(k), iterations, &mut samples[k]);
+            }
+        }
+        let [with, without] = samples.each_mut().map(|s| stats(s));
+        let cell = |(m, lo, hi): (Duration, Duration, Duration)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi));
+        println!(
+            "| {} | {} / {} | {} | {} | {:.3} |",
+            p.name,
+            p.arenas[0],
+            p.arenas[1],
+            cell(with),
+            cell(without),
+            with.0.as_secs_f64() / without.0.as_secs_f64()
+        );
+    }
+}

@@ -1,0 +1,238 @@
+//! Transpose as metadata: a copy that only permutes (or reshapes) a tensor for a matrix product
+//! becomes strides of that product, so the copied tensor never exists.
+//!
+//! The matrix product kernel ([`sramfit_runtime_min::MatMul`]) reads each operand through a batch,
+//! row and column stride, so it can read a transposed operand where it lies. Such copies come from
+//! a Transpose that tract did not fold into the product, and from the importer's fallback that puts
+//! both einsum operands in a canonical layout when their axes do not nest (ShuffleNetV2's last
+//! convolution after a channel shuffle, a Gemm after Flatten whose weights are stored transposed).
+//!
+//! A copy node is folded into the product that reads it when: it is one whole-tensor strided copy
+//! of its input (no offset, non-negative source strides, a dense row-major destination), its output
+//! is read once, by that product, and is not a graph output, and every element the product reads
+//! at the new strides is, exhaustively checked, the element the copy would have put at the old
+//! position. The copy node and its tensor are then removed.
+
+use sramfit_runtime_min::MatMul;
+
+use crate::ir::{strides_of, Graph, Op, StridedCopy};
+
+/// Most element positions checked for one fold; a larger operand keeps its copy.
+const MAX_CHECKED: usize = 1 << 24;
+
+/// Folds every eligible copy into the matrix product reading it; returns how many were folded.
+pub fn fold_transposes(g: &mut Graph) -> usize {
+    let mut folded = 0;
+    let mut j = 0;
+    while j < g.nodes.len() {
+        match foldable_operand(g, j) {
+            Some((slot, i, strides)) => {
+                let Op::MatMul(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_operand") };
+                set_operand(p, slot, strides);
+                g.nodes[j].inputs[slot] = g.nodes[i].inputs[0];
+                g.nodes.remove(i);
+                folded += 1;
+                j = 0;
+            }
+            None => j += 1,
+        }
+    }
+    if folded > 0 {
+        super::remove_unused_tensors(g);
+    }
+    folded
+}
+
+/// An operand's extents and strides: four batch axes, rows, columns.
+type Operand = ([usize; 6], [usize; 6]);
+
+/// Operand `slot` (0: A `[m, k]`, 1: B `[k, n]`) of `p`.
+fn operand(p: &MatMul, slot: usize) -> Operand {
+    let [b0, b1, b2, b3] = p.batch;
+    match slot {
+        0 => {
+            let s = p.a_batch_strides;
+            ([b0, b1, b2, b3, p.m, p.k], [s[0], s[1], s[2], s[3], p.a_row_stride, p.a_col_stride])
+        }
+        _ => {
+            let s = p.b_batch_strides;
+            ([b0, b1, b2, b3, p.k, p.n], [s[0], s[1], s[2], s[3], p.b_row_stride, p.b_col_stride])
+        }
+    }
+}
+
+/// Gives operand `slot` of `p` new strides.
+fn set_operand(p: &mut MatMul, slot: usize, s: [usize; 6]) {
+    let [b0, b1, b2, b3, row, col] = s;
+    match slot {
+        0 => (p.a_batch_strides, p.a_row_stride, p.a_col_stride) = ([b0, b1, b2, b3], row, col),
+        _ => (p.b_batch_strides, p.b_row_stride, p.b_col_stride) = ([b0, b1, b2, b3], row, col),
+    }
+}
+
+/// The operand slot of matrix product `j` whose producer `i` is a foldable copy, with the strides
+/// that read the copy's input directly.
+fn foldable_operand(g: &Graph, j: usize) -> Option<(usize, usize, [usize; 6])> {
+    let Op::MatMul(p) = &g.nodes[j].op else { return None };
+    (0..2).find_map(|slot| {
+        let t = *g.nodes[j].inputs.get(slot)?;
+        let uses = g.nodes.iter().flat_map(|n| &n.inputs).filter(|&&u| u == t).count();
+        if uses != 1 || g.outputs.contains(&t) {
+            return None;
+        }
+        let i = g.nodes.iter().position(|n| n.output == t)?;
+        let Op::Copy(copies) = &g.nodes[i].op else { return None };
+        let [c] = copies.as_slice() else { return None };
+        let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));
+        let whole = c.shape.iter().product::<usize>() == g.tensors[t].len();
+        if c.input != 0
+            || c.src_offset != 0
+            || c.dst_offset != 0
+            || !dense
+            || !whole
+            || c.src_strides.iter().any(|&s| s < 0)
+        {
+            return None;
+        }
+        restride(c, operand(p, slot)).map(|s| (slot, i, s))
+    })
+}
+
+/// The source offset of the element the copy writes at destination offset `dst`.
+fn source_of(c: &StridedCopy, mut dst: usize) -> usize {
+    let mut src = 0;
+    for (&d, &s) in c.dst_strides.iter().zip(&c.src_strides) {
+        let d = (d as usize).max(1);
+        src += dst / d * s as usize;
+        dst %= d;
+    }
+    src
+}
+
+/// Strides reading the copy's source that address, for every index of the operand, the element
+/// the copy would have put at the operand's old address; `None` when no such strides exist.
+fn restride(c: &StridedCopy, (ext, old): Operand) -> Option<[usize; 6]> {
+    let new = old.map(|s| source_of(c, s));
+    if ext.iter().product::<usize>() > MAX_CHECKED {
+        return None;
+    }
+    let mut idx = [0usize; 6];
+    loop {
+        let at = |s: &[usize; 6]| idx.iter().zip(s).map(|(i, s)| i * s).sum::<usize>();
+        if source_of(c, at(&old)) != at(&new) {
+            return None;
+        }
+        // Next index, innermost axis fastest.
+        let mut axis = 6;
+        loop {
+            if axis == 0 {
+                return Some(new);
+            }
+            axis -= 1;
+            idx[axis] += 1;
+            if idx[axis] < ext[axis] {
+                break;
+            }
+            idx[axis] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Node, TensorKind};
+    use sramfit_runtime_min::Activation;
+
+    /// x [2, 3] -> transpose -> xt [3, 2] -> matmul with w [2, 4] -> y [3, 4].
+    fn graph(perm_copy: StridedCopy, extra_reader: bool) -> Graph {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![2, 3], TensorKind::Input(0));
+        let xt = g.add_tensor("xt", vec![3, 2], TensorKind::Activation);
+        let w = g.add_tensor("w", vec![2, 4], TensorKind::Const(vec![0.5; 8]));
+        let y = g.add_tensor("y", vec![3, 4], TensorKind::Activation);
+        let node = |name: &str, op: Op, inputs: Vec<usize>, output| Node {
+            name: name.into(),
+            source_op: name.into(),
+            op,
+            inputs,
+            output,
+        };
+        let mm = MatMul {
+            batch: [1; 4],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m: 3,
+            n: 4,
+            k: 2,
+            a_row_stride: 2,
+            a_col_stride: 1,
+            b_row_stride: 4,
+            b_col_stride: 1,
+            c_row_stride: 4,
+            alpha: 1.0,
+            act: Activation::None,
+        };
+        g.nodes.push(node("transpose", Op::Copy(vec![perm_copy]), vec![x], xt));
+        g.nodes.push(node("mm", Op::MatMul(mm), vec![xt, w], y));
+        (g.inputs, g.outputs) = (vec![x], vec![y]);
+        if extra_reader {
+            let z = g.add_tensor("z", vec![3, 2], TensorKind::Activation);
+            g.nodes.push(node("neg", Op::Unary(crate::ir::Unary::Neg), vec![xt], z));
+            g.outputs.push(z);
+        }
+        g
+    }
+
+    fn transpose_2x3() -> StridedCopy {
+        StridedCopy {
+            input: 0,
+            shape: vec![3, 2],
+            src_offset: 0,
+            src_strides: vec![1, 3],
+            dst_offset: 0,
+            dst_strides: vec![2, 1],
+        }
+    }
+
+    #[test]
+    fn a_transposed_operand_is_read_in_place_with_swapped_strides() {
+        let mut g = graph(transpose_2x3(), false);
+        assert_eq!(fold_transposes(&mut g), 1);
+        assert_eq!(g.nodes.len(), 1);
+        let Op::MatMul(p) = &g.nodes[0].op else { panic!() };
+        // Row r, column c of A is x[c][r]: row stride 1, column stride 3.
+        assert_eq!((p.a_row_stride, p.a_col_stride), (1, 3));
+        assert_eq!(g.tensors[g.nodes[0].inputs[0]].name, "x");
+        assert!(g.tensors.iter().all(|t| t.name != "xt"));
+    }
+
+    #[test]
+    fn a_copy_with_another_reader_or_not_a_permutation_stays() {
+        let mut g = graph(transpose_2x3(), true);
+        assert_eq!(fold_transposes(&mut g), 0);
+        // Reversed rows (a negative stride) cannot be expressed.
+        let mut flip = transpose_2x3();
+        (flip.src_offset, flip.src_strides) = (2, vec![-1, 3]);
+        let mut g = graph(flip, false);
+        assert_eq!(fold_transposes(&mut g), 0);
+    }
+
+    #[test]
+    fn strides_are_checked_on_every_element() {
+        // A 3 x 2 operand over a copy of shape [3, 2, 1]: rows at source stride 1, columns at 5.
+        let c = StridedCopy {
+            input: 0,
+            shape: vec![3, 2, 1],
+            src_offset: 0,
+            src_strides: vec![1, 5, 0],
+            dst_offset: 0,
+            dst_strides: vec![2, 1, 1],
+        };
+        assert_eq!(restride(&c, ([1, 1, 1, 1, 3, 2], [0, 0, 0, 0, 2, 1])), Some([0, 0, 0, 0, 1, 5]));
+        let split = StridedCopy { shape: vec![2, 2], src_strides: vec![1, 4], dst_strides: vec![2, 1], ..c };
+        // One operand axis of 4 over two copy axes (2 x 2) whose source strides (1, 4) do not nest.
+        assert_eq!(restride(&split, ([1, 1, 1, 1, 1, 4], [0, 0, 0, 0, 4, 1])), None);
+    }
+}

@@ -1,0 +1,308 @@
+//! Random models shaped for the memory-saving rewrites, each compiled twice through the real
+//! code generation path: with every rewrite on (scratch fitting off, since the direct convolution
+//! it may pick sums in another order) and with `Optimizations::NONE`. `tests/rewrite_graphs.rs`
+//! runs both on the same random inputs and compares the outputs bit for bit.
+//!
+//! The generator ([`generate`]) mixes the plain random nodes of [`crate::random_graphs`] with the
+//! patterns the rewrites look for: an activation after a convolution or matrix product (fusion),
+//! chains of elementwise steps (in place), concatenations of branches read only by them (concat
+//! elision), values read by several branches that join again (what must *not* be rewritten), and
+//! transposed matrix-product operands.
+//!
+//! `SRAMFIT_REWRITE_GRAPHS` sets how many (default [`DEFAULT_COUNT`]), `SRAMFIT_REWRITE_SEED`
+//! where the generator starts (default 1): graph `i` comes from seed `SEED + i`.
+
+use proc_macro2::TokenStream;
+use prost::Message;
+use quote::{format_ident, quote};
+use sramfit_planner_core::compile::{self, Program};
+use sramfit_planner_core::import;
+use sramfit_planner_core::optimize::Optimizations;
+use tract_onnx::pb::{self, attribute_proto::AttributeType, tensor_proto::DataType};
+
+use crate::out::Out;
+use crate::random_graphs::{add_node, int, ints, Builder, Value};
+
+/// Graphs per build by default: a few seconds in a debug build.
+const DEFAULT_COUNT: u64 = 24;
+/// Most patterns in one graph (a pattern is one to five nodes).
+const MAX_PATTERNS: usize = 8;
+
+/// Writes `rewrite_graphs.rs`.
+pub fn write(out: &Out) {
+    println!("cargo:rerun-if-env-changed=SRAMFIT_REWRITE_GRAPHS");
+    println!("cargo:rerun-if-env-changed=SRAMFIT_REWRITE_SEED");
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (count, first_seed) = (env("SRAMFIT_REWRITE_GRAPHS", DEFAULT_COUNT), env("SRAMFIT_REWRITE_SEED", 1));
+    let dir = out.dir().join("rewrites");
+    std::fs::create_dir_all(&dir).expect("create the model folder");
+    let optimized = Optimizations { fit_scratch: false, ..Default::default() };
+    let mut modules = TokenStream::new();
+    let mut rows = Vec::new();
+    for seed in first_seed..first_seed + count {
+        let model = generate(seed);
+        let path = dir.join(format!("r{seed}.onnx"));
+        std::fs::write(&path, model.encode_to_vec()).expect("write the model");
+        let file = path.display().to_string();
+        let ops: Vec<&str> = model.graph.as_ref().unwrap().node.iter().map(|n| n.op_type.as_str()).collect();
+        let ops = ops.join(" ");
+        let build = |o: &Optimizations| import::import_proto(&model, &[]).and_then(|g| compile::compile_graph(g, o));
+        let status = match (build(&optimized), build(&Optimizations::NONE)) {
+            (Ok(opt), Ok(plain)) => {
+                let m = format_ident!("r{seed}");
+                // Checked mode on the optimised side: a wrong aliasing decision is reported even
+                // where it happens not to change an output.
+                let opt_items = out.module_items(&format!("r{seed}_opt"), &opt, true);
+                let plain_items = out.module_items(&format!("r{seed}_plain"), &plain, false);
+                modules.extend(quote!(pub mod #m { pub mod opt { #opt_items } pub mod plain { #plain_items } }));
+                let applied = applied(&opt);
+                quote!(Ok(Pair {
+                    opt: #m::opt::run_dyn,
+                    plain: #m::plain::run_dyn,
+                    inputs: #m::opt::INPUT_SHAPES,
+                    outputs: #m::opt::OUTPUT_SHAPES,
+                    arenas: (#m::opt::ARENA_BYTES, #m::plain::ARENA_BYTES),
+                    applied: #applied,
+                }))
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let e = e.to_string();
+                quote!(Err(#e))
+            }
+        };
+        rows.push(quote!(RewriteGraph { seed: #seed, file: #file, ops: #ops, compiled: #status }));
+    }
+    out.write("rewrite_graphs.rs", quote!(#modules pub static GRAPHS: &[RewriteGraph] = &[#(#rows),*];));
+}
+
+/// `Applied` as a literal of the test's own `Applied` struct.
+fn applied(p: &Program) -> TokenStream {
+    let a = &p.optimizations.1;
+    let (fused, in_place, elided, transposes) =
+        (a.fused_activations, a.in_place_steps, a.elided_concats, a.folded_transposes);
+    let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
+    quote!(Applied { fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, reordered: #reordered })
+}
+
+/// One random model: an NCHW input, then up to [`MAX_PATTERNS`] patterns or plain random nodes.
+fn generate(seed: u64) -> pb::ModelProto {
+    let mut b = Builder::start(seed, "rewrites");
+    for _ in 0..2 + b.rng.below(MAX_PATTERNS - 1) {
+        let v = b.pick();
+        match b.rng.below(7) {
+            0 | 1 => producer_then_activation(&mut b, v),
+            2 => elementwise_chain(&mut b, v),
+            3 => concat_of_branches(&mut b, v),
+            4 => fork_and_join(&mut b, v),
+            5 => transposed_product(&mut b, v),
+            _ => add_node(&mut b, v),
+        }
+    }
+    // HardSwish needs opset 14.
+    b.finish(14)
+}
+
+/// The value the last node wrote.
+fn last(b: &Builder) -> Value {
+    b.values.last().expect("the input at least").clone()
+}
+
+/// A constant of `shape` holding `data`; its name.
+fn constant_of(b: &mut Builder, shape: &[usize], data: Vec<f32>) -> String {
+    let name = format!("w{}", b.graph.initializer.len());
+    b.graph.initializer.push(pb::TensorProto {
+        name: name.clone(),
+        dims: shape.iter().map(|&d| d as i64).collect(),
+        data_type: DataType::Float as i32,
+        float_data: data,
+        ..Default::default()
+    });
+    name
+}
+
+/// A `float` attribute.
+fn float(name: &str, f: f32) -> pb::AttributeProto {
+    pb::AttributeProto { name: name.into(), r#type: AttributeType::Float as i32, f, ..Default::default() }
+}
+
+/// An activation the fusion knows (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) applied to `v`.
+fn activation(b: &mut Builder, v: Value) {
+    let s = v.shape.clone();
+    match b.rng.below(6) {
+        0 => b.node("Relu", vec![v.name], vec![], s),
+        1 => {
+            let (lo, hi) = ([-0.5, 0.0][b.rng.below(2)], [0.5, 6.0][b.rng.below(2)]);
+            let (lo, hi) = (constant_of(b, &[], vec![lo]), constant_of(b, &[], vec![hi]));
+            b.node("Clip", vec![v.name, lo, hi], vec![], s)
+        }
+        2 => b.node("LeakyRelu", vec![v.name], vec![float("alpha", 0.1)], s),
+        3 => b.node("HardSwish", vec![v.name], vec![], s),
+        4 => b.node("Sigmoid", vec![v.name], vec![], s),
+        _ => b.node("Tanh", vec![v.name], vec![], s),
+    }
+}
+
+/// A convolution of an NCHW value keeping its height and width; `c_out` channels.
+fn conv(b: &mut Builder, v: &Value, c_out: usize) {
+    let s = &v.shape;
+    let k = [1, 3][b.rng.below(2)];
+    let w = b.constant(&[c_out, s[1], k, k]);
+    let mut inputs = vec![v.name.clone(), w];
+    if b.rng.chance(70) {
+        inputs.push(b.constant(&[c_out]));
+    }
+    let pad = (k / 2) as i64;
+    let attrs = vec![ints("kernel_shape", &[k as i64; 2]), ints("pads", &[pad; 4])];
+    b.node("Conv", inputs, attrs, vec![1, c_out, s[2], s[3]]);
+}
+
+/// A matrix product of `v` (any rank >= 2) with a constant `[k, n]`, by MatMul (+ Add bias) or,
+/// for a 2-D `v`, Gemm.
+fn product(b: &mut Builder, v: &Value, n: usize) {
+    let k = *v.shape.last().unwrap();
+    let mut shape = v.shape.clone();
+    *shape.last_mut().unwrap() = n;
+    if v.shape.len() == 2 && b.rng.chance(50) {
+        let trans_b = b.rng.below(2);
+        let w = b.constant(&if trans_b == 1 { [n, k] } else { [k, n] });
+        let bias = b.constant(&[n]);
+        b.node("Gemm", vec![v.name.clone(), w, bias], vec![int("transB", trans_b as i64)], shape);
+        return;
+    }
+    let w = b.constant(&[k, n]);
+    b.node("MatMul", vec![v.name.clone(), w], vec![], shape.clone());
+    if b.rng.chance(50) {
+        let (prod, bias) = (last(b).name, b.constant(&[n]));
+        b.node("Add", vec![prod, bias], vec![], shape);
+    }
+}
+
+/// Conv or matrix product, then one or two activations (two clamps compose into one epilogue).
+fn producer_then_activation(b: &mut Builder, v: Value) {
+    if v.shape.len() == 4 && b.rng.chance(60) {
+        let c_out = 1 + b.rng.below(4);
+        conv(b, &v, c_out);
+    } else {
+        let n = 1 + b.rng.below(6);
+        product(b, &v, n);
+    }
+    for _ in 0..1 + b.rng.below(2) {
+        let p = last(b);
+        activation(b, p);
+    }
+}
+
+/// Two to four elementwise steps in a row: unary functions, a per-channel scale and shift (an
+/// unfolded BatchNormalization) and Add/Mul with a same-shaped value.
+fn elementwise_chain(b: &mut Builder, v: Value) {
+    let mut v = v;
+    for _ in 0..2 + b.rng.below(3) {
+        let s = v.shape.clone();
+        match b.rng.below(4) {
+            0 => activation(b, v),
+            1 => {
+                let op = ["Abs", "Neg", "Exp"][b.rng.below(3)];
+                b.node(op, vec![v.name], vec![], s);
+            }
+            2 => {
+                let c: Vec<usize> = if s.len() == 4 { vec![1, s[1], 1, 1] } else { vec![*s.last().unwrap()] };
+                let (scale, shift) = (b.constant(&c), b.constant(&c));
+                b.node("Mul", vec![v.name, scale], vec![], s.clone());
+                let scaled = last(b).name;
+                b.node("Add", vec![scaled, shift], vec![], s);
+            }
+            _ => {
+                let other = b.partner(&v).map_or_else(|| v.name.clone(), |o| o.name);
+                let op = ["Add", "Mul", "Sub", "Max"][b.rng.below(4)];
+                let inputs = if b.rng.chance(50) { vec![v.name, other] } else { vec![other, v.name] };
+                b.node(op, inputs, vec![], s);
+            }
+        }
+        v = last(b);
+    }
+}
+
+/// One branch from `v` keeping its NCHW height and width: a convolution (maybe activated), an
+/// elementwise function, or a chain.
+fn branch(b: &mut Builder, v: &Value) -> Value {
+    match b.rng.below(3) {
+        0 => {
+            let c_out = 1 + b.rng.below(4);
+            conv(b, v, c_out);
+            if b.rng.chance(50) {
+                let c = last(b);
+                activation(b, c);
+            }
+        }
+        1 => activation(b, v.clone()),
+        _ => elementwise_chain(b, v.clone()),
+    }
+    last(b)
+}
+
+/// Two or three branches from `v`, concatenated: along channels of NCHW values (contiguous slices
+/// for batch 1), or along the outermost axis of 2-D values.
+fn concat_of_branches(b: &mut Builder, v: Value) {
+    let (count, n) = (2 + b.rng.below(2), 1 + b.rng.below(6));
+    let parts: Vec<Value> = (0..count)
+        .map(|_| match v.shape.len() {
+            4 => branch(b, &v),
+            _ => {
+                product(b, &v, n);
+                last(b)
+            }
+        })
+        .collect();
+    let axis = if v.shape.len() == 4 { 1 } else { 0 };
+    let mut shape = parts[0].shape.clone();
+    shape[axis] = parts.iter().map(|p| p.shape[axis]).sum();
+    b.node("Concat", parts.into_iter().map(|p| p.name).collect(), vec![int("axis", axis as i64)], shape);
+    // A reader, so that the concatenation is usually in the arena rather than the caller's output.
+    if b.rng.chance(80) {
+        let c = last(b);
+        activation(b, c);
+    }
+}
+
+/// `v` read by two branches that join again, by Add (same shape) or by a channel concatenation
+/// that also reads `v` itself (its input has another reader, as in DenseNet).
+fn fork_and_join(b: &mut Builder, v: Value) {
+    if v.shape.len() != 4 {
+        let s = v.shape.clone();
+        activation(b, v.clone());
+        let a = last(b).name;
+        b.node("Add", vec![a, v.name], vec![], s);
+        return;
+    }
+    let a = branch(b, &v);
+    if b.rng.chance(50) {
+        let c = branch(b, &v);
+        let shape = vec![1, v.shape[1] + a.shape[1] + c.shape[1], v.shape[2], v.shape[3]];
+        b.node("Concat", vec![v.name, a.name, c.name], vec![int("axis", 1)], shape);
+    } else {
+        let c_out = a.shape[1];
+        conv(b, &v, c_out);
+        let c = last(b);
+        b.node("Add", vec![a.name, c.name], vec![], a.shape);
+    }
+}
+
+/// A matrix product with a transposed operand: `v` with its last two axes swapped times a
+/// constant, or `v` times its own transpose (an attention score shape).
+fn transposed_product(b: &mut Builder, v: Value) {
+    let r = v.shape.len();
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(r - 2, r - 1);
+    let mut t_shape = v.shape.clone();
+    t_shape.swap(r - 2, r - 1);
+    b.node("Transpose", vec![v.name.clone()], vec![ints("perm", &perm)], t_shape);
+    let t = last(b);
+    if b.rng.chance(50) {
+        let n = 1 + b.rng.below(6);
+        product(b, &t, n);
+    } else {
+        let mut shape = v.shape.clone();
+        shape[r - 1] = v.shape[r - 2];
+        b.node("MatMul", vec![v.name, t.name], vec![], shape);
+    }
+}

@@ -1,0 +1,103 @@
+//! Every memory-saving rewrite keeps outputs bit-identical: random models shaped for the rewrites
+//! (`build/rewrite_graphs.rs`: activations after convolutions and matrix products, elementwise
+//! chains, concatenations of single-use branches, multi-reader branches, transposed operands) are
+//! compiled with every rewrite on (in checked mode) and with `Optimizations::NONE`, run on the
+//! same random inputs, and compared bit for bit. More graphs:
+//! `SRAMFIT_REWRITE_GRAPHS=1000 cargo test -p sramfit-safety --test rewrite_graphs -- --nocapture`
+//! (and `SRAMFIT_REWRITE_SEED=N` for another range).
+
+// The generated `run` takes one argument per graph input and output; random graphs have many.
+#![allow(clippy::too_many_arguments)]
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use common::RunDyn;
+
+/// What the rewrites did on one graph (from the optimised build's `Applied`).
+pub struct Applied {
+    fused: usize,
+    in_place: usize,
+    elided: usize,
+    transposes: usize,
+    reordered: bool,
+}
+
+/// Both builds of one graph.
+pub struct Pair {
+    opt: RunDyn,
+    plain: RunDyn,
+    inputs: &'static [&'static [usize]],
+    outputs: &'static [&'static [usize]],
+    /// Arena bytes with and without the rewrites.
+    arenas: (usize, usize),
+    applied: Applied,
+}
+
+/// One generated graph.
+pub struct RewriteGraph {
+    seed: u64,
+    file: &'static str,
+    ops: &'static str,
+    compiled: Result<Pair, &'static str>,
+}
+
+include!(concat!(env!("OUT_DIR"), "/rewrite_graphs.rs"));
+
+/// Runs `f` on `ins`; the outputs as bits.
+fn run(f: RunDyn, ins: &[&[f32]], outputs: &[&[usize]]) -> Result<Vec<Vec<u32>>, sramfit::Error> {
+    let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
+    let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    f(ins, &mut refs)?;
+    Ok(outs.iter().map(|o| o.iter().map(|x| x.to_bits()).collect()).collect())
+}
+
+#[test]
+fn every_rewrite_keeps_outputs_bit_identical() {
+    let mut failures = Vec::new();
+    let (mut fused, mut in_place, mut elided, mut transposes, mut reordered, mut smaller) = (0, 0, 0, 0, 0, 0);
+    let mut larger = Vec::new();
+    for g in GRAPHS {
+        let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
+        let p = match &g.compiled {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(what(&format!("does not compile: {e}")));
+                continue;
+            }
+        };
+        (fused, in_place, elided) = (fused + p.applied.fused, in_place + p.applied.in_place, elided + p.applied.elided);
+        transposes += p.applied.transposes;
+        reordered += usize::from(p.applied.reordered);
+        smaller += usize::from(p.arenas.0 < p.arenas.1);
+        if p.arenas.0 > p.arenas.1 {
+            larger.push(format!("seed {} ({} > {} bytes)", g.seed, p.arenas.0, p.arenas.1));
+        }
+        for seed in 1..=2u64 {
+            let ins: Vec<Vec<f32>> =
+                p.inputs.iter().map(|s| common::random(s.iter().product(), g.seed * 31 + seed)).collect();
+            let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
+            match (run(p.opt, &ins, p.outputs), run(p.plain, &ins, p.outputs)) {
+                (Ok(a), Ok(b)) => {
+                    if let Some(k) = (0..a.len()).find(|&k| a[k] != b[k]) {
+                        failures.push(what(&format!("output {k} differs (input seed {seed})")));
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => failures.push(what(&e.to_string())),
+            }
+        }
+    }
+    eprintln!(
+        "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
+         {transposes} transposes folded, {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+        GRAPHS.len(),
+        larger.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
+    // The generator's purpose: every rewrite it targets happens somewhere in the default set.
+    assert!(
+        fused > 0 && in_place > 0 && elided > 0 && transposes > 0,
+        "the generator no longer exercises every rewrite"
+    );
+}
