@@ -348,5 +348,7 @@ fn no_rewrites_plans_the_graph_as_imported() {
     );
     let arena =
         |s: &str| s.lines().find(|l| l.starts_with("arena")).unwrap().split_whitespace().nth(1).unwrap().to_owned();
-    assert_eq!((arena(&with).as_str(), arena(&without).as_str()), ("23,520", "49,504"));
+    // Without scratch fitting, conv2's im2col scratch is its preferred size: 128 rows (the kernel's
+    // K block) x 64 positions.
+    assert_eq!((arena(&with).as_str(), arena(&without).as_str()), ("23,520", "43,872"));
 }
