@@ -5,9 +5,11 @@ Issue 6 asks to rebuild the five MLPerf-Tiny-style models in Keras, export them 
 compare TFLM's tensor arena with sramfit's `ARENA_BYTES` on the ONNX rebuilds that
 scripts/gen_models.py commits (tests/models/*.onnx, same layer shapes, NCHW instead of NHWC).
 
-TFLite Micro itself is not installable here: its Python interpreter is not on PyPI (the names
-`tflite-micro`, `tflite_micro`, `tflite-micro-nightly` do not exist; `tflm` is an unrelated
-package). So this script re-implements, from TFLM's documented behaviour, the part that decides the
+TFLite Micro's Python interpreter is on PyPI only as development builds (`pip install --pre
+tflite-micro`; this script installs it when missing). The script runs it on each .tflite file and
+reads its RecordingMicroAllocator report: the arena head is TFLM's tensor arena (the planned tensors),
+head + tail its whole arena (with tensor structs, operator data and persistent buffers). As a
+cross-check it also re-implements, from TFLM's documented behaviour, the part that decides the
 tensor arena for a float model:
   * lifetimes (micro_allocation_info.cc): graph inputs and outputs are created at scope 0, each
     operator opens a new scope; an operator's outputs are created there, its inputs and outputs are
@@ -15,9 +17,8 @@ tensor arena for a float model:
   * sizes: bytes rounded up to 16 (the arena buffer alignment);
   * offsets: GreedyMemoryPlanner — buffers in decreasing size (stable), each placed at the lowest
     offset where it fits between already placed buffers whose lifetimes overlap its own.
-The tensor arena is the planner's maximum memory size. TFLM's "whole arena" also holds persistent
-data (tensor structs, operator data) that depends on the build; it cannot be computed without TFLM
-and is not reported here.
+The re-implemented tensor arena is that planner's maximum memory size; it should equal the head
+that TFLM reports.
 
 The .tflite files come from Keras models with the same layers as the ONNX rebuilds, converted with
 tf.lite.TFLiteConverter (float32, which folds BatchNormalization into the convolutions and fuses
@@ -37,11 +38,34 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ALIGN = 16
 
 
-def ensure_tensorflow():
+def ensure_packages():
     try:
         import tensorflow  # noqa: F401
     except ImportError:
         subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "tensorflow-cpu"])
+    try:
+        import tflite_micro  # noqa: F401
+    except ImportError:
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", "--pre", "tflite-micro"])
+
+
+def tflm_measured(tflite_bytes):
+    """(tensor arena, whole arena) as TFLite Micro's own interpreter reports them after one run."""
+    # TFLM prints its allocation report from C code: run it in a child process and read its stdout.
+    run_tflm = (
+        "import sys\n"
+        "from tflite_micro.python.tflite_micro import runtime\n"
+        "interp = runtime.Interpreter.from_file(sys.argv[1], arena_size=1 << 24)\n"
+        "interp.invoke()\n"
+        "interp.print_allocations()\n"
+    )
+    with tempfile.NamedTemporaryFile(suffix=".tflite") as model:
+        model.write(tflite_bytes)
+        model.flush()
+        report = subprocess.run([sys.executable, "-c", run_tflm, model.name], check=True,
+                                capture_output=True, text=True).stdout
+    value = lambda what: int(report.split(f"Arena allocation {what} ")[1].split()[0])
+    return value("head"), value("total")
 
 
 # -- Keras rebuilds (layer shapes as in scripts/gen_models.py) ---------------------------------- #
@@ -175,7 +199,7 @@ def sramfit_arena(onnx_path, rewrites, io_arena=False):
 
 
 def main():
-    ensure_tensorflow()
+    ensure_packages()
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(0)
@@ -185,22 +209,24 @@ def main():
         tflite = tf.lite.TFLiteConverter.from_keras_model(model).convert()
         buffers, ops = tflm_buffers(tflite)
         tflm = greedy_by_size(buffers)
+        tflm_head, tflm_whole = tflm_measured(tflite)
         onnx = os.path.join("tests", "models", stem + ".onnx")
         _, lb_plain = sramfit_arena(onnx, rewrites=False)
         arena, lb = sramfit_arena(onnx, rewrites=True)
         whole, _ = sramfit_arena(onnx, rewrites=True, io_arena=True)
-        rows.append((title, lb_plain, tflm, arena, lb, whole, issue))
+        rows.append((title, lb_plain, (tflm_head, tflm_whole, tflm), arena, lb, whole, issue))
         print(f"{stem}: {len(ops)} TFLite ops: {' '.join(ops)}", file=sys.stderr)
 
     print("TFLM's tensor arena holds the graph input and output; sramfit's ARENA_BYTES does not (they are")
     print("the caller's buffers) unless the model is built with `io: arena` (last sramfit column).")
     print()
-    print("| model | ONNX lower bound, no aliasing | TFLM tensor arena (re-implemented, on our .tflite) "
-          "| sramfit ARENA_BYTES | sramfit / TFLM | sramfit, io: arena | issue's figures (ONNX LB / TFLM tensor / TFLM whole) |")
-    print("|---|--:|--:|--:|--:|--:|--:|")
-    for title, lb_plain, tflm, arena, lb, whole, (i_lb, i_tflm, i_whole) in rows:
-        print(f"| {title} | {lb_plain:,} | {tflm:,} | {arena:,} (LB {lb:,}) | {arena / tflm:.3f} "
-              f"| {whole:,} | {i_lb:,} / {i_tflm:,} / {i_whole:,} |")
+    print("| model | ONNX lower bound, no aliasing | TFLM tensor arena (its planner re-implemented) "
+          "| TFLM tensor arena | TFLM whole arena | sramfit ARENA_BYTES | sramfit / TFLM tensor "
+          "| sramfit, io: arena | issue's figures (ONNX LB / TFLM tensor / TFLM whole) |")
+    print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for title, lb_plain, (head, whole_tflm, greedy), arena, lb, whole, (i_lb, i_tflm, i_whole) in rows:
+        print(f"| {title} | {lb_plain:,} | {greedy:,} | {head:,} | {whole_tflm:,} | {arena:,} (LB {lb:,}) "
+              f"| {arena / head:.3f} | {whole:,} | {i_lb:,} / {i_tflm:,} / {i_whole:,} |")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 //! `cargo run --release -p sramfit-bench -- --rewrites`: is the code the memory-saving rewrites
 //! produce ever slower? Each bench model is compiled twice in this process, with the default
 //! rewrites (fusion, in place, concat elision, transpose folding, scheduling, scratch fitting) and
-//! with `Optimizations::NONE`, and both builds are timed in alternating rounds (the order flips
-//! each round). A ratio below 1 means the rewritten code is faster.
+//! with `Optimizations::NONE`, and also with every rewrite but scratch fitting (which trades speed
+//! for memory on purpose: a convolution given less scratch than it prefers runs a slower kernel);
+//! the builds are timed in alternating rounds (the order rotates each round). A ratio below 1 means
+//! the rewritten code is faster.
 
 use std::time::{Duration, Instant};
 
@@ -13,10 +15,10 @@ struct Pair {
     name: &'static str,
     inputs: &'static [&'static [usize]],
     outputs: &'static [&'static [usize]],
-    /// With the default rewrites, then with none.
-    runs: [RunDyn; 2],
-    /// Arena bytes of both builds.
-    arenas: [usize; 2],
+    /// With the default rewrites, with none, and with all but scratch fitting.
+    runs: [RunDyn; BUILDS],
+    /// Arena bytes of the builds.
+    arenas: [usize; BUILDS],
 }
 
 macro_rules! pairs {
@@ -24,6 +26,7 @@ macro_rules! pairs {
         $(
             mod $module {
                 sramfit::model! { pub mod rewritten { path: $path } }
+                sramfit::model! { pub mod unfitted { path: $path, optimize: { fit_scratch: false } } }
                 sramfit::model! {
                     pub mod plain {
                         path: $path,
@@ -40,8 +43,8 @@ macro_rules! pairs {
                 name: $name,
                 inputs: $module::rewritten::INPUT_SHAPES,
                 outputs: $module::rewritten::OUTPUT_SHAPES,
-                runs: [$module::rewritten::run_dyn, $module::plain::run_dyn],
-                arenas: [$module::rewritten::ARENA_BYTES, $module::plain::ARENA_BYTES],
+                runs: [$module::rewritten::run_dyn, $module::plain::run_dyn, $module::unfitted::run_dyn],
+                arenas: [$module::rewritten::ARENA_BYTES, $module::plain::ARENA_BYTES, $module::unfitted::ARENA_BYTES],
             },
         )*];
     };
@@ -60,16 +63,24 @@ pairs! {
     squeezenet: "SqueezeNet 1.1" => "../tests/models/arch/squeezenet11.onnx",
 }
 
+/// Builds per model: default rewrites, none, all but scratch fitting.
+const BUILDS: usize = 3;
+
 /// Rounds per model, each timing both builds for about [`ROUND_TIME`].
 const ROUNDS: usize = 9;
 const ROUND_TIME: Duration = Duration::from_millis(150);
 
 /// Prints the table.
 pub fn run() {
-    println!("sramfit-bench --rewrites: default rewrites vs none, batch 1, one thread, {ROUNDS} alternating rounds");
+    println!(
+        "sramfit-bench --rewrites: default rewrites vs none (and all but scratch fitting), batch 1, one thread, {ROUNDS} rotating rounds"
+    );
     println!();
-    println!("| model | arena with / without (bytes) | with ms (p10-p90) | without ms (p10-p90) | with/without |");
-    println!("|---|--:|--:|--:|--:|");
+    println!(
+        "| model | arena with / without / without fitting (bytes) | with ms (p10-p90) | without ms (p10-p90) \
+         | all but fitting ms (p10-p90) | with/without | all but fitting/without |"
+    );
+    println!("|---|--:|--:|--:|--:|--:|--:|");
     for p in PAIRS {
         let data = inputs(p.inputs);
         let ins: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
@@ -81,29 +92,33 @@ pub fn run() {
         };
         // Calibrate on the slower build, so both run about ROUND_TIME per round.
         let mut once = Duration::from_micros(1);
-        for k in 0..2 {
+        for k in 0..BUILDS {
             run(k);
             let start = Instant::now();
             run(k);
             once = once.max(start.elapsed());
         }
         let iterations = ((ROUND_TIME.as_secs_f64() / once.as_secs_f64()) as usize).clamp(3, 10_000);
-        let mut samples: [Vec<Duration>; 2] = Default::default();
+        let mut samples: [Vec<Duration>; BUILDS] = Default::default();
         for round in 0..ROUNDS {
-            for k in if round % 2 == 0 { [0, 1] } else { [1, 0] } {
+            for i in 0..BUILDS {
+                let k = (round + i) % BUILDS;
                 sample(&mut || run(k), iterations, &mut samples[k]);
             }
         }
-        let [with, without] = samples.each_mut().map(|s| stats(s));
+        let [with, without, unfitted] = samples.each_mut().map(|s| stats(s));
         let cell = |(m, lo, hi): (Duration, Duration, Duration)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi));
         println!(
-            "| {} | {} / {} | {} | {} | {:.3} |",
+            "| {} | {} / {} / {} | {} | {} | {} | {:.3} | {:.3} |",
             p.name,
             p.arenas[0],
             p.arenas[1],
+            p.arenas[2],
             cell(with),
             cell(without),
-            with.0.as_secs_f64() / without.0.as_secs_f64()
+            cell(unfitted),
+            with.0.as_secs_f64() / without.0.as_secs_f64(),
+            unfitted.0.as_secs_f64() / without.0.as_secs_f64()
         );
     }
 }
