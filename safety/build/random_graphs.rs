@@ -21,21 +21,12 @@ const MAX_NODES: usize = 12;
 
 /// Writes `random_graphs.rs`.
 pub fn write(out: &Out) {
-    println!("cargo:rerun-if-env-changed=SRAMFIT_RANDOM_GRAPHS");
-    println!("cargo:rerun-if-env-changed=SRAMFIT_RANDOM_SEED");
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let (count, first_seed) = (env("SRAMFIT_RANDOM_GRAPHS", DEFAULT_COUNT), env("SRAMFIT_RANDOM_SEED", 1));
-    let dir = out.dir().join("random");
-    std::fs::create_dir_all(&dir).expect("create the model folder");
+    let dir = model_dir(out, "random");
     let mut modules = TokenStream::new();
     let mut rows = Vec::new();
-    for seed in first_seed..first_seed + count {
+    for seed in seeds("SRAMFIT_RANDOM_GRAPHS", "SRAMFIT_RANDOM_SEED", DEFAULT_COUNT) {
         let model = generate(seed);
-        let path = dir.join(format!("g{seed}.onnx"));
-        std::fs::write(&path, model.encode_to_vec()).expect("write the model");
-        let file = path.display().to_string();
-        let ops: Vec<&str> = model.graph.as_ref().unwrap().node.iter().map(|n| n.op_type.as_str()).collect();
-        let ops = ops.join(" ");
+        let (file, ops) = save(&dir, &format!("g{seed}"), &model);
         let compiled = import::import_proto(&model, &[]).and_then(|g| compile::compile_graph(g, &Default::default()));
         let status = match compiled {
             Ok(program) => {
@@ -52,6 +43,31 @@ pub fn write(out: &Out) {
         rows.push(quote!(Graph { seed: #seed, file: #file, ops: #ops, compiled: #status }));
     }
     out.write("random_graphs.rs", quote!(#modules pub static GRAPHS: &[Graph] = &[#(#rows),*];));
+}
+
+/// The seeds to generate: `$count_var` graphs (default `default_count`) from seed `$seed_var`
+/// (default 1); the build reruns when either variable changes.
+pub fn seeds(count_var: &str, seed_var: &str, default_count: u64) -> std::ops::Range<u64> {
+    println!("cargo:rerun-if-env-changed={count_var}");
+    println!("cargo:rerun-if-env-changed={seed_var}");
+    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
+    let (count, first) = (env(count_var, default_count), env(seed_var, 1));
+    first..first + count
+}
+
+/// The folder `name` under the build's output folder, created.
+pub fn model_dir(out: &Out, name: &str) -> std::path::PathBuf {
+    let dir = out.dir().join(name);
+    std::fs::create_dir_all(&dir).expect("create the model folder");
+    dir
+}
+
+/// Writes `model` to `dir/NAME.onnx`; returns that path and the model's operators, space-separated.
+pub fn save(dir: &std::path::Path, name: &str, model: &pb::ModelProto) -> (String, String) {
+    let path = dir.join(format!("{name}.onnx"));
+    std::fs::write(&path, model.encode_to_vec()).expect("write the model");
+    let ops: Vec<&str> = model.graph.as_ref().unwrap().node.iter().map(|n| n.op_type.as_str()).collect();
+    (path.display().to_string(), ops.join(" "))
 }
 
 /// xorshift64.
@@ -97,8 +113,13 @@ pub struct Builder {
 impl Builder {
     /// A new random constant of `shape`; its name.
     pub fn constant(&mut self, shape: &[usize]) -> String {
-        let name = format!("w{}", self.graph.initializer.len());
         let data = self.rng.weights(shape.iter().product());
+        self.constant_of(shape, data)
+    }
+
+    /// A constant of `shape` holding `data`; its name.
+    pub fn constant_of(&mut self, shape: &[usize], data: Vec<f32>) -> String {
+        let name = format!("w{}", self.graph.initializer.len());
         self.graph.initializer.push(pb::TensorProto {
             name: name.clone(),
             dims: shape.iter().map(|&d| d as i64).collect(),

@@ -13,15 +13,14 @@
 //! where the generator starts (default 1): graph `i` comes from seed `SEED + i`.
 
 use proc_macro2::TokenStream;
-use prost::Message;
 use quote::{format_ident, quote};
 use sramfit_planner_core::compile::{self, Program};
 use sramfit_planner_core::import;
 use sramfit_planner_core::optimize::Optimizations;
-use tract_onnx::pb::{self, attribute_proto::AttributeType, tensor_proto::DataType};
+use tract_onnx::pb::{self, attribute_proto::AttributeType};
 
 use crate::out::Out;
-use crate::random_graphs::{add_node, int, ints, Builder, Value};
+use crate::random_graphs::{add_node, int, ints, model_dir, save, seeds, Builder, Value};
 
 /// Graphs per build by default: a few seconds in a debug build.
 const DEFAULT_COUNT: u64 = 24;
@@ -30,22 +29,13 @@ const MAX_PATTERNS: usize = 8;
 
 /// Writes `rewrite_graphs.rs`.
 pub fn write(out: &Out) {
-    println!("cargo:rerun-if-env-changed=SRAMFIT_REWRITE_GRAPHS");
-    println!("cargo:rerun-if-env-changed=SRAMFIT_REWRITE_SEED");
-    let env = |k: &str, d: u64| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);
-    let (count, first_seed) = (env("SRAMFIT_REWRITE_GRAPHS", DEFAULT_COUNT), env("SRAMFIT_REWRITE_SEED", 1));
-    let dir = out.dir().join("rewrites");
-    std::fs::create_dir_all(&dir).expect("create the model folder");
+    let dir = model_dir(out, "rewrites");
     let optimized = Optimizations { fit_scratch: false, ..Default::default() };
     let mut modules = TokenStream::new();
     let mut rows = Vec::new();
-    for seed in first_seed..first_seed + count {
+    for seed in seeds("SRAMFIT_REWRITE_GRAPHS", "SRAMFIT_REWRITE_SEED", DEFAULT_COUNT) {
         let model = generate(seed);
-        let path = dir.join(format!("r{seed}.onnx"));
-        std::fs::write(&path, model.encode_to_vec()).expect("write the model");
-        let file = path.display().to_string();
-        let ops: Vec<&str> = model.graph.as_ref().unwrap().node.iter().map(|n| n.op_type.as_str()).collect();
-        let ops = ops.join(" ");
+        let (file, ops) = save(&dir, &format!("r{seed}"), &model);
         let build = |o: &Optimizations| import::import_proto(&model, &[]).and_then(|g| compile::compile_graph(g, o));
         let status = match (build(&optimized), build(&Optimizations::NONE)) {
             (Ok(opt), Ok(plain)) => {
@@ -107,19 +97,6 @@ fn last(b: &Builder) -> Value {
     b.values.last().expect("the input at least").clone()
 }
 
-/// A constant of `shape` holding `data`; its name.
-fn constant_of(b: &mut Builder, shape: &[usize], data: Vec<f32>) -> String {
-    let name = format!("w{}", b.graph.initializer.len());
-    b.graph.initializer.push(pb::TensorProto {
-        name: name.clone(),
-        dims: shape.iter().map(|&d| d as i64).collect(),
-        data_type: DataType::Float as i32,
-        float_data: data,
-        ..Default::default()
-    });
-    name
-}
-
 /// A `float` attribute.
 fn float(name: &str, f: f32) -> pb::AttributeProto {
     pb::AttributeProto { name: name.into(), r#type: AttributeType::Float as i32, f, ..Default::default() }
@@ -132,7 +109,7 @@ fn activation(b: &mut Builder, v: Value) {
         0 => b.node("Relu", vec![v.name], vec![], s),
         1 => {
             let (lo, hi) = ([-0.5, 0.0][b.rng.below(2)], [0.5, 6.0][b.rng.below(2)]);
-            let (lo, hi) = (constant_of(b, &[], vec![lo]), constant_of(b, &[], vec![hi]));
+            let (lo, hi) = (b.constant_of(&[], vec![lo]), b.constant_of(&[], vec![hi]));
             b.node("Clip", vec![v.name, lo, hi], vec![], s)
         }
         2 => b.node("LeakyRelu", vec![v.name], vec![float("alpha", 0.1)], s),
