@@ -293,17 +293,17 @@ fn device_map(p: &Program) -> DeviceMap {
     };
     let mut sram = vec![entry("arena".into(), Some(p.plan.arena_bytes), false, arena_note)];
     // With `io: arena` the inputs and outputs are inside the arena, so the caller keeps no buffers.
-    let caller_buffers = if io_arena { &[][..] } else { &g.inputs[..] };
-    for &t in caller_buffers {
-        let tensor = &g.tensors[t];
-        let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
-        sram.push(entry(format!("input `{}`", tensor.name), Some(tensor.bytes()), false, note));
-    }
-    let caller_buffers = if io_arena { &[][..] } else { &g.outputs[..] };
-    for &t in caller_buffers {
-        let tensor = &g.tensors[t];
-        let note = format!("the caller's output buffer {} (written in place)", shape_str(&tensor.shape));
-        sram.push(entry(format!("output `{}`", tensor.name), Some(tensor.bytes()), false, note));
+    if !io_arena {
+        for &t in &g.inputs {
+            let tensor = &g.tensors[t];
+            let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
+            sram.push(entry(format!("input `{}`", tensor.name), Some(tensor.bytes()), false, note));
+        }
+        for &t in &g.outputs {
+            let tensor = &g.tensors[t];
+            let note = format!("the caller's output buffer {} (written in place)", shape_str(&tensor.shape));
+            sram.push(entry(format!("output `{}`", tensor.name), Some(tensor.bytes()), false, note));
+        }
     }
     sram.push(entry(
         "busy flag".into(),
@@ -374,22 +374,7 @@ mod tests {
             groups: 1,
             act: rt::Activation::None,
         };
-        let mm = rt::MatMul {
-            batch: [1; 4],
-            a_batch_strides: [0; 4],
-            b_batch_strides: [0; 4],
-            c_batch_strides: [0; 4],
-            m: 1,
-            n: 10,
-            k: 64,
-            a_row_stride: 64,
-            a_col_stride: 1,
-            b_row_stride: 10,
-            b_col_stride: 1,
-            c_row_stride: 10,
-            alpha: 1.0,
-            act: rt::Activation::None,
-        };
+        let mm = rt::MatMul::row_major(1, 10, 64);
         let node = |name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId| Node {
             name: name.into(),
             source_op: name.to_uppercase(),

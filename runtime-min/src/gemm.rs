@@ -53,6 +53,29 @@ pub struct MatMul {
     pub act: Activation,
 }
 
+impl MatMul {
+    /// One product of contiguous row-major matrices: `C (m x n) = A (m x k) * B (k x n)`, no batch
+    /// axes, `alpha` 1, no activation. Other layouts start from it with struct-update syntax.
+    pub const fn row_major(m: usize, n: usize, k: usize) -> Self {
+        MatMul {
+            batch: [1; 4],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m,
+            n,
+            k,
+            a_row_stride: k,
+            a_col_stride: 1,
+            b_row_stride: n,
+            b_col_stride: 1,
+            c_row_stride: n,
+            alpha: 1.0,
+            act: Activation::None,
+        }
+    }
+}
+
 /// Batched strided GEMM: see [`MatMul`] for the exact semantics. `bias`, if
 /// present, has length `n` and is added to every row of every `C` (ONNX Gemm
 /// with `beta * C` folded into a per-column bias at build time).

@@ -103,22 +103,7 @@ mod tests {
     use sramfit_runtime_min::MatMul;
 
     fn matmul() -> Op {
-        Op::MatMul(MatMul {
-            batch: [1; 4],
-            a_batch_strides: [0; 4],
-            b_batch_strides: [0; 4],
-            c_batch_strides: [0; 4],
-            m: 1,
-            n: 4,
-            k: 4,
-            a_row_stride: 4,
-            a_col_stride: 1,
-            b_row_stride: 4,
-            b_col_stride: 1,
-            c_row_stride: 4,
-            alpha: 1.0,
-            act: Activation::None,
-        })
+        Op::MatMul(MatMul::row_major(1, 4, 4))
     }
 
     /// x -> matmul -> h -> (activations...) -> y, with `extra_reader` also reading h.

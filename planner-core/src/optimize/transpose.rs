@@ -142,7 +142,6 @@ fn restride(c: &StridedCopy, (ext, old): Operand) -> Option<[usize; 6]> {
 mod tests {
     use super::*;
     use crate::ir::{Node, TensorKind};
-    use sramfit_runtime_min::Activation;
 
     /// x [2, 3] -> transpose -> xt [3, 2] -> matmul with w [2, 4] -> y [3, 4].
     fn graph(perm_copy: StridedCopy, extra_reader: bool) -> Graph {
@@ -158,22 +157,7 @@ mod tests {
             inputs,
             output,
         };
-        let mm = MatMul {
-            batch: [1; 4],
-            a_batch_strides: [0; 4],
-            b_batch_strides: [0; 4],
-            c_batch_strides: [0; 4],
-            m: 3,
-            n: 4,
-            k: 2,
-            a_row_stride: 2,
-            a_col_stride: 1,
-            b_row_stride: 4,
-            b_col_stride: 1,
-            c_row_stride: 4,
-            alpha: 1.0,
-            act: Activation::None,
-        };
+        let mm = MatMul::row_major(3, 4, 2);
         g.nodes.push(node("transpose", Op::Copy(vec![perm_copy]), vec![x], xt));
         g.nodes.push(node("mm", Op::MatMul(mm), vec![xt, w], y));
         (g.inputs, g.outputs) = (vec![x], vec![y]);
