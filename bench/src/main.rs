@@ -10,6 +10,24 @@
 //! `-- --rewrites` instead times each model with and without the memory-saving rewrites
 //! ([`rewrites`]).
 
+/// Calls `$callback! { module: "name" => "path", ... }` with the bench models, then `$extra` (more
+/// entries), so that the latency table and `--rewrites` time one list.
+macro_rules! bench_models {
+    ($callback:ident $(, $($extra:tt)*)?) => {
+        $callback! {
+            kws: "keyword spotting DS-CNN" => "../tests/models/kws_dscnn.onnx",
+            vww: "visual wake words MobileNetV1-0.25" => "../tests/models/vww_mobilenetv1.onnx",
+            resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
+            autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
+            mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
+            mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
+            resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
+            transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
+            $($($extra)*)?
+        }
+    };
+}
+
 mod rewrites;
 
 use std::path::{Path, PathBuf};
@@ -42,16 +60,7 @@ macro_rules! benches {
     };
 }
 
-benches! {
-    kws: "keyword spotting DS-CNN" => "../tests/models/kws_dscnn.onnx",
-    vww: "visual wake words MobileNetV1-0.25" => "../tests/models/vww_mobilenetv1.onnx",
-    resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
-    autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
-    mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
-    mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
-    resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
-    transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
-}
+bench_models!(benches);
 
 /// Rounds per model; each round times every engine for about [`ROUND_TIME`].
 const ROUNDS: usize = 7;

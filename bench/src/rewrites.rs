@@ -50,15 +50,8 @@ macro_rules! pairs {
     };
 }
 
-pairs! {
-    kws: "keyword spotting DS-CNN" => "../tests/models/kws_dscnn.onnx",
-    vww: "visual wake words MobileNetV1-0.25" => "../tests/models/vww_mobilenetv1.onnx",
-    resnet8: "ResNet-8 (CIFAR)" => "../tests/models/resnet8.onnx",
-    autoencoder: "FC autoencoder" => "../tests/models/fc_autoencoder.onnx",
-    mnist: "MNIST CNN" => "../tests/models/mnist_cnn.onnx",
-    mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
-    resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
-    transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
+bench_models! {
+    pairs,
     shufflenet: "ShuffleNetV2" => "../tests/models/arch/shufflenetv2.onnx",
     squeezenet: "SqueezeNet 1.1" => "../tests/models/arch/squeezenet11.onnx",
 }
