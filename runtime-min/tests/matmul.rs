@@ -202,22 +202,7 @@ fn batched_with_broadcast() {
 fn wide_c_row_stride() {
     // C is a column block of a wider [m, 3n] matrix (e.g. Concat fused into the output).
     let (m, n, k) = (6, 9, 11);
-    let p = MatMul {
-        batch: [1, 1, 1, 1],
-        a_batch_strides: [0; 4],
-        b_batch_strides: [0; 4],
-        c_batch_strides: [0; 4],
-        m,
-        n,
-        k,
-        a_row_stride: k,
-        a_col_stride: 1,
-        b_row_stride: n,
-        b_col_stride: 1,
-        c_row_stride: 3 * n,
-        alpha: 1.0,
-        act: Activation::None,
-    };
+    let p = MatMul { c_row_stride: 3 * n, ..MatMul::row_major(m, n, k) };
     run(&p, true, 700, m * k, k * n, 3 * n * m);
     // Padded rows of A and B (row strides larger than the logical width).
     let p = MatMul { a_row_stride: k + 3, b_row_stride: n + 2, ..p };

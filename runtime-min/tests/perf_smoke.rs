@@ -27,20 +27,9 @@ fn perf_smoke() {
         let b = rng.vec(k * n);
         let mut c = vec![0.0; m * n];
         let p = MatMul {
-            batch: [1; 4],
-            a_batch_strides: [0; 4],
-            b_batch_strides: [0; 4],
-            c_batch_strides: [0; 4],
-            m,
-            n,
-            k,
-            a_row_stride: k,
-            a_col_stride: 1,
             b_row_stride: if tb { 1 } else { n },
             b_col_stride: if tb { k } else { 1 },
-            c_row_stride: n,
-            alpha: 1.0,
-            act: Activation::None,
+            ..MatMul::row_major(m, n, k)
         };
         time(&format!("matmul {m}x{n}x{k} transB={tb}"), 2.0 * (m * n * k) as f64, || matmul(&p, &a, &b, None, &mut c));
     }
