@@ -55,7 +55,10 @@ fn main() {
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rustc-link-arg-bins=-Tlink.x");
 
-    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/models");
+    // The manifest directory of this run, not of the build that compiled this script (`env!`): a
+    // cached build script would otherwise read the fixtures of a checkout that has moved.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let models = Path::new(&manifest).join("../../tests/models");
     for name in MODELS {
         let json = models.join(format!("{name}.ref.json"));
         println!("cargo:rerun-if-changed={}", json.display());
