@@ -43,7 +43,7 @@ macro_rules! rewrites_keep_results {
                 sramfit::model! {
                     pub mod plain {
                         path: $path,
-                        optimize: { fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, elide_concat: false, transpose: false },
+                        optimize: { fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, elide_concat: false, transpose: false, pack_weights: false },
                     }
                 }
 

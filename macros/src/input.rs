@@ -198,10 +198,11 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
             "schedule" => o.schedule = on,
             "elide_concat" => o.elide_concat = on,
             "transpose" => o.transpose = on,
+            "pack_weights" => o.pack_weights = on,
             other => {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule`, `elide_concat`, `transpose` (each `true` or `false`)"),
+                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule`, `elide_concat`, `transpose`, `pack_weights` (each `true` or `false`)"),
                 ))
             }
         }

@@ -53,7 +53,7 @@ pub fn sram_overflow_report(p: &Program, budget: u64) -> String {
         }
     }
     let (o, applied) = &p.optimizations;
-    let _ = writeln!(s, "  = note: memory-saving rewrites tried: {}", applied.summary(o));
+    let _ = writeln!(s, "  = note: memory-saving rewrites tried: {}", applied.memory_summary(o));
     let _ = write!(
         s,
         "  = help: raise `sram` to at least {need}, or shrink the activations: fix smaller input shapes with `inputs: {{ \"name\": [..] }}`, or reduce the widest layers at the peak"

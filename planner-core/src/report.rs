@@ -138,7 +138,7 @@ pub struct DeviceMap {
 /// copy, pad, select) keep rank-8 index layouts (about 256 B); `resize` keeps 64-entry index and
 /// weight arrays (1 KiB with 32-bit `usize`); the rest use O(1) locals (64 B nominal). These are
 /// the portable kernels a microcontroller runs; an x86-64 build with AVX2+FMA runs `simd.rs`
-/// instead, whose GEMM and convolution panels take up to about 36 KiB of stack.
+/// instead, whose GEMM and convolution panels take up to about 24 KiB of stack.
 pub fn kernel_stack_estimate(op: &Op) -> u64 {
     match op {
         Op::MatMul(_) => 3072,
@@ -373,6 +373,7 @@ mod tests {
             pad_left: 0,
             groups: 1,
             act: rt::Activation::None,
+            weights: rt::ConvWeights::Oihw,
         };
         let mm = rt::MatMul::row_major(1, 10, 64);
         let node = |name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId| Node {

@@ -10,8 +10,9 @@ use crate::Activation;
 /// min(out_h * out_w, CONV_TILE)` floats.
 pub const CONV_TILE: usize = 64;
 
-/// Parameters of [`conv2d`]: ONNX Conv on NCHW data with OIHW weights
-/// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`).
+/// Parameters of [`conv2d`]: ONNX Conv on NCHW data, with the weights in ONNX's OIHW order
+/// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`) or packed at build time for the
+/// GEMM kernels ([`ConvWeights`]).
 ///
 /// ```text
 /// y[n, oc, oh, ow] = act(bias[oc] + sum_{ic, kh, kw} x[n, g * icg + ic, ih, iw] * w[oc, ic, kh, kw])
@@ -58,6 +59,34 @@ pub struct Conv2d {
     pub groups: usize,
     /// Fused activation applied after the bias.
     pub act: Activation,
+    /// Layout of the weights.
+    pub weights: ConvWeights,
+}
+
+/// Layout of a convolution's weights. Both hold the same values; which one a model uses changes
+/// no result bit (every kernel path sums the same products in the same order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvWeights {
+    /// ONNX's `[out_channels, in_channels / groups, kernel_h, kernel_w]`: weight `(oc, k)` of
+    /// group `g` at `(g * ocg + oc) * kk + k`, where `ocg = out_channels / groups`,
+    /// `kk = in_channels / groups * kernel_h * kernel_w` and `k` runs over `(ic, kh, kw)`.
+    Oihw,
+    /// Packed at build time for the GEMM kernels: per group, the transpose of that group's OIHW
+    /// rows, weight `(oc, k)` of group `g` at `(g * kk + k) * ocg + oc`. The output channels of one
+    /// input value are contiguous, so the kernels load whole vectors of them in place: no packing
+    /// and no packing buffer at run time.
+    KMajor,
+}
+
+impl ConvWeights {
+    /// Where the weights of group `g` start, and their strides (between output channels, between
+    /// `k` values), as the GEMM's A operand.
+    pub(crate) const fn gemm_operand(self, g: usize, ocg: usize, kk: usize) -> (usize, usize, usize) {
+        match self {
+            ConvWeights::Oihw => (g * ocg * kk, kk, 1),
+            ConvWeights::KMajor => (g * ocg * kk, 1, ocg),
+        }
+    }
 }
 
 #[inline(always)]
@@ -141,7 +170,10 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     for n in 0..p.batch {
         for g in 0..p.groups {
             let xg = &x[(n * p.in_channels + g * icg) * in_plane..][..icg * in_plane];
-            let wg = &w[g * ocg * kk..][..ocg * kk];
+            // To the end of `w`: the FMA kernels may read a whole vector past a group's last
+            // output channel (lanes computed, never stored) while it stays inside `w`.
+            let (w0, a_rs, a_cs) = p.weights.gemm_operand(g, ocg, kk);
+            let wg = &w[w0..];
             let yg = &mut y[(n * p.out_channels + g * ocg) * positions..][..ocg * positions];
             let gb = match bias {
                 Some(b) => Bias::Row(&b[g * ocg..][..ocg]),
@@ -151,8 +183,8 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                 m: ocg,
                 n: positions,
                 k: kk,
-                a_rs: kk,
-                a_cs: 1,
+                a_rs,
+                a_cs,
                 b_rs: positions,
                 b_cs: 1,
                 c_rs: positions,
@@ -183,7 +215,7 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                     gm.b_rs = t;
                     gm.add_to_c = k0 > 0;
                     gm.epilogue = k0 + kc == kk;
-                    gemm(&gm, &wg[k0..], cols, gb, &mut yg[p0..]);
+                    gemm(&gm, &wg[k0 * a_cs..], cols, gb, &mut yg[p0..]);
                     k0 += kc;
                 }
                 p0 += t;
@@ -194,16 +226,19 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
 
 /// Whether [`conv2d`] runs the FMA kernels' implicit GEMM (`simd.rs`: im2col values read straight
 /// from the input, no scratch), for non-pointwise convolutions with at least
-/// [`crate::gemm::SIMD_MIN_ROWS`] output channels per group: always for a few output positions
-/// (weight rows as dot products, read once), else when the scratch does not hold a whole im2col
-/// tile (a fitted scratch, or none: single input channel). Im2col with a whole tile is faster
-/// otherwise: its GEMM needs no packing and no per-tap bounds checks at the borders.
+/// [`crate::gemm::SIMD_MIN_ROWS`] output channels per group: unless the output has at most
+/// [`NARROW_POSITIONS`] positions and the scratch holds a whole im2col tile. It is faster (no
+/// copy, and with weights packed at build time each tile sums all of `k` in registers) except on
+/// those last layers of an image network, where most positions touch the padding: im2col gathers
+/// their columns once for all output channels, the implicit GEMM once per block of them.
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
 fn implicit_gemm(pointwise: bool, ocg: usize, tile: usize, positions: usize) -> bool {
-    !pointwise
-        && ocg >= crate::gemm::SIMD_MIN_ROWS
-        && (positions <= crate::simd::NARROW_N || tile < positions.min(CONV_TILE))
+    !pointwise && ocg >= crate::gemm::SIMD_MIN_ROWS && (positions > NARROW_POSITIONS || tile < positions)
 }
+
+/// Most output positions for which [`conv2d`] prefers im2col to the implicit GEMM.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
+const NARROW_POSITIONS: usize = 16;
 
 /// Without the FMA kernels there is no implicit GEMM.
 #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
@@ -271,17 +306,20 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                 let oc = g * ocg + m;
                 let b = bias.map_or(0.0, |b| b[oc]);
                 let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+                // Weight `k` of this output channel at `wm[k * ws]`.
+                let (w0, a_rs, ws) = p.weights.gemm_operand(g, ocg, icg * ksize);
+                let wm = &w[w0 + m * a_rs..];
                 if is_depthwise_3x3(p, icg) {
                     let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
-                    depthwise_3x3(p, xplane, &w[oc * ksize..][..ksize], b, yplane);
+                    let wk: [f32; 9] = core::array::from_fn(|t| wm[t * ws]);
+                    depthwise_3x3(p, xplane, &wk, b, yplane);
                     continue;
                 }
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for ic in 0..icg {
                         let xplane = &x[(n * p.in_channels + g * icg + ic) * in_plane..][..in_plane];
-                        let wk = &w[(oc * icg + ic) * ksize..][..ksize];
-                        accumulate_rows(p, oh, xplane, wk, yrow);
+                        accumulate_rows(p, oh, xplane, &wm[ic * ksize * ws..], ws, yrow);
                     }
                     p.act.apply_in_place(yrow);
                 }
@@ -290,16 +328,18 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
     }
 }
 
-/// `yrow += sum over (kh, kw) of wk[kh, kw] * x[oh * stride_h + kh * dilation_h - pad_top, ...]`:
-/// one output row of one input channel's contribution.
-fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], yrow: &mut [f32]) {
-    for (kh, wrow) in wk.chunks_exact(p.kernel_w).enumerate() {
+/// `yrow += sum over (kh, kw) of w[kh, kw] * x[oh * stride_h + kh * dilation_h - pad_top, ...]`,
+/// with tap `t = kh * kernel_w + kw` of the channel's kernel at `wk[t * ws]`: one output row of one
+/// input channel's contribution.
+fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize, yrow: &mut [f32]) {
+    for kh in 0..p.kernel_h {
         let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
         if ih < 0 || ih >= p.in_h as isize {
             continue;
         }
         let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
-        for (kw, &wv) in wrow.iter().enumerate() {
+        for kw in 0..p.kernel_w {
+            let wv = wk[(kh * p.kernel_w + kw) * ws];
             let w_off = (kw * p.dilation_w) as isize - p.pad_left as isize;
             let (lo, hi) = valid_range(p.out_w, p.stride_w, w_off, p.in_w);
             if lo >= hi {

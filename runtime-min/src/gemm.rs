@@ -210,10 +210,11 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
 pub(crate) const SIMD_MIN_ROWS: usize = 8;
 
-/// The portable path (`g.k > 0`): dot products when both operands are contiguous along `k`,
-/// else the register-tiled kernel.
+/// The portable path (`g.k > 0`): dot products when B's columns are contiguous along `k`, else the
+/// register-tiled kernel. The choice never depends on A's strides, so a product gives the same bits
+/// whichever layout its A operand has (a folded transpose, weights packed at build time).
 pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    if g.a_cs == 1 && g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
+    if g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
         gemm_dot(g, a, b, bias, c);
     } else if g.b_cs == 1 {
         let m_main = g.m - g.m % MR;
@@ -226,13 +227,13 @@ pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut 
     }
 }
 
-/// Both operands contiguous along k: one lane-parallel dot product per output.
+/// B's columns contiguous along k: one lane-parallel dot product per output.
 fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     for i in 0..g.m {
-        let arow = &a[i * g.a_rs..][..g.k];
+        let arow = &a[i * g.a_rs..][..(g.k - 1) * g.a_cs + 1];
         let crow = &mut c[i * g.c_rs..][..g.n];
         for (j, cv) in crow.iter_mut().enumerate() {
-            let d = dot(arow, &b[j * g.b_cs..][..g.k]);
+            let d = dot(arow, g.a_cs, &b[j * g.b_cs..][..g.k]);
             *cv = if g.add_to_c { *cv + d } else { d };
         }
         if g.epilogue {

@@ -2,14 +2,18 @@
 //! (the workspace's `.cargo/config.toml` builds the host for its own CPU; a baseline x86-64 or a
 //! Cortex-M build never sees this module and uses the portable kernel in `gemm.rs`).
 //!
-//! Two register tiles of 12 vector accumulators (vectors of `L` lanes: 8 with AVX2, 16 with
-//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, reads A and B in place (wide
-//! outputs: im2col tiles, pointwise convolutions); [`gemm_rows`], two vectors of rows (output
-//! channels of a convolution) by `NB` columns, packs A per `KC`-deep panel on the stack and
-//! broadcasts B, so narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes. Each
-//! element of C is the k-ascending chain of fused multiply-adds of its row and column (`KC` blocks
-//! are stored and reloaded exactly), so a result never depends on the tile that computes it, on
-//! the tile size an im2col scratch allows, or on `n`.
+//! Register tiles of 12 vector accumulators (vectors of `L` lanes: 8 with AVX2, 16 with
+//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, broadcasts A and reads B in place
+//! (wide outputs: im2col tiles, pointwise convolutions); [`gemm_rows`] and [`conv_implicit`],
+//! vectors of rows (output channels) by columns (positions), broadcasting B, so narrow outputs (a
+//! 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by
+//! 12 when a block has at most `L` rows (16 output channels on AVX-512). Their A is read in place
+//! when its rows are contiguous (convolution weights packed at build time, see
+//! [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in registers; otherwise A is
+//! packed one `KC`-deep panel at a time on the stack and partial sums wait in C. Each element of C
+//! is the k-ascending chain of fused multiply-adds of its row and column (partial sums are stored
+//! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
+//! on the tile size an im2col scratch allows, or on `n`.
 //!
 //! This is the crate's only module with `unsafe`: the intrinsics wrappers below, and one unchecked
 //! read in [`micro_indirect`] whose bound is checked once per tile.
@@ -102,10 +106,10 @@ mod lanes {
 
 use lanes::{fma, load, splat, store, zero, L, V};
 
-/// Rows of the row-vector tile ([`gemm_rows`]: two vectors).
+/// Rows of the tallest row-vector tile (two vectors).
 const MV: usize = 2 * L;
-/// Columns of the row-vector tile.
-const NB: usize = 6;
+/// Columns of the widest row-vector tile.
+const NB: usize = 12;
 /// Depth of one packed A panel (stack: `MV * KC` floats, 16 KiB with AVX-512).
 const KC: usize = 128;
 /// Rows of the column-vector tile ([`gemm_cols`]).
@@ -121,7 +125,7 @@ const NN: usize = 2 * L;
 /// each element as the same k-ascending chain of fused multiply-adds, so the split never changes
 /// a result.
 pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    let n_main = match g.a_cs == 1 && g.b_cs == 1 {
+    let n_main = match g.b_cs == 1 {
         true => g.n - g.n % NN,
         false => 0,
     };
@@ -139,15 +143,16 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 }
 
 /// Columns `0..n_main` (a multiple of `NN`) of C, in tiles of `MN` rows by `NN` columns: every
-/// step broadcasts one value of each of `MN` rows of A and multiplies two vectors of a row of B.
-/// Needs `a_cs == 1` and `b_cs == 1`.
+/// step broadcasts one value of each of `MN` rows of A (any strides) and multiplies two vectors of
+/// a row of B. Needs `b_cs == 1`.
 fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let k = g.k;
     let mut i0 = 0;
     while i0 < g.m {
         let mr = MN.min(g.m - i0);
-        // Rows past `mr` repeat the last one: computed, never stored.
-        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..k]);
+        // Row `r` of A: `rows[r][kk * a_cs]`. Rows past `mr` repeat the last one: computed,
+        // never stored.
+        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
         let mut j0 = 0;
         while j0 < n_main {
             let mut acc = [[zero(); 2]; MN];
@@ -161,7 +166,7 @@ fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut 
                 let (lo, hi) = b[kk * g.b_rs + j0..][..NN].split_at(L);
                 let (b0, b1) = (load(lo.try_into().unwrap()), load(hi.try_into().unwrap()));
                 for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let av = splat(row[kk]);
+                    let av = splat(row[kk * g.a_cs]);
                     acc_r[0] = fma(av, b0, acc_r[0]);
                     acc_r[1] = fma(av, b1, acc_r[1]);
                 }
@@ -181,129 +186,257 @@ fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut 
     }
 }
 
-/// The accumulators of one [`gemm_rows`] tile: column `c` holds rows `0..MV` in two vectors.
-type Acc = [[V; 2]; NB];
+/// The accumulators of one row-vector tile: column `c` holds rows `0..R * L` in `R` vectors.
+type Acc<const R: usize, const C: usize> = [[V; R]; C];
 
-/// `acc += Apanel * B`: `ap` is `kc` packed rows of `MV` values, row `kk` of B is
-/// `b[kk * bs..kk * bs + NB]`.
+/// Working memory of the row-vector kernels (on the stack, about 24 KiB with AVX-512): the packed A
+/// panel (unused when A is read in place), a B panel (columns gathered from anywhere), and a
+/// staging tile between the accumulators and C's rows.
+struct Panels {
+    a: [f32; MV * KC],
+    b: [f32; KC * NB],
+    tile: [[f32; MV]; NB],
+}
+
+impl Panels {
+    fn new() -> Self {
+        Panels { a: [0.0; MV * KC], b: [0.0; KC * NB], tile: [[0.0; MV]; NB] }
+    }
+}
+
+/// Runs `block::<R, C>` on the rows `i0..i0 + mr` of a row-vector kernel: two vectors by 6
+/// columns, or, for a block of at most `L` rows (e.g. a convolution with 16 output channels on
+/// AVX-512), one vector by 12 columns, so that no lane computes a missing row. Both shapes keep
+/// 12 accumulators.
+macro_rules! by_rows {
+    ($mr:expr, $block:ident($($arg:expr),* $(,)?)) => {
+        if $mr <= L { $block::<1, 12>($($arg),*) } else { $block::<2, 6>($($arg),*) }
+    };
+}
+
+/// A's rows of one row-vector tile, `kc` deep: the `R * L` values of depth `kk` at
+/// `a[kk * stride..]`. Either a panel packed on the stack (`stride == R * L`) or A itself, read in
+/// place (its rows contiguous: weights packed at build time, or a transposed operand).
+#[derive(Clone, Copy)]
+struct APanel<'a> {
+    a: &'a [f32],
+    stride: usize,
+    kc: usize,
+}
+
+impl APanel<'_> {
+    /// The `R` vectors of rows at depth `kk`.
+    #[inline(always)]
+    fn at<const R: usize>(&self, kk: usize) -> [V; R] {
+        let row = &self.a[kk * self.stride..][..R * L];
+        core::array::from_fn(|r| load(row[r * L..][..L].try_into().unwrap()))
+    }
+}
+
+/// `acc += A * B` over the panel's depth, where row `kk` of B is `b[kk * bs..kk * bs + C]`.
 #[inline(always)]
-fn micro(ap: &[f32], b: &[f32], bs: usize, acc: &mut Acc) {
-    for (kk, arow) in ap.chunks_exact(MV).enumerate() {
-        let (lo, hi) = arow.split_at(L);
-        let a0 = load(lo.try_into().unwrap());
-        let a1 = load(hi.try_into().unwrap());
-        let brow: &[f32; NB] = b[kk * bs..kk * bs + NB].try_into().unwrap();
+fn micro<const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: &mut Acc<R, C>) {
+    for kk in 0..ap.kc {
+        let av = ap.at::<R>(kk);
+        let brow: &[f32; C] = b[kk * bs..kk * bs + C].try_into().unwrap();
         for (acc_c, &bv) in acc.iter_mut().zip(brow) {
             let bv = splat(bv);
-            acc_c[0] = fma(a0, bv, acc_c[0]);
-            acc_c[1] = fma(a1, bv, acc_c[1]);
+            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
+                *acc_v = fma(a, bv, *acc_v);
+            }
         }
     }
 }
 
-/// All of C in tiles of `MV` rows by `NB` columns (any strides): every step multiplies two
-/// vectors of a packed A panel by one broadcast value of each of `NB` columns of B.
+/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base[c] + koff]` with `koff` the
+/// offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding them all.
+#[inline(always)]
+fn micro_indirect<const R: usize, const C: usize>(
+    ap: APanel,
+    x: &[f32],
+    base: &[usize; C],
+    mut taps: Taps,
+    koff_max: usize,
+    acc: &mut Acc<R, C>,
+) {
+    // One bounds check per column for the whole panel instead of one per value.
+    let cols: [&[f32]; C] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
+    for kk in 0..ap.kc {
+        let av = ap.at::<R>(kk);
+        let (ko, _) = taps.next();
+        debug_assert!(ko <= koff_max);
+        for (acc_c, col) in acc.iter_mut().zip(&cols) {
+            // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
+            let bv = splat(unsafe { *col.get_unchecked(ko) });
+            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
+                *acc_v = fma(a, bv, *acc_v);
+            }
+        }
+    }
+}
+
+/// All of C in row-vector tiles (any strides): every step multiplies the vectors of A's rows by
+/// one broadcast value of each column of B.
 fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    let mut apack = [0.0f32; MV * KC];
-    let mut bpack = [0.0f32; KC * NB];
-    let mut tile = [[0.0f32; MV]; NB];
+    let mut panels = Panels::new();
+    let mut i0 = 0;
+    while i0 < g.m {
+        let mr = MV.min(g.m - i0);
+        by_rows!(mr, rows_block(g, a, b, c, i0, mr, &mut panels));
+        if g.epilogue {
+            for r in 0..mr {
+                finish(&mut c[(i0 + r) * g.c_rs..][..g.n], g, bias, i0 + r, 0);
+            }
+        }
+        i0 += MV;
+    }
+}
+
+/// Whether the row-vector kernels read rows `i0..i0 + R * L` of A in place: they are contiguous
+/// (`a_rs == 1`) and the last depth's vectors lie inside `a` (rows past `m` are read, computed and
+/// never stored).
+fn a_in_place<const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> bool {
+    g.a_rs == 1 && (g.k - 1) * g.a_cs + i0 + R * L <= a.len()
+}
+
+/// Rows `i0..i0 + mr` of [`gemm_rows`] in tiles of `R * L` rows by `C` columns. With A in place,
+/// each tile runs over all of `k` with its sums in registers; otherwise A is packed one `KC`-deep
+/// panel at a time and the tiles' partial sums wait in C between panels.
+#[allow(clippy::too_many_arguments)]
+fn rows_block<const R: usize, const C: usize>(
+    g: &Gemm,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    i0: usize,
+    mr: usize,
+    panels: &mut Panels,
+) {
+    let Panels { a: apack, b: bpack, tile } = panels;
+    let in_place = a_in_place::<R>(g, a, i0);
     let mut k0 = 0;
     while k0 < g.k {
         let kc = KC.min(g.k - k0);
-        let first = k0 == 0 && !g.add_to_c;
-        let mut i0 = 0;
-        while i0 < g.m {
-            let mr = MV.min(g.m - i0);
-            pack_a(g, a, i0, mr, k0, kc, &mut apack[..kc * MV]);
-            let mut j0 = 0;
-            while j0 < g.n {
-                let nb = NB.min(g.n - j0);
-                let (bsrc, bs): (&[f32], usize) = if g.b_cs == 1 && nb == NB {
-                    (&b[k0 * g.b_rs + j0..], g.b_rs)
-                } else {
-                    for (kk, dst) in bpack[..kc * NB].chunks_exact_mut(NB).enumerate() {
-                        let base = (k0 + kk) * g.b_rs + j0 * g.b_cs;
-                        for (jj, d) in dst.iter_mut().enumerate() {
-                            *d = if jj < nb { b[base + jj * g.b_cs] } else { 0.0 };
-                        }
-                    }
-                    (&bpack[..], NB)
-                };
-                let mut acc: Acc = [[zero(); 2]; NB];
-                if !first {
-                    load_tile(g, c, i0, mr, j0, nb, &mut tile, &mut acc);
-                }
-                micro(&apack[..kc * MV], bsrc, bs, &mut acc);
-                store_tile(g, c, i0, mr, j0, nb, &mut tile, &acc);
-                j0 += NB;
-            }
-            if k0 + kc == g.k && g.epilogue {
-                for r in 0..mr {
-                    finish(&mut c[(i0 + r) * g.c_rs..][..g.n], g, bias, i0 + r, 0);
-                }
-            }
-            i0 += MV;
+        if !in_place {
+            pack_a::<R>(g, a, i0, mr, k0, kc, apack);
         }
-        k0 += kc;
+        let mut j0 = 0;
+        while j0 < g.n {
+            let cols = Cols::<C>::run(j0, C.min(g.n - j0));
+            let mut acc: Acc<R, C> = [[zero(); R]; C];
+            if k0 > 0 || g.add_to_c {
+                load_tile(g, c, i0, mr, &cols, tile, &mut acc);
+            }
+            let last = if in_place { g.k } else { k0 + kc };
+            let mut kb = k0;
+            while kb < last {
+                let kc = KC.min(last - kb);
+                let ap = match in_place {
+                    true => APanel { a: &a[i0 + kb * g.a_cs..], stride: g.a_cs, kc },
+                    false => APanel { a: &apack[..], stride: R * L, kc },
+                };
+                let (bsrc, bs) = b_panel::<C>(g, b, &cols, kb, kc, bpack);
+                micro(ap, bsrc, bs, &mut acc);
+                kb += kc;
+            }
+            store_tile(g, c, i0, mr, &cols, tile, &acc);
+            j0 += C;
+        }
+        k0 = if in_place { g.k } else { k0 + kc };
     }
 }
 
-/// Loads the partial sums `C[i0..i0 + mr, j0..j0 + nb]` into `acc` (through `tile`; lanes
-/// outside the tile keep stale values, never stored).
-#[allow(clippy::too_many_arguments)]
+/// Rows `k0..k0 + kc` of B's columns `cols` for [`micro`]: in place when they are contiguous
+/// whole tiles, else gathered into `bpack` (missing columns zero). Returns the rows and their
+/// stride.
+fn b_panel<'a, const C: usize>(
+    g: &Gemm,
+    b: &'a [f32],
+    cols: &Cols<C>,
+    k0: usize,
+    kc: usize,
+    bpack: &'a mut [f32; KC * NB],
+) -> (&'a [f32], usize) {
+    let j0 = cols.j[0];
+    if g.b_cs == 1 && cols.n == C {
+        return (&b[k0 * g.b_rs + j0..], g.b_rs);
+    }
+    for (kk, dst) in bpack[..kc * C].chunks_exact_mut(C).enumerate() {
+        let base = (k0 + kk) * g.b_rs + j0 * g.b_cs;
+        for (jj, d) in dst.iter_mut().enumerate() {
+            *d = if jj < cols.n { b[base + jj * g.b_cs] } else { 0.0 };
+        }
+    }
+    (&bpack[..], C)
+}
+
+/// The columns of C one tile computes: `j[..n]` (the rest repeat the last one: computed, never
+/// stored). Any set of columns, so that a convolution can group the positions it reads the same
+/// way.
+#[derive(Clone, Copy)]
+struct Cols<const C: usize> {
+    j: [usize; C],
+    n: usize,
+}
+
+impl<const C: usize> Cols<C> {
+    /// Columns `j0..j0 + n`.
+    fn run(j0: usize, n: usize) -> Self {
+        Cols { j: core::array::from_fn(|c| j0 + c.min(n - 1)), n }
+    }
+}
+
+/// Loads the partial sums `C[i0..i0 + mr, cols]` into `acc` (through `tile`; lanes outside the
+/// tile keep stale values, never stored).
 #[inline(always)]
-fn load_tile(
+fn load_tile<const R: usize, const C: usize>(
     g: &Gemm,
     c: &[f32],
     i0: usize,
     mr: usize,
-    j0: usize,
-    nb: usize,
+    cols: &Cols<C>,
     tile: &mut [[f32; MV]; NB],
-    acc: &mut Acc,
+    acc: &mut Acc<R, C>,
 ) {
-    for (cc, col) in tile.iter_mut().enumerate().take(nb) {
+    for (&j, col) in cols.j.iter().zip(tile.iter_mut()).take(cols.n) {
         for (r, v) in col.iter_mut().enumerate().take(mr) {
-            *v = c[(i0 + r) * g.c_rs + j0 + cc];
+            *v = c[(i0 + r) * g.c_rs + j];
         }
     }
     for (acc_c, col) in acc.iter_mut().zip(tile.iter()) {
-        let (lo, hi) = col.split_at(L);
-        *acc_c = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
+        *acc_c = core::array::from_fn(|r| load(col[r * L..][..L].try_into().unwrap()));
     }
 }
 
-/// Stores `acc` to `C[i0..i0 + mr, j0..j0 + nb]` (through `tile`).
-#[allow(clippy::too_many_arguments)]
+/// Stores `acc` to `C[i0..i0 + mr, cols]` (through `tile`).
 #[inline(always)]
-fn store_tile(
+fn store_tile<const R: usize, const C: usize>(
     g: &Gemm,
     c: &mut [f32],
     i0: usize,
     mr: usize,
-    j0: usize,
-    nb: usize,
+    cols: &Cols<C>,
     tile: &mut [[f32; MV]; NB],
-    acc: &Acc,
+    acc: &Acc<R, C>,
 ) {
     for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
-        let (lo, hi) = col.split_at_mut(L);
-        store(lo.try_into().unwrap(), acc_c[0]);
-        store(hi.try_into().unwrap(), acc_c[1]);
+        for (r, &v) in acc_c.iter().enumerate() {
+            store((&mut col[r * L..][..L]).try_into().unwrap(), v);
+        }
     }
     for r in 0..mr {
-        let crow = &mut c[(i0 + r) * g.c_rs + j0..][..nb];
-        for (d, col) in crow.iter_mut().zip(tile.iter()) {
-            *d = col[r];
+        let crow = &mut c[(i0 + r) * g.c_rs..];
+        for (&j, col) in cols.j.iter().zip(tile.iter()).take(cols.n) {
+            crow[j] = col[r];
         }
     }
 }
 
-/// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `MV` values (rows past `mr`
+/// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `R * L` values (rows past `mr`
 /// zero).
-fn pack_a(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
+fn pack_a<const R: usize>(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
     let a = &a[i0 * g.a_rs..];
-    for (kk, dst) in ap[..kc * MV].chunks_exact_mut(MV).enumerate() {
+    for (kk, dst) in ap[..kc * R * L].chunks_exact_mut(R * L).enumerate() {
         let col = (k0 + kk) * g.a_cs;
         let (live, pad) = dst.split_at_mut(mr);
         for (r, d) in live.iter_mut().enumerate() {
@@ -313,119 +446,217 @@ fn pack_a(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &
     }
 }
 
-/// Convolution of one (image, group) as an implicit GEMM, without im2col scratch: C (`ocg` rows
-/// by `out_h * out_w` positions) = weights (`ocg` by `icg * kernel_h * kernel_w`, packed per panel
-/// as in [`gemm_rows`]) times the im2col matrix, whose values are broadcast straight from `xg`. A
-/// tile of `NB` positions whose receptive fields lie inside the input reads `xg[base + offset]`
-/// (the offset of each `k` computed once per `KC` block); border tiles gather their columns, with
-/// zeros for the padding, into a stack panel. Results are bit-identical to im2col followed by
-/// [`gemm`]: same k order, same fused multiply-adds.
-pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
-    let ksize = p.kernel_h * p.kernel_w;
-    let kk = icg * ksize;
-    let positions = p.out_h * p.out_w;
-    let in_plane = p.in_h * p.in_w;
-    let g = conv_gemm(p, ocg, kk, positions);
-    if positions <= NARROW_N {
-        conv_narrow(p, &g, icg, xg, wg, bias, yg);
-        return;
+/// Walks the rows of a convolution's im2col matrix from a given one: for each, the offset of its
+/// value from the top-left input value of a position's receptive field, and the tap's displacement
+/// (rows, columns) from that value. Incremental: no division per row.
+#[derive(Clone, Copy)]
+struct Taps<'p> {
+    p: &'p Conv2d,
+    /// Offset of the current input channel's plane.
+    plane: usize,
+    kh: usize,
+    kw: usize,
+}
+
+impl<'p> Taps<'p> {
+    /// The walk from row `k` (`(ic, kh, kw)` in row-major order).
+    fn at(p: &'p Conv2d, k: usize) -> Self {
+        let ksize = p.kernel_h * p.kernel_w;
+        let (ic, r) = (k / ksize, k % ksize);
+        Taps { p, plane: ic * p.in_h * p.in_w, kh: r / p.kernel_w, kw: r % p.kernel_w }
     }
-    let mut apack = [0.0f32; MV * KC];
-    let mut bpack = [0.0f32; KC * NB];
-    let mut tile = [[0.0f32; MV]; NB];
-    // Per row of the im2col matrix: offset in `xg` from a position's base, and the tap's
-    // displacement (rows, columns) from the position's top-left input value.
-    let mut koff = [0usize; KC];
-    let mut tap = [(0usize, 0usize); KC];
-    let (span_h, span_w) = ((p.kernel_h - 1) * p.dilation_h, (p.kernel_w - 1) * p.dilation_w);
-    let mut k0 = 0;
-    while k0 < kk {
-        let kc = KC.min(kk - k0);
-        for (kr, (off, t)) in koff.iter_mut().zip(tap.iter_mut()).enumerate().take(kc) {
-            let k = k0 + kr;
-            let (ic, r) = (k / ksize, k % ksize);
-            *t = ((r / p.kernel_w) * p.dilation_h, (r % p.kernel_w) * p.dilation_w);
-            *off = ic * in_plane + t.0 * p.in_w + t.1;
+
+    /// The current row's offset and displacement; moves to the next row.
+    #[inline(always)]
+    fn next(&mut self) -> (usize, (usize, usize)) {
+        let p = self.p;
+        let tap = (self.kh * p.dilation_h, self.kw * p.dilation_w);
+        let off = self.plane + tap.0 * p.in_w + tap.1;
+        self.kw += 1;
+        if self.kw == p.kernel_w {
+            self.kw = 0;
+            self.kh += 1;
+            if self.kh == p.kernel_h {
+                self.kh = 0;
+                self.plane += p.in_h * p.in_w;
+            }
         }
-        let koff_max = koff[..kc].iter().copied().max().unwrap_or(0);
-        let first = k0 == 0;
-        let mut i0 = 0;
-        while i0 < ocg {
-            let mr = MV.min(ocg - i0);
-            pack_a(&g, wg, i0, mr, k0, kc, &mut apack[..kc * MV]);
-            let mut j0 = 0;
-            while j0 < positions {
-                let nb = NB.min(positions - j0);
-                // Top-left input value of each position (rows, columns; may be in the padding).
-                let corner: [(isize, isize); NB] = core::array::from_fn(|cc| {
-                    let j = j0 + cc.min(nb - 1);
-                    let (oh, ow) = (j / p.out_w, j % p.out_w);
-                    ((oh * p.stride_h) as isize - p.pad_top as isize, (ow * p.stride_w) as isize - p.pad_left as isize)
-                });
-                let inside = corner
-                    .iter()
-                    .all(|&(h, w)| h >= 0 && w >= 0 && h as usize + span_h < p.in_h && w as usize + span_w < p.in_w);
-                let mut acc: Acc = [[zero(); 2]; NB];
-                if !first {
-                    load_tile(&g, yg, i0, mr, j0, nb, &mut tile, &mut acc);
+        (off, tap)
+    }
+}
+
+/// Output positions collected for one tile of [`conv_block`]: their columns of C and the input
+/// row and column of their top-left input value (negative in the padding).
+struct Positions<const C: usize> {
+    j: [usize; C],
+    corner: [(isize, isize); C],
+    n: usize,
+}
+
+impl<const C: usize> Positions<C> {
+    fn new() -> Self {
+        Positions { j: [0; C], corner: [(0, 0); C], n: 0 }
+    }
+
+    /// The tile's columns (missing ones repeat the last position).
+    fn cols(&self) -> Cols<C> {
+        Cols { j: core::array::from_fn(|c| self.j[c.min(self.n - 1)]), n: self.n }
+    }
+
+    /// The corner of column `c` (missing ones repeat the last position).
+    fn corner(&self, c: usize) -> (isize, isize) {
+        self.corner[c.min(self.n - 1)]
+    }
+}
+
+/// Convolution of one (image, group) as an implicit GEMM, without im2col scratch: C (`ocg` rows
+/// by `out_h * out_w` positions) = weights (`ocg` by `icg * kernel_h * kernel_w`) times the im2col
+/// matrix, whose values are read straight from `xg`. Positions whose receptive field lies inside
+/// the input are grouped into tiles (in any order, so a feature map's border never splits them)
+/// that read `xg[base + offset]`; the border positions are grouped into tiles of their own, whose
+/// columns are gathered, with zeros for the padding, into a stack panel. Weights packed at build
+/// time ([`crate::ConvWeights::KMajor`]) are read in place, each tile running over all of `k` with
+/// its sums in registers; other weights are packed one `KC`-deep panel at a time. Results are
+/// bit-identical to im2col followed by [`gemm`]: same k order, same fused multiply-adds.
+pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
+    let kk = icg * p.kernel_h * p.kernel_w;
+    let positions = p.out_h * p.out_w;
+    let g = conv_gemm(p, ocg, kk, positions);
+    let mut panels = Panels::new();
+    let mut i0 = 0;
+    while i0 < ocg {
+        let mr = MV.min(ocg - i0);
+        by_rows!(mr, conv_block(p, &g, xg, wg, yg, i0, mr, &mut panels));
+        for r in 0..mr {
+            finish(&mut yg[(i0 + r) * positions..][..positions], &g, bias, i0 + r, 0);
+        }
+        i0 += MV;
+    }
+}
+
+/// Output channels `i0..i0 + mr` of [`conv_implicit`], in tiles of `R * L` channels by `C`
+/// positions.
+#[allow(clippy::too_many_arguments)]
+fn conv_block<const R: usize, const C: usize>(
+    p: &Conv2d,
+    g: &Gemm,
+    xg: &[f32],
+    wg: &[f32],
+    yg: &mut [f32],
+    i0: usize,
+    mr: usize,
+    panels: &mut Panels,
+) {
+    let (span_h, span_w) = ((p.kernel_h - 1) * p.dilation_h, (p.kernel_w - 1) * p.dilation_w);
+    let in_place = a_in_place::<R>(g, wg, i0);
+    let mut k0 = 0;
+    while k0 < g.k {
+        let kc = if in_place { g.k } else { KC.min(g.k - k0) };
+        if !in_place {
+            pack_a::<R>(g, wg, i0, mr, k0, kc, &mut panels.a);
+        }
+        let block = Block { i0, mr, k0, kc, in_place };
+        let mut inside = Positions::<C>::new();
+        let mut border = Positions::<C>::new();
+        for oh in 0..p.out_h {
+            let h = (oh * p.stride_h) as isize - p.pad_top as isize;
+            let rows_inside = h >= 0 && h as usize + span_h < p.in_h;
+            for ow in 0..p.out_w {
+                let w = (ow * p.stride_w) as isize - p.pad_left as isize;
+                let is_inside = rows_inside && w >= 0 && w as usize + span_w < p.in_w;
+                let set = if is_inside { &mut inside } else { &mut border };
+                set.j[set.n] = oh * p.out_w + ow;
+                set.corner[set.n] = (h, w);
+                set.n += 1;
+                if set.n == C {
+                    conv_tile::<R, C>(p, g, xg, wg, yg, &block, set, is_inside, panels);
+                    set.n = 0;
                 }
-                if inside {
-                    let base: [usize; NB] =
-                        core::array::from_fn(|cc| corner[cc].0 as usize * p.in_w + corner[cc].1 as usize);
-                    micro_indirect(&apack[..kc * MV], xg, &base, &koff[..kc], koff_max, &mut acc);
-                } else {
-                    for ((dst, &off), &(th, tw)) in bpack.chunks_exact_mut(NB).zip(&koff).zip(&tap).take(kc) {
-                        for (cc, d) in dst.iter_mut().enumerate() {
-                            let (h, w) = (corner[cc].0 + th as isize, corner[cc].1 + tw as isize);
-                            let ok = (0..p.in_h as isize).contains(&h) && (0..p.in_w as isize).contains(&w);
-                            let at = off as isize + corner[cc].0 * p.in_w as isize + corner[cc].1;
-                            *d = if ok { xg[at as usize] } else { 0.0 };
-                        }
-                    }
-                    micro(&apack[..kc * MV], &bpack, NB, &mut acc);
-                }
-                store_tile(&g, yg, i0, mr, j0, nb, &mut tile, &acc);
-                j0 += NB;
             }
-            if k0 + kc == kk {
-                for r in 0..mr {
-                    finish(&mut yg[(i0 + r) * positions..][..positions], &g, bias, i0 + r, 0);
-                }
+        }
+        for (set, is_inside) in [(&inside, true), (&border, false)] {
+            if set.n > 0 {
+                conv_tile::<R, C>(p, g, xg, wg, yg, &block, set, is_inside, panels);
             }
-            i0 += MV;
         }
         k0 += kc;
     }
 }
 
-/// `acc += Apanel * B` where `B[k][c] = x[base[c] + koff[k]]` and `koff_max` bounds `koff`.
+/// The rows and depth one [`conv_block`] pass computes: output channels `i0..i0 + mr`, im2col rows
+/// `k0..k0 + kc`, with the weights read in place or from the packed panel.
+struct Block {
+    i0: usize,
+    mr: usize,
+    k0: usize,
+    kc: usize,
+    in_place: bool,
+}
+
+/// One tile of [`conv_block`]: positions whose receptive fields lie inside the input read it in
+/// place; border positions are gathered into the B panel first, `KC` rows at a time.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn micro_indirect(ap: &[f32], x: &[f32], base: &[usize; NB], koff: &[usize], koff_max: usize, acc: &mut Acc) {
-    // One bounds check per column for the whole panel instead of one per value.
-    let cols: [&[f32]; NB] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
-    for (arow, &ko) in ap.chunks_exact(MV).zip(koff) {
-        let (lo, hi) = arow.split_at(L);
-        let a0 = load(lo.try_into().unwrap());
-        let a1 = load(hi.try_into().unwrap());
-        debug_assert!(ko <= koff_max);
-        for (acc_c, col) in acc.iter_mut().zip(&cols) {
-            // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
-            let bv = splat(unsafe { *col.get_unchecked(ko) });
-            acc_c[0] = fma(a0, bv, acc_c[0]);
-            acc_c[1] = fma(a1, bv, acc_c[1]);
+fn conv_tile<const R: usize, const C: usize>(
+    p: &Conv2d,
+    g: &Gemm,
+    xg: &[f32],
+    wg: &[f32],
+    yg: &mut [f32],
+    blk: &Block,
+    set: &Positions<C>,
+    inside: bool,
+    panels: &mut Panels,
+) {
+    let Panels { a: apack, b: bpack, tile } = panels;
+    let cols = set.cols();
+    let corner: [(isize, isize); C] = core::array::from_fn(|c| set.corner(c));
+    let mut acc: Acc<R, C> = [[zero(); R]; C];
+    if blk.k0 > 0 {
+        load_tile(g, yg, blk.i0, blk.mr, &cols, tile, &mut acc);
+    }
+    let panel = |kb: usize, kc: usize| match blk.in_place {
+        true => APanel { a: &wg[blk.i0 + kb * g.a_cs..], stride: g.a_cs, kc },
+        false => APanel { a: &apack[(kb - blk.k0) * R * L..], stride: R * L, kc },
+    };
+    let end = blk.k0 + blk.kc;
+    if inside {
+        let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
+        // The largest offset of any row: the last input channel's bottom-right tap.
+        let span = ((p.kernel_h - 1) * p.dilation_h * p.in_w) + (p.kernel_w - 1) * p.dilation_w;
+        let koff_max = (p.in_channels / p.groups - 1) * p.in_h * p.in_w + span;
+        micro_indirect(panel(blk.k0, blk.kc), xg, &base, Taps::at(p, blk.k0), koff_max, &mut acc);
+    } else {
+        let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
+        let mut taps = Taps::at(p, blk.k0);
+        let mut kb = blk.k0;
+        while kb < end {
+            let kc = KC.min(end - kb);
+            for dst in bpack[..kc * C].chunks_exact_mut(C) {
+                let (off, (th, tw)) = taps.next();
+                for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
+                    let (ih, iw) = (h + th as isize, w + tw as isize);
+                    let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
+                    *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+                }
+            }
+            micro(panel(kb, kc), &bpack[..], C, &mut acc);
+            kb += kc;
         }
     }
+    store_tile(g, yg, blk.i0, blk.mr, &cols, tile, &acc);
 }
 
 /// The GEMM a convolution of one (image, group) is: `ocg` rows, `positions` columns, `kk` deep
 /// (its epilogue is the convolution's).
 fn conv_gemm(p: &Conv2d, ocg: usize, kk: usize, positions: usize) -> Gemm {
+    let (_, a_rs, a_cs) = p.weights.gemm_operand(0, ocg, kk);
     Gemm {
         m: ocg,
         n: positions,
         k: kk,
-        a_rs: kk,
-        a_cs: 1,
+        a_rs,
+        a_cs,
         b_rs: 0,
         b_cs: 0,
         c_rs: positions,
@@ -434,81 +665,4 @@ fn conv_gemm(p: &Conv2d, ocg: usize, kk: usize, positions: usize) -> Gemm {
         add_to_c: false,
         epilogue: true,
     }
-}
-
-/// Most output positions for [`conv_narrow`].
-pub(crate) const NARROW_N: usize = 16;
-/// Depth of one block of [`conv_narrow`]'s transposed im2col panel (stack: 32 KiB).
-const NARROW_KC: usize = 512;
-
-/// A convolution with at most [`NARROW_N`] output positions (the last stages of an image network,
-/// where the weights dwarf the activations): the im2col columns are gathered, one `NARROW_KC`-deep
-/// block at a time, into a stack panel, and each output channel is the dot product of its weight
-/// row (read once, in place, with vector loads: no packing) with every column. Sums run in vector
-/// lanes over each block, then across lanes and blocks in a fixed order.
-fn conv_narrow(p: &Conv2d, g: &Gemm, icg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
-    let ksize = p.kernel_h * p.kernel_w;
-    let kk = icg * ksize;
-    let n = g.n;
-    let in_plane = p.in_h * p.in_w;
-    let mut cols = [[0.0f32; NARROW_KC]; NARROW_N];
-    let mut k0 = 0;
-    while k0 < kk {
-        let kc = NARROW_KC.min(kk - k0);
-        for (j, col) in cols.iter_mut().enumerate().take(n) {
-            let (oh, ow) = (j / p.out_w, j % p.out_w);
-            let h0 = (oh * p.stride_h) as isize - p.pad_top as isize;
-            let w0 = (ow * p.stride_w) as isize - p.pad_left as isize;
-            for (kr, v) in col[..kc].iter_mut().enumerate() {
-                let (ic, r) = ((k0 + kr) / ksize, (k0 + kr) % ksize);
-                let h = h0 + ((r / p.kernel_w) * p.dilation_h) as isize;
-                let w = w0 + ((r % p.kernel_w) * p.dilation_w) as isize;
-                let inside = (0..p.in_h as isize).contains(&h) && (0..p.in_w as isize).contains(&w);
-                *v = if inside { xg[ic * in_plane + h as usize * p.in_w + w as usize] } else { 0.0 };
-            }
-        }
-        for i in 0..g.m {
-            let arow = &wg[i * kk + k0..][..kc];
-            let sums = match n {
-                0..=4 => dots::<4>(arow, &cols),
-                5..=8 => dots::<8>(arow, &cols),
-                _ => dots::<NARROW_N>(arow, &cols),
-            };
-            for (y, s) in yg[i * n..][..n].iter_mut().zip(sums) {
-                *y = if k0 == 0 { s } else { *y + s };
-            }
-        }
-        k0 += kc;
-    }
-    for i in 0..g.m {
-        finish(&mut yg[i * n..][..n], g, bias, i, 0);
-    }
-}
-
-/// `dot(arow, cols[j][..arow.len()])` for the first `N` columns, in `N` vector accumulators.
-#[inline(always)]
-fn dots<const N: usize>(arow: &[f32], cols: &[[f32; NARROW_KC]; NARROW_N]) -> [f32; NARROW_N] {
-    let kc = arow.len();
-    let main = kc - kc % L;
-    let mut acc = [zero(); N];
-    for c0 in (0..main).step_by(L) {
-        let av = load(arow[c0..c0 + L].try_into().unwrap());
-        for (acc_j, col) in acc.iter_mut().zip(cols) {
-            *acc_j = fma(av, load(col[c0..c0 + L].try_into().unwrap()), *acc_j);
-        }
-    }
-    let mut out = [0.0f32; NARROW_N];
-    for ((o, acc_j), col) in out.iter_mut().zip(&acc).zip(cols) {
-        let mut lanes = [0.0f32; L];
-        store(&mut lanes, *acc_j);
-        let mut s = 0.0;
-        for v in lanes {
-            s += v;
-        }
-        for (a, b) in arow[main..].iter().zip(&col[main..kc]) {
-            s += a * b;
-        }
-        *o = s;
-    }
-    out
 }

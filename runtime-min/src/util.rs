@@ -156,16 +156,29 @@ pub(crate) fn fold_contig(
     r
 }
 
-/// Lane-parallel dot product of two equally long slices.
+/// Lane-parallel dot product `sum of a[i * a_step] * b[i]` over `i < b.len()`; the same sum, in the
+/// same order, whatever the step (0 reads `a[0]` every time).
 #[inline(always)]
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let (a, b) = (&a[..n], &b[..n]);
+pub(crate) fn dot(a: &[f32], a_step: usize, b: &[f32]) -> f32 {
+    let n = b.len();
+    let main = n - n % LANES;
+    if a_step == 1 {
+        let a = &a[..n];
+        let chunks = a.chunks_exact(LANES).map(|c| <[f32; LANES]>::try_from(c).unwrap());
+        dot_lanes(chunks, a[main..].iter().copied(), b)
+    } else {
+        let chunks = (0..main / LANES).map(|c| core::array::from_fn(|i| a[(c * LANES + i) * a_step]));
+        dot_lanes(chunks, (main..n).map(|i| a[i * a_step]), b)
+    }
+}
+
+/// [`dot`]'s sum: `LANES` running sums over whole chunks, added in lane order, then the rest.
+#[inline(always)]
+fn dot_lanes(chunks: impl Iterator<Item = [f32; LANES]>, rest: impl Iterator<Item = f32>, b: &[f32]) -> f32 {
     let mut lanes = [0.0f32; LANES];
-    let ca = a.chunks_exact(LANES);
     let cb = b.chunks_exact(LANES);
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
+    let b_rest = cb.remainder();
+    for (x, y) in chunks.zip(cb) {
         for i in 0..LANES {
             lanes[i] += x[i] * y[i];
         }
@@ -174,7 +187,7 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     for l in lanes {
         r += l;
     }
-    for (x, y) in ra.iter().zip(rb) {
+    for (x, y) in rest.zip(b_rest) {
         r += x * y;
     }
     r

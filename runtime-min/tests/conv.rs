@@ -35,7 +35,23 @@ fn conv_params(
         pad_left: pl,
         groups,
         act,
+        weights: ConvWeights::Oihw,
     }
+}
+
+/// OIHW weights in the [`ConvWeights::KMajor`] layout, followed by `slack` zeros.
+fn k_major(p: &Conv2d, w: &[f32], slack: usize) -> Vec<f32> {
+    let ocg = p.out_channels / p.groups;
+    let kk = p.in_channels / p.groups * p.kernel_h * p.kernel_w;
+    let mut out = vec![0.0; w.len() + slack];
+    for g in 0..p.groups {
+        for oc in 0..ocg {
+            for k in 0..kk {
+                out[(g * kk + k) * ocg + oc] = w[(g * ocg + oc) * kk + k];
+            }
+        }
+    }
+    out
 }
 
 /// Direct ONNX Conv in f64; returns (value, magnitude).
@@ -86,12 +102,23 @@ fn check(p: Conv2d, with_bias: bool, seed: u64) {
     let bias = if with_bias { Some(&b[..]) } else { None };
     let (want, mag) = conv_ref(&p, &x, &w, bias);
     // The fastest scratch, small im2col tiles (3 positions), and none (direct convolution).
+    // Packed weights, with and without room for whole vectors past the last output channel
+    // (read in place, or packed at run time for the last rows): the same bits as OIHW.
     let per_position = conv2d_scratch_per_position(&p);
+    let packed = [(ConvWeights::KMajor, k_major(&p, &w, 32)), (ConvWeights::KMajor, k_major(&p, &w, 0))];
     for scratch_len in [conv2d_scratch_len(&p), 3 * per_position, 0] {
-        let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
-        let mut scratch = vec![f32::NAN; scratch_len];
-        conv2d(&p, &x, &w, bias, &mut y, &mut scratch);
+        let run = |weights: ConvWeights, w: &[f32]| {
+            let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
+            let mut scratch = vec![f32::NAN; scratch_len];
+            conv2d(&Conv2d { weights, ..p }, &x, w, bias, &mut y, &mut scratch);
+            y
+        };
+        let y = run(ConvWeights::Oihw, &w);
         assert_close_mag(&y, &want, Some(&mag), &format!("{p:?} with {scratch_len} scratch elements"));
+        for (weights, w) in &packed {
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&run(*weights, w)), bits(&y), "{p:?}: {weights:?} with {} weights", w.len());
+        }
     }
 }
 
@@ -128,6 +155,7 @@ fn scratch_len_is_const() {
         pad_left: 1,
         groups: 1,
         act: Activation::None,
+        weights: ConvWeights::Oihw,
     };
     const L: usize = conv2d_scratch_len(&P);
     assert_eq!(L, 4 * 9 * CONV_TILE);
@@ -225,8 +253,7 @@ fn large_tiles_and_deep_k() {
     let p = conv_params(1, 40, 21, (8, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
     assert_eq!(conv2d_scratch_per_position(&p), IM2COL_K_BLOCK);
     check(p, true, 82);
-    // Few positions, deep K (= 120 * 9 = 1080): 2x2, 2x3 and 4x4 outputs (the narrow dot-product
-    // kernel on FMA builds), padding on every side.
+    // Few positions, deep K (= 120 * 9 = 1080): 2x2, 2x3 and 4x4 outputs, padding on every side.
     let p = conv_params(1, 120, 9, (4, 4), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
     check(p, true, 83);
     let p = conv_params(1, 30, 12, (3, 5), (3, 3), (2, 2), (1, 1), (1, 1, 1, 0), 1, A0);

@@ -63,9 +63,13 @@ fn perf_smoke() {
             pad_left: k / 2,
             groups,
             act: Activation::Relu,
+            weights: ConvWeights::KMajor,
         };
         let x = rng.vec(ic * hw * hw);
-        let w = rng.vec(oc * ic / groups * k * k);
+        // Weights as a model packs them: KMajor (any order of values does for timing) with room
+        // for whole vectors past the last output channel (depthwise keeps OIHW: one channel per
+        // group, the same layout).
+        let w = rng.vec(oc * ic / groups * k * k + 32);
         let bias = rng.vec(oc);
         let mut y = vec![0.0; oc * hw * hw];
         let flops = 2.0 * (oc * hw * hw * ic / groups * k * k) as f64;

@@ -66,14 +66,19 @@ pub fn conv2d(p: &rt::Conv2d) -> TokenStream {
         pad_left,
         groups,
         act,
+        weights,
     } = *p;
     let act = activation(act);
+    let weights = match weights {
+        rt::ConvWeights::Oihw => quote!(::sramfit::kernels::ConvWeights::Oihw),
+        rt::ConvWeights::KMajor => quote!(::sramfit::kernels::ConvWeights::KMajor),
+    };
     quote!(::sramfit::kernels::Conv2d {
         batch: #batch, in_channels: #in_channels, in_h: #in_h, in_w: #in_w,
         out_channels: #out_channels, out_h: #out_h, out_w: #out_w,
         kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
         dilation_h: #dilation_h, dilation_w: #dilation_w, pad_top: #pad_top, pad_left: #pad_left,
-        groups: #groups, act: #act,
+        groups: #groups, act: #act, weights: #weights,
     })
 }
 

@@ -298,6 +298,7 @@ fn conv(op: &Conv, bias: Option<Arc<Tensor>>, in_shapes: &[Vec<usize>], out_shap
         pad_left: g.pad_before[2],
         groups: op.group,
         act: Activation::None,
+        weights: rt::ConvWeights::Oihw,
     };
     let mut inputs = vec![Src::Input(0), Src::Input(1)];
     inputs.extend(conv_bias(bias, in_shapes, out_channels)?);

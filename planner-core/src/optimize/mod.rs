@@ -12,10 +12,13 @@
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
 //!   intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
-//!   strides, so the transposed tensor never exists.
+//!   strides, so the transposed tensor never exists;
+//! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
+//!   kernels read in place, so nothing is repacked at run time.
 
 pub mod exact_schedule;
 pub mod fuse;
+pub mod pack;
 pub mod schedule;
 pub mod transpose;
 
@@ -41,6 +44,9 @@ pub struct Optimizations {
     /// Let a matrix product read a transposed operand through its strides instead of a copy
     /// ([`transpose`]).
     pub transpose: bool,
+    /// Store convolution weights in the layout the GEMM kernels read ([`pack`]).
+    #[serde(default)]
+    pub pack_weights: bool,
 }
 
 impl Optimizations {
@@ -52,6 +58,7 @@ impl Optimizations {
         schedule: false,
         elide_concat: false,
         transpose: false,
+        pack_weights: false,
     };
 }
 
@@ -64,6 +71,7 @@ impl Default for Optimizations {
             schedule: true,
             elide_concat: true,
             transpose: true,
+            pack_weights: true,
         }
     }
 }
@@ -84,6 +92,9 @@ pub struct Applied {
     pub elided_concats: usize,
     /// Transposing copies folded into a matrix product's strides.
     pub folded_transposes: usize,
+    /// Convolutions whose weights were packed at build time.
+    #[serde(default)]
+    pub packed_weights: usize,
     /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
     /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
     /// elision); otherwise only the greedy order was tried.
@@ -91,8 +102,18 @@ pub struct Applied {
 }
 
 impl Applied {
-    /// One line for reports, e.g. `3 activation(s) fused into the preceding kernel, 5 step(s) in place`.
+    /// One line for reports, e.g. `3 activation(s) fused into the preceding kernel, 5 step(s) in
+    /// place, ...`: the memory-saving rewrites, then weight packing.
     pub fn summary(&self, o: &Optimizations) -> String {
+        let pack = match o.pack_weights {
+            true => format!("{} convolution(s) with weights packed for the GEMM kernels", self.packed_weights),
+            false => "weight packing off".into(),
+        };
+        format!("{}, {pack}", self.memory_summary(o))
+    }
+
+    /// The memory-saving rewrites' part of [`Applied::summary`] (what a budget error lists).
+    pub fn memory_summary(&self, o: &Optimizations) -> String {
         let fuse = match o.fuse_activations {
             true => format!("{} activation(s) fused into the preceding kernel", self.fused_activations),
             false => "activation fusion off".into(),
@@ -136,6 +157,9 @@ pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
     }
     if o.transpose {
         applied.folded_transposes = transpose::fold_transposes(g);
+    }
+    if o.pack_weights {
+        applied.packed_weights = pack::pack_conv_weights(g);
     }
     applied
 }

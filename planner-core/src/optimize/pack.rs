@@ -1,0 +1,123 @@
+//! Weights packed at build time: a convolution's weights are stored in the layout its GEMM kernels
+//! read ([`ConvWeights::KMajor`]: the output channels of each input value contiguous), so the
+//! kernels load whole vectors of them in place, with no packing and no packing buffer at run time.
+//!
+//! Every ungrouped convolution whose weights are a constant gets a packed copy (the constant is
+//! dropped when nothing else reads it), followed by [`slack`] zeros so that a kernel may load whole
+//! vectors of output channels past the last one. Depthwise and grouped convolutions keep
+//! ONNX's order (with one output channel per group both orders are the same). No result changes:
+//! every kernel path sums the same products in the same order in either layout (checked by
+//! `runtime-min`'s convolution tests and the rewrite property test in `safety/`).
+
+use sramfit_runtime_min::ConvWeights;
+
+use crate::ir::{Graph, Op, TensorKind};
+
+/// Zeros after the packed weights of `out_channels` channels: up to the next multiple of 16. The
+/// kernels load the output channels of one input value in vectors of 8 or 16 from multiples of 16
+/// (two vectors only for a block of more than one vector's rows), so no load ends past the next
+/// multiple of 16.
+pub const fn slack(out_channels: usize) -> usize {
+    out_channels.next_multiple_of(16) - out_channels
+}
+
+/// Packs the weights of every eligible convolution; returns how many were packed.
+pub fn pack_conv_weights(g: &mut Graph) -> usize {
+    let mut packed = 0;
+    for i in 0..g.nodes.len() {
+        let Op::Conv(p) = &g.nodes[i].op else { continue };
+        let Some(&w) = g.nodes[i].inputs.get(1) else { continue };
+        let TensorKind::Const(values) = &g.tensors[w].kind else { continue };
+        let (oc, kk) = (p.out_channels, p.in_channels * p.kernel_h * p.kernel_w);
+        if p.weights != ConvWeights::Oihw || p.groups != 1 || oc < 2 || values.len() != oc * kk {
+            continue;
+        }
+        let mut k_major = vec![0.0; oc * kk + slack(oc)];
+        for (o, row) in values.chunks_exact(kk).enumerate() {
+            for (k, &v) in row.iter().enumerate() {
+                k_major[k * oc + o] = v;
+            }
+        }
+        let name = format!("{}.packed", g.tensors[w].name);
+        g.nodes[i].inputs[1] = g.add_tensor(name, vec![k_major.len()], TensorKind::Const(k_major));
+        let Op::Conv(p) = &mut g.nodes[i].op else { unreachable!("matched above") };
+        p.weights = ConvWeights::KMajor;
+        packed += 1;
+    }
+    if packed > 0 {
+        super::remove_unused_tensors(g);
+    }
+    packed
+}
+
+#[cfg(test)]
+mod tests {
+    use sramfit_runtime_min::{Activation, Conv2d};
+
+    use super::*;
+    use crate::ir::Node;
+
+    fn conv(in_channels: usize, out_channels: usize, groups: usize) -> Conv2d {
+        Conv2d {
+            batch: 1,
+            in_channels,
+            in_h: 4,
+            in_w: 4,
+            out_channels,
+            out_h: 4,
+            out_w: 4,
+            kernel_h: 1,
+            kernel_w: 2,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            groups,
+            act: Activation::None,
+            weights: ConvWeights::Oihw,
+        }
+    }
+
+    /// A graph `x -> conv -> y` with OIHW weights `0, 1, 2, ...`.
+    fn graph(p: Conv2d) -> Graph {
+        let mut g = Graph::default();
+        let w_len = p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w;
+        let x = g.add_tensor("x", vec![1, p.in_channels, 4, 4], TensorKind::Input(0));
+        let w = g.add_tensor("w", vec![w_len], TensorKind::Const((0..w_len).map(|v| v as f32).collect()));
+        let y = g.add_tensor("y", vec![1, p.out_channels, 4, 4], TensorKind::Activation);
+        let op = Op::Conv(p);
+        g.nodes.push(Node { name: "conv".into(), source_op: "Conv".into(), op, inputs: vec![x, w], output: y });
+        g.inputs.push(x);
+        g.outputs.push(y);
+        g
+    }
+
+    #[test]
+    fn ungrouped_convolution_weights_are_transposed_with_slack() {
+        let mut g = graph(conv(2, 3, 1));
+        assert_eq!(pack_conv_weights(&mut g), 1);
+        let Op::Conv(p) = &g.nodes[0].op else { panic!("still a convolution") };
+        assert_eq!(p.weights, ConvWeights::KMajor);
+        let w = &g.tensors[g.nodes[0].inputs[1]];
+        let TensorKind::Const(values) = &w.kind else { panic!("still a constant") };
+        // OIHW row o is `4o..4o + 4` (kk = 2 input channels x 2 taps); k-major puts the three
+        // output channels of each k side by side.
+        let mut want = vec![0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0, 3.0, 7.0, 11.0];
+        want.resize(12 + 13, 0.0);
+        assert_eq!(values, &want);
+        assert_eq!(w.name, "w.packed");
+        assert_eq!(g.tensors.len(), 3, "the unpacked constant is dropped");
+    }
+
+    #[test]
+    fn grouped_and_single_channel_convolutions_keep_onnx_order() {
+        for p in [conv(4, 4, 4), conv(4, 4, 2), conv(3, 1, 1)] {
+            let mut g = graph(p);
+            let before = g.clone();
+            assert_eq!(pack_conv_weights(&mut g), 0, "{p:?}");
+            assert_eq!(g, before);
+        }
+    }
+}
