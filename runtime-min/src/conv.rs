@@ -262,6 +262,10 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut row
 /// channel per group, any channel multiplier; 3x3 kernels go to
 /// [`depthwise_3x3`]), and for any convolution given no scratch.
 fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    if is_depthwise_3x3(p, icg) {
+        depthwise_3x3(p, ocg, x, w, bias, y);
+        return;
+    }
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
@@ -271,11 +275,6 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                 let oc = g * ocg + m;
                 let b = bias.map_or(0.0, |b| b[oc]);
                 let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
-                if is_depthwise_3x3(p, icg) {
-                    let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
-                    depthwise_3x3(p, xplane, &w[oc * ksize..][..ksize], b, yplane);
-                    continue;
-                }
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for ic in 0..icg {

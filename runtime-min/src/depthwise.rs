@@ -1,10 +1,17 @@
 //! The 3x3 depthwise convolution (one input channel per group), any stride, dilation and padding.
 //!
-//! Each output value is computed in registers as `bias` plus its nine taps in row-major tap order,
-//! which is also the order in which the row-wise direct convolution accumulates (so both paths give
-//! bit-identical results). The valid column range of every tap is computed once per call, not per
-//! output row, and the interior columns (all three column taps inside the input) run without
-//! per-tap range checks.
+//! Each output value is `act(bias + taps)` with the nine taps added in row-major tap order, which
+//! is also the order in which the row-wise direct convolution accumulates (so every path gives
+//! bit-identical results). Two plane kernels:
+//!
+//! - **Padded plane** (stride 1, zero-padded plane of at most [`PADDED_PLANE_MAX`] floats): the
+//!   plane is copied into a zero-padded stack buffer, and the outputs are computed over the
+//!   flattened padded rows, where every tap is one contiguous shifted slice (outputs landing in
+//!   the padding columns are computed and dropped). No border cases, so small planes (KWS's
+//!   25x5) run as long vector loops instead of scalar border code.
+//! - **Row-wise** (everything else): the valid column range of every tap is computed once per
+//!   call, not per output row, and the interior columns (all three column taps inside the
+//!   input) run without per-tap range checks.
 
 use crate::util::valid_range;
 use crate::Conv2d;
@@ -19,8 +26,90 @@ pub(crate) fn is_depthwise_3x3(p: &Conv2d, icg: usize) -> bool {
         && p.kernel_w == 3
 }
 
-/// One output plane: `yplane = act(b + conv(xplane, wk))` with `wk` the 9 weights of the channel.
-pub(crate) fn depthwise_3x3(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
+/// Largest zero-padded plane (floats) of the padded-plane kernel: 16 KiB of stack, plus as much
+/// again for its flattened output.
+const PADDED_PLANE_MAX: usize = 4096;
+
+/// Outputs per register tile of the padded-plane kernel.
+const TILE: usize = 16;
+
+/// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
+/// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
+pub(crate) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let in_plane = p.in_h * p.in_w;
+    let out_plane = p.out_h * p.out_w;
+    let mut padded = PaddedPlane::new(p);
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let xplane = &x[(n * p.in_channels + oc / ocg) * in_plane..][..in_plane];
+            let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+            let (wk, b) = (&w[oc * 9..][..9], bias.map_or(0.0, |b| b[oc]));
+            match padded.as_mut() {
+                Some(padded) => padded.conv(p, xplane, wk, b, yplane),
+                None => row_wise(p, xplane, wk, b, yplane),
+            }
+            p.act.apply_in_place(yplane);
+        }
+    }
+}
+
+/// The padded-plane kernel's stack buffers: the zero-padded input plane (`rows x cols`,
+/// input pixel `(ih, iw)` at `(ih + pad_top, iw + pad_left)`), and the flattened output
+/// (`out[oh * cols + ow]`, columns `ow >= out_w` are dropped).
+struct PaddedPlane {
+    rows: usize,
+    cols: usize,
+    plane: [f32; PADDED_PLANE_MAX + TILE],
+    out: [f32; PADDED_PLANE_MAX + TILE],
+}
+
+impl PaddedPlane {
+    /// The buffers for convolution `p` (zeroed once: only the input pixels change between
+    /// planes), or `None` if it is strided or its padded plane exceeds [`PADDED_PLANE_MAX`].
+    fn new(p: &Conv2d) -> Option<Self> {
+        let rows = p.out_h + 2 * p.dilation_h;
+        let cols = p.out_w + 2 * p.dilation_w;
+        (p.stride_h == 1 && p.stride_w == 1 && rows * cols <= PADDED_PLANE_MAX).then(|| PaddedPlane {
+            rows,
+            cols,
+            plane: [0.0; PADDED_PLANE_MAX + TILE],
+            out: [0.0; PADDED_PLANE_MAX + TILE],
+        })
+    }
+
+    /// One output plane before the activation: `yplane = b + conv(xplane, wk)`.
+    fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
+        let cols = self.cols;
+        // Input rows and columns that some output reads (the rest would land past the padding).
+        let in_rows = p.in_h.min(self.rows - p.pad_top.min(self.rows));
+        let in_cols = p.in_w.min(cols - p.pad_left.min(cols));
+        for ih in 0..in_rows {
+            let xrow = &xplane[ih * p.in_w..][..in_cols];
+            self.plane[(ih + p.pad_top) * cols + p.pad_left..][..in_cols].copy_from_slice(xrow);
+        }
+        let w: [f32; 9] = wk.try_into().unwrap();
+        let offsets: [usize; 9] = core::array::from_fn(|t| (t / 3) * p.dilation_h * cols + (t % 3) * p.dilation_w);
+        let len = (p.out_h - 1) * cols + p.out_w;
+        debug_assert!(len.next_multiple_of(TILE) + offsets[8] <= self.rows * cols + TILE);
+        for (i, out) in self.out[..len.next_multiple_of(TILE)].chunks_exact_mut(TILE).enumerate() {
+            let mut acc = [b; TILE];
+            for (&wt, &off) in w.iter().zip(&offsets) {
+                let xs: &[f32; TILE] = self.plane[i * TILE + off..][..TILE].try_into().unwrap();
+                for (a, &v) in acc.iter_mut().zip(xs) {
+                    *a += wt * v;
+                }
+            }
+            out.copy_from_slice(&acc);
+        }
+        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(cols)) {
+            yrow.copy_from_slice(&out[..p.out_w]);
+        }
+    }
+}
+
+/// One output plane before the activation, row by row: `yplane = b + conv(xplane, wk)` with `wk`
+/// the 9 weights of the channel.
+fn row_wise(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
     let w: [[f32; 3]; 3] = [wk[0..3].try_into().unwrap(), wk[3..6].try_into().unwrap(), wk[6..9].try_into().unwrap()];
     // Column taps: input column of output column `ow` is `ow * stride_w + col_off[kw]`.
     let col_off: [isize; 3] = core::array::from_fn(|kw| (kw * p.dilation_w) as isize - p.pad_left as isize);
@@ -82,6 +171,5 @@ pub(crate) fn depthwise_3x3(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, ypla
                 }
             }
         }
-        p.act.apply_in_place(yrow);
     }
 }
