@@ -53,47 +53,86 @@ pub(crate) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: 
     }
 }
 
-/// The padded-plane kernel's stack buffers: the zero-padded input plane (`rows x cols`,
-/// input pixel `(ih, iw)` at `(ih + pad_top, iw + pad_left)`), and the flattened output
-/// (`out[oh * cols + ow]`, columns `ow >= out_w` are dropped).
+/// The padded-plane kernel's stack buffers. `plane` holds the zero-padded input plane (input
+/// pixel `(ih, iw)` at padded position `(ih + pad_top, iw + pad_left)`) split into
+/// `stride_h x stride_w` phases: padded position `(r, c)` is row `r / stride_h`, column
+/// `c / stride_w` of phase `(r % stride_h, c % stride_w)`, each phase a `phase_rows x
+/// phase_cols` row-major block. Output `(oh, ow)` then reads tap `(kh, kw)` at
+/// `oh * phase_cols + ow` plus a fixed offset per tap, so every tap is one contiguous slice over
+/// the flattened output `out[oh * phase_cols + ow]` (columns `ow >= out_w` are computed and
+/// dropped), at any stride.
 struct PaddedPlane {
-    rows: usize,
-    cols: usize,
+    phase_rows: usize,
+    phase_cols: usize,
+    /// Where tap `(kh, kw)` of output `(0, 0)` is in `plane`: `at(kh * dilation_h, kw * dilation_w)`.
+    offsets: [usize; 9],
     plane: [f32; PADDED_PLANE_MAX + TILE],
     out: [f32; PADDED_PLANE_MAX + TILE],
 }
 
 impl PaddedPlane {
     /// The buffers for convolution `p` (zeroed once: only the input pixels change between
-    /// planes), or `None` if it is strided or its padded plane exceeds [`PADDED_PLANE_MAX`].
+    /// planes), or `None` if its padded plane exceeds [`PADDED_PLANE_MAX`].
     fn new(p: &Conv2d) -> Option<Self> {
-        let rows = p.out_h + 2 * p.dilation_h;
-        let cols = p.out_w + 2 * p.dilation_w;
-        (p.stride_h == 1 && p.stride_w == 1 && rows * cols <= PADDED_PLANE_MAX).then(|| PaddedPlane {
-            rows,
-            cols,
+        // The padded extent read by the outputs, split into phases.
+        let phase_rows = ((p.out_h - 1) * p.stride_h + 2 * p.dilation_h + 1).div_ceil(p.stride_h);
+        let phase_cols = ((p.out_w - 1) * p.stride_w + 2 * p.dilation_w + 1).div_ceil(p.stride_w);
+        let size = p.stride_h * p.stride_w * phase_rows * phase_cols;
+        if size > PADDED_PLANE_MAX {
+            return None;
+        }
+        let mut padded = PaddedPlane {
+            phase_rows,
+            phase_cols,
+            offsets: [0; 9],
             plane: [0.0; PADDED_PLANE_MAX + TILE],
             out: [0.0; PADDED_PLANE_MAX + TILE],
-        })
+        };
+        padded.offsets = core::array::from_fn(|t| padded.at(p, t / 3 * p.dilation_h, t % 3 * p.dilation_w));
+        Some(padded)
+    }
+
+    /// Index in `plane` of padded position `(r, c)`.
+    fn at(&self, p: &Conv2d, r: usize, c: usize) -> usize {
+        let phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
+        (phase * self.phase_rows + r / p.stride_h) * self.phase_cols + c / p.stride_w
     }
 
     /// One output plane before the activation: `yplane = b + conv(xplane, wk)`.
     fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
-        let cols = self.cols;
-        // Input rows and columns that some output reads (the rest would land past the padding).
-        let in_rows = p.in_h.min(self.rows - p.pad_top.min(self.rows));
-        let in_cols = p.in_w.min(cols - p.pad_left.min(cols));
-        for ih in 0..in_rows {
-            let xrow = &xplane[ih * p.in_w..][..in_cols];
-            self.plane[(ih + p.pad_top) * cols + p.pad_left..][..in_cols].copy_from_slice(xrow);
+        let (sh, sw) = (p.stride_h, p.stride_w);
+        // Input rows and columns that some output reads (the rest would land past the extent).
+        let in_rows = p.in_h.min((self.phase_rows * sh).saturating_sub(p.pad_top));
+        let in_cols = p.in_w.min((self.phase_cols * sw).saturating_sub(p.pad_left));
+        // Input columns iw0, iw0 + sw, ... land in one phase row, contiguous; the phase row of
+        // padded row r is tracked as (r % sh, r / sh) without divisions.
+        let row_phase = sw * self.phase_rows * self.phase_cols;
+        for iw0 in 0..sw.min(in_cols) {
+            let count = (in_cols - iw0).div_ceil(sw);
+            let mut start = self.at(p, p.pad_top, iw0 + p.pad_left);
+            let mut phase_row = p.pad_top % sh;
+            for xrow in xplane.chunks_exact(p.in_w).take(in_rows) {
+                let (dst, src) = (&mut self.plane[start..][..count], &xrow[iw0..in_cols]);
+                match sw {
+                    1 => dst.copy_from_slice(src),
+                    2 => copy_every::<2>(dst, src),
+                    _ => dst.iter_mut().zip(src.iter().step_by(sw)).for_each(|(d, &v)| *d = v),
+                }
+                phase_row += 1;
+                if phase_row == sh {
+                    // Back to the first row phase, one row further down.
+                    phase_row = 0;
+                    start = start + self.phase_cols - (sh - 1) * row_phase;
+                } else {
+                    start += row_phase;
+                }
+            }
         }
         let w: [f32; 9] = wk.try_into().unwrap();
-        let offsets: [usize; 9] = core::array::from_fn(|t| (t / 3) * p.dilation_h * cols + (t % 3) * p.dilation_w);
-        let len = (p.out_h - 1) * cols + p.out_w;
-        debug_assert!(len.next_multiple_of(TILE) + offsets[8] <= self.rows * cols + TILE);
-        for (i, out) in self.out[..len.next_multiple_of(TILE)].chunks_exact_mut(TILE).enumerate() {
+        let len = ((p.out_h - 1) * self.phase_cols + p.out_w).next_multiple_of(TILE);
+        for (i, out) in self.out[..len].chunks_exact_mut(TILE).enumerate() {
             let mut acc = [b; TILE];
-            for (&wt, &off) in w.iter().zip(&offsets) {
+            for (&wt, &off) in w.iter().zip(&self.offsets) {
                 let xs: &[f32; TILE] = self.plane[i * TILE + off..][..TILE].try_into().unwrap();
                 for (a, &v) in acc.iter_mut().zip(xs) {
                     *a += wt * v;
@@ -101,9 +140,21 @@ impl PaddedPlane {
             }
             out.copy_from_slice(&acc);
         }
-        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(cols)) {
+        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(self.phase_cols)) {
             yrow.copy_from_slice(&out[..p.out_w]);
         }
+    }
+}
+
+/// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised
+/// deinterleave for a constant step).
+fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
+    let (chunks, rest) = src.as_chunks::<S>();
+    for (d, chunk) in dst.iter_mut().zip(chunks) {
+        *d = chunk[0];
+    }
+    if let Some(&v) = rest.first() {
+        dst[chunks.len()] = v;
     }
 }
 
