@@ -249,25 +249,18 @@ pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     } else {
         (p.in_d, p.in_h, p.in_w, p.pad_front, p.pad_top, p.pad_left)
     };
-    pool_rows(
-        p,
-        x,
-        y,
-        0.0,
-        add,
-        |row, od, oh| {
-            let d_off = (od * p.stride_d) as isize - base_d as isize;
-            let (a, b) = valid_range(p.kernel_d, p.dilation_d, d_off, lim_d);
-            let cd = b - a;
-            let h_off = (oh * p.stride_h) as isize - base_h as isize;
-            let (a, b) = valid_range(p.kernel_h, p.dilation_h, h_off, lim_h);
-            let ch = cd * (b - a);
-            for (ow, v) in row.iter_mut().enumerate() {
-                let w_off = (ow * p.stride_w) as isize - base_w as isize;
-                let (a, b) = valid_range(p.kernel_w, p.dilation_w, w_off, lim_w);
-                let cnt = ch * (b - a);
-                *v = if cnt == 0 { 0.0 } else { *v / cnt as f32 };
-            }
-        },
-    );
+    pool_rows(p, x, y, 0.0, add, |row, od, oh| {
+        let d_off = (od * p.stride_d) as isize - base_d as isize;
+        let (a, b) = valid_range(p.kernel_d, p.dilation_d, d_off, lim_d);
+        let cd = b - a;
+        let h_off = (oh * p.stride_h) as isize - base_h as isize;
+        let (a, b) = valid_range(p.kernel_h, p.dilation_h, h_off, lim_h);
+        let ch = cd * (b - a);
+        for (ow, v) in row.iter_mut().enumerate() {
+            let w_off = (ow * p.stride_w) as isize - base_w as isize;
+            let (a, b) = valid_range(p.kernel_w, p.dilation_w, w_off, lim_w);
+            let cnt = ch * (b - a);
+            *v = if cnt == 0 { 0.0 } else { *v / cnt as f32 };
+        }
+    });
 }

@@ -182,3 +182,83 @@ fn pool3d() {
         check(params3d(hw, 4, 4, 1, 1, (0, 0), false), 62);
     }
 }
+
+/// Naive f32 pooling for windows inside the input (no padding, no dilation): every output folds
+/// its window in row-major order, the order the generic row-wise driver uses, so the kernels'
+/// results must match bit for bit (max: any NaN in the window gives NaN; average: the sum from
+/// 0 divided by the window size).
+fn pool_in_order(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f32> {
+    let mut out = vec![];
+    for plane in x.chunks_exact(p.in_d * p.in_h * p.in_w).take(p.batch * p.channels) {
+        for od in 0..p.out_d {
+            for oh in 0..p.out_h {
+                for ow in 0..p.out_w {
+                    let window = (0..p.kernel_d).flat_map(|kd| {
+                        (0..p.kernel_h).flat_map(move |kh| {
+                            (0..p.kernel_w).map(move |kw| {
+                                let (id, ih) = (od * p.stride_d + kd, oh * p.stride_h + kh);
+                                plane[(id * p.in_h + ih) * p.in_w + ow * p.stride_w + kw]
+                            })
+                        })
+                    });
+                    out.push(if is_max {
+                        window
+                            .fold(f32::NEG_INFINITY, |m, v| if m.is_nan() || v.is_nan() { f32::NAN } else { m.max(v) })
+                    } else {
+                        window.fold(0.0, |s, v| s + v) / (p.kernel_d * p.kernel_h * p.kernel_w) as f32
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`check`], plus bit-exact agreement with [`pool_in_order`] (NaN inputs included for max).
+fn check_in_order(p: Pool2d, seed: u64) {
+    check(p, seed);
+    let mut rng = Rng::new(seed);
+    let mut x = rng.vec(p.batch * p.channels * p.in_d * p.in_h * p.in_w);
+    let n = p.batch * p.channels * p.out_d * p.out_h * p.out_w;
+    let mut y = vec![0.0; n];
+    avg_pool2d(&p, &x, &mut y);
+    let want = pool_in_order(&p, &x, false);
+    assert!(y.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "avg {p:?}: {y:?} != {want:?}");
+    for i in (0..x.len()).step_by(7) {
+        x[i] = f32::NAN;
+    }
+    max_pool2d(&p, &x, &mut y);
+    let want = pool_in_order(&p, &x, true);
+    let same = |(g, w): (&f32, &f32)| if w.is_nan() { g.is_nan() } else { g.to_bits() == w.to_bits() };
+    assert!(y.iter().zip(&want).all(same), "max {p:?}: {y:?} != {want:?}");
+}
+
+/// The fast paths: non-overlapping k x k stride-k windows (k = 2, 3, any leftover rows and
+/// columns dropped) and global pooling (planes folded in groups of 8 plus a remainder), and
+/// shapes next to them that take the row-wise driver.
+#[test]
+fn tiled_and_global_windows() {
+    let tiled = |(b, c), hw, k: (usize, usize), pads, cip| params((b, c), hw, k, k, (1, 1), pads, false, cip);
+    for cip in [false, true] {
+        // MNIST's 2x2 stride 2, odd sizes, 3x3, 3x2 and 2x3 windows, bottom/right pads that no
+        // window reaches, 1-D.
+        check_in_order(tiled((2, 5), (24, 24), (2, 2), (0, 0, 0, 0), cip), 70);
+        check_in_order(tiled((1, 3), (7, 9), (2, 2), (0, 0, 0, 0), cip), 71);
+        check_in_order(tiled((1, 2), (10, 11), (3, 3), (0, 0, 0, 0), cip), 72);
+        check_in_order(tiled((1, 2), (10, 9), (3, 2), (0, 0, 0, 0), cip), 73);
+        check_in_order(tiled((2, 1), (8, 9), (2, 3), (0, 0, 1, 1), cip), 74);
+        check_in_order(tiled((1, 3), (1, 15), (1, 2), (0, 0, 0, 0), cip), 75);
+        // 4x4 windows (row-wise driver), and 3-D with a depth window of 1 (the 2-D fast path
+        // per depth plane) or 2 (row-wise driver).
+        check_in_order(tiled((1, 2), (9, 8), (4, 4), (0, 0, 0, 0), cip), 76);
+        let hw = tiled((1, 2), (6, 7), (2, 2), (0, 0, 0, 0), cip);
+        check_in_order(params3d(hw, 3, 1, 1, 1, (0, 0), false), 77);
+        check_in_order(params3d(hw, 4, 2, 2, 1, (0, 0), false), 78);
+        // Global: KWS's 64 x 25x5 and ResNet-8's 8x8 planes, 13 planes (8 + 5), batch 2.
+        let global = |(b, c), hw| params((b, c), hw, hw, (1, 1), (1, 1), (0, 0, 0, 0), false, cip);
+        check_in_order(global((1, 64), (25, 5)), 80);
+        check_in_order(global((2, 8), (8, 8)), 81);
+        check_in_order(global((1, 13), (3, 7)), 82);
+        check_in_order(global((3, 1), (1, 1)), 83);
+    }
+}
