@@ -34,7 +34,7 @@ fn perf_smoke() {
         time(&format!("matmul {m}x{n}x{k} transB={tb}"), 2.0 * (m * n * k) as f64, || matmul(&p, &a, &b, None, &mut c));
     }
     // (in channels, out channels, input height x width, kernel, groups, stride), "same" padding.
-    let shapes: [(usize, usize, (usize, usize), usize, usize, usize); 14] = [
+    let shapes = [
         (32, 64, (56, 56), 3, 1, 1),
         (64, 64, (56, 56), 1, 1, 1),
         (64, 64, (56, 56), 3, 64, 1),
@@ -54,7 +54,7 @@ fn perf_smoke() {
         (8, 8, (96, 96), 3, 8, 1),
     ];
     for &(ic, oc, (h, w), k, groups, s) in &shapes {
-        let (out_h, out_w) = (h.div_ceil(s), w.div_ceil(s));
+        let (out_h, out_w) = (usize::div_ceil(h, s), usize::div_ceil(w, s));
         let p = Conv2d {
             batch: 1,
             in_channels: ic,
@@ -95,33 +95,9 @@ fn perf_smoke() {
         (64, (8, 8), (8, 8), 1, 0),
     ];
     for &(channels, (in_h, in_w), (kh, kw), s, pad) in &pools {
-        let (out_h, out_w) = ((in_h + 2 * pad - kh) / s + 1, (in_w + 2 * pad - kw) / s + 1);
-        let p = Pool2d {
-            batch: 1,
-            channels,
-            in_d: 1,
-            out_d: 1,
-            kernel_d: 1,
-            stride_d: 1,
-            dilation_d: 1,
-            pad_front: 0,
-            pad_back: 0,
-            in_h,
-            in_w,
-            out_h,
-            out_w,
-            kernel_h: kh,
-            kernel_w: kw,
-            stride_h: s,
-            stride_w: s,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-            pad_bottom: pad,
-            pad_right: pad,
-            count_include_pad: false,
-        };
+        let pads = (pad, pad, pad, pad);
+        let p = pool_params((1, channels), (in_h, in_w), (kh, kw), (s, s), (1, 1), pads, false, false);
+        let (out_h, out_w) = (p.out_h, p.out_w);
         let x = rng.vec(channels * in_h * in_w);
         let mut y = vec![0.0; channels * out_h * out_w];
         let flops = (channels * out_h * out_w * kh * kw) as f64;
