@@ -1,15 +1,16 @@
 //! The 3x3 depthwise convolution (one input channel per group), any stride, dilation and padding.
 //!
-//! Each output value is `act(bias + taps)` with the nine taps added in row-major tap order, which
-//! is also the order in which the row-wise direct convolution accumulates (so every path gives
-//! bit-identical results). Two plane kernels:
+//! Each output value is `act(bias + taps)` with the taps added in row-major tap order, which is
+//! also the order in which the row-wise direct convolution accumulates, so all paths agree bit
+//! for bit (the padded plane also adds its padding taps as `w * 0`, which for finite weights can
+//! only change the sign of a zero sum). Two plane kernels:
 //!
-//! - **Padded plane** (stride 1, zero-padded plane of at most [`PADDED_PLANE_MAX`] floats): the
-//!   plane is copied into a zero-padded stack buffer, and the outputs are computed over the
-//!   flattened padded rows, where every tap is one contiguous shifted slice (outputs landing in
-//!   the padding columns are computed and dropped). No border cases, so small planes (KWS's
-//!   25x5) run as long vector loops instead of scalar border code.
-//! - **Row-wise** (everything else): the valid column range of every tap is computed once per
+//! - **Padded plane** (any stride, zero-padded plane of at most [`PADDED_PLANE_MAX`] floats): the
+//!   plane is copied once into a zero-padded stack buffer split into stride phases, and the
+//!   outputs are computed over the flattened output rows, where every tap is one contiguous
+//!   shifted slice (outputs landing in the padding columns are computed and dropped). No border
+//!   cases, so small planes (KWS's 25x5) run as long vector loops instead of scalar border code.
+//! - **Row-wise** (larger planes): the valid column range of every tap is computed once per
 //!   call, not per output row, and the interior columns (all three column taps inside the
 //!   input) run without per-tap range checks.
 
