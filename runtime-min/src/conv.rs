@@ -297,6 +297,10 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut row
 /// channel per group, any channel multiplier; 3x3 kernels go to
 /// [`depthwise_3x3`]), and for any convolution given no scratch.
 fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    if is_depthwise_3x3(p, icg) {
+        depthwise_3x3(p, ocg, x, w, bias, y);
+        return;
+    }
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
@@ -309,12 +313,6 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                 // Weight `k` of this output channel at `wm[k * ws]`.
                 let (w0, a_rs, ws) = p.weights.gemm_operand(g, ocg, icg * ksize);
                 let wm = &w[w0 + m * a_rs..];
-                if is_depthwise_3x3(p, icg) {
-                    let xplane = &x[(n * p.in_channels + g) * in_plane..][..in_plane];
-                    let wk: [f32; 9] = core::array::from_fn(|t| wm[t * ws]);
-                    depthwise_3x3(p, xplane, &wk, b, yplane);
-                    continue;
-                }
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for ic in 0..icg {

@@ -1,17 +1,26 @@
 //! The 3x3 depthwise convolution (one input channel per group), any stride, dilation and padding.
 //!
-//! Each output value is computed in registers as `bias` plus its nine taps in row-major tap order,
-//! which is also the order in which the row-wise direct convolution accumulates (so both paths give
-//! bit-identical results). The valid column range of every tap is computed once per call, not per
-//! output row, and the interior columns (all three column taps inside the input) run without
-//! per-tap range checks.
+//! Each output value is `act(bias + taps)` with the taps added in row-major tap order, which is
+//! also the order in which the row-wise direct convolution accumulates, so all paths agree bit
+//! for bit (the padded plane also adds its padding taps as `w * 0`, which for finite weights can
+//! only change the sign of a zero sum). Two plane kernels:
+//!
+//! - **Padded plane** (any stride, zero-padded plane of at most [`PADDED_PLANE_MAX`] floats): the
+//!   plane is copied once into a zero-padded stack buffer split into stride phases, and the
+//!   outputs are computed over the flattened output rows, where every tap is one contiguous
+//!   shifted slice (outputs landing in the padding columns are computed and dropped). No border
+//!   cases, so small planes (KWS's 25x5) run as long vector loops instead of scalar border code.
+//! - **Row-wise** (larger planes): the valid column range of every tap is computed once per
+//!   call, not per output row, and the interior columns (all three column taps inside the
+//!   input) run without per-tap range checks.
 
 use crate::util::valid_range;
 use crate::Conv2d;
 
 /// Whether [`depthwise_3x3`] computes this convolution (3x3 kernel, one input channel per group):
 /// on x86-64 builds with AVX2 and FMA only, where it beats the row-wise direct convolution; on a
-/// Cortex-M4 it executed twice the instructions of the row-wise path on the KWS model.
+/// Cortex-M4 its row-wise kernel executed twice the instructions of the direct path on the KWS
+/// model, and its padded-plane buffers take 32 KiB of stack.
 pub(crate) fn is_depthwise_3x3(p: &Conv2d, icg: usize) -> bool {
     cfg!(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))
         && icg == 1
@@ -19,8 +28,143 @@ pub(crate) fn is_depthwise_3x3(p: &Conv2d, icg: usize) -> bool {
         && p.kernel_w == 3
 }
 
-/// One output plane: `yplane = act(b + conv(xplane, wk))` with `wk` the 9 weights of the channel.
-pub(crate) fn depthwise_3x3(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
+/// Largest zero-padded plane (floats) of the padded-plane kernel: 16 KiB of stack, plus as much
+/// again for its flattened output.
+const PADDED_PLANE_MAX: usize = 4096;
+
+/// Outputs per register tile of the padded-plane kernel.
+const TILE: usize = 16;
+
+/// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
+/// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
+pub(crate) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let in_plane = p.in_h * p.in_w;
+    let out_plane = p.out_h * p.out_w;
+    let mut padded = PaddedPlane::new(p);
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let xplane = &x[(n * p.in_channels + oc / ocg) * in_plane..][..in_plane];
+            let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+            let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
+            let wk: [f32; 9] = core::array::from_fn(|t| w[w0 + (oc % ocg) * a_rs + t * ws]);
+            let (wk, b) = (&wk[..], bias.map_or(0.0, |b| b[oc]));
+            match padded.as_mut() {
+                Some(padded) => padded.conv(p, xplane, wk, b, yplane),
+                None => row_wise(p, xplane, wk, b, yplane),
+            }
+            p.act.apply_in_place(yplane);
+        }
+    }
+}
+
+/// The padded-plane kernel's stack buffers. `plane` holds the zero-padded input plane (input
+/// pixel `(ih, iw)` at padded position `(ih + pad_top, iw + pad_left)`) split into
+/// `stride_h x stride_w` phases: padded position `(r, c)` is row `r / stride_h`, column
+/// `c / stride_w` of phase `(r % stride_h, c % stride_w)`, each phase a `phase_rows x
+/// phase_cols` row-major block. Output `(oh, ow)` then reads tap `(kh, kw)` at
+/// `oh * phase_cols + ow` plus a fixed offset per tap, so every tap is one contiguous slice over
+/// the flattened output `out[oh * phase_cols + ow]` (columns `ow >= out_w` are computed and
+/// dropped), at any stride.
+struct PaddedPlane {
+    phase_rows: usize,
+    phase_cols: usize,
+    /// Where tap `(kh, kw)` of output `(0, 0)` is in `plane`: `at(kh * dilation_h, kw * dilation_w)`.
+    offsets: [usize; 9],
+    plane: [f32; PADDED_PLANE_MAX + TILE],
+    out: [f32; PADDED_PLANE_MAX + TILE],
+}
+
+impl PaddedPlane {
+    /// The buffers for convolution `p` (zeroed once: only the input pixels change between
+    /// planes), or `None` if its padded plane exceeds [`PADDED_PLANE_MAX`].
+    fn new(p: &Conv2d) -> Option<Self> {
+        // The padded extent read by the outputs, split into phases.
+        let phase_rows = ((p.out_h - 1) * p.stride_h + 2 * p.dilation_h + 1).div_ceil(p.stride_h);
+        let phase_cols = ((p.out_w - 1) * p.stride_w + 2 * p.dilation_w + 1).div_ceil(p.stride_w);
+        let size = p.stride_h * p.stride_w * phase_rows * phase_cols;
+        if size > PADDED_PLANE_MAX {
+            return None;
+        }
+        let mut padded = PaddedPlane {
+            phase_rows,
+            phase_cols,
+            offsets: [0; 9],
+            plane: [0.0; PADDED_PLANE_MAX + TILE],
+            out: [0.0; PADDED_PLANE_MAX + TILE],
+        };
+        padded.offsets = core::array::from_fn(|t| padded.at(p, t / 3 * p.dilation_h, t % 3 * p.dilation_w));
+        Some(padded)
+    }
+
+    /// Index in `plane` of padded position `(r, c)`.
+    fn at(&self, p: &Conv2d, r: usize, c: usize) -> usize {
+        let phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
+        (phase * self.phase_rows + r / p.stride_h) * self.phase_cols + c / p.stride_w
+    }
+
+    /// One output plane before the activation: `yplane = b + conv(xplane, wk)`.
+    fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
+        let (sh, sw) = (p.stride_h, p.stride_w);
+        // Input rows and columns that some output reads (the rest would land past the extent).
+        let in_rows = p.in_h.min((self.phase_rows * sh).saturating_sub(p.pad_top));
+        let in_cols = p.in_w.min((self.phase_cols * sw).saturating_sub(p.pad_left));
+        // Input columns iw0, iw0 + sw, ... land in one phase row, contiguous; the phase row of
+        // padded row r is tracked as (r % sh, r / sh) without divisions.
+        let row_phase = sw * self.phase_rows * self.phase_cols;
+        for iw0 in 0..sw.min(in_cols) {
+            let count = (in_cols - iw0).div_ceil(sw);
+            let mut start = self.at(p, p.pad_top, iw0 + p.pad_left);
+            let mut phase_row = p.pad_top % sh;
+            for xrow in xplane.chunks_exact(p.in_w).take(in_rows) {
+                let (dst, src) = (&mut self.plane[start..][..count], &xrow[iw0..in_cols]);
+                match sw {
+                    1 => dst.copy_from_slice(src),
+                    2 => copy_every::<2>(dst, src),
+                    _ => dst.iter_mut().zip(src.iter().step_by(sw)).for_each(|(d, &v)| *d = v),
+                }
+                phase_row += 1;
+                if phase_row == sh {
+                    // Back to the first row phase, one row further down.
+                    phase_row = 0;
+                    start = start + self.phase_cols - (sh - 1) * row_phase;
+                } else {
+                    start += row_phase;
+                }
+            }
+        }
+        let w: [f32; 9] = wk.try_into().unwrap();
+        let len = ((p.out_h - 1) * self.phase_cols + p.out_w).next_multiple_of(TILE);
+        for (i, out) in self.out[..len].chunks_exact_mut(TILE).enumerate() {
+            let mut acc = [b; TILE];
+            for (&wt, &off) in w.iter().zip(&self.offsets) {
+                let xs: &[f32; TILE] = self.plane[i * TILE + off..][..TILE].try_into().unwrap();
+                for (a, &v) in acc.iter_mut().zip(xs) {
+                    *a += wt * v;
+                }
+            }
+            out.copy_from_slice(&acc);
+        }
+        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(self.phase_cols)) {
+            yrow.copy_from_slice(&out[..p.out_w]);
+        }
+    }
+}
+
+/// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised
+/// deinterleave for a constant step).
+fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
+    let (chunks, rest) = src.as_chunks::<S>();
+    for (d, chunk) in dst.iter_mut().zip(chunks) {
+        *d = chunk[0];
+    }
+    if let Some(&v) = rest.first() {
+        dst[chunks.len()] = v;
+    }
+}
+
+/// One output plane before the activation, row by row: `yplane = b + conv(xplane, wk)` with `wk`
+/// the 9 weights of the channel.
+fn row_wise(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
     let w: [[f32; 3]; 3] = [wk[0..3].try_into().unwrap(), wk[3..6].try_into().unwrap(), wk[6..9].try_into().unwrap()];
     // Column taps: input column of output column `ow` is `ow * stride_w + col_off[kw]`.
     let col_off: [isize; 3] = core::array::from_fn(|kw| (kw * p.dilation_w) as isize - p.pad_left as isize);
@@ -82,6 +226,5 @@ pub(crate) fn depthwise_3x3(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, ypla
                 }
             }
         }
-        p.act.apply_in_place(yrow);
     }
 }

@@ -64,6 +64,96 @@ pub struct Pool2d {
     pub count_include_pad: bool,
 }
 
+/// The fast paths for windows that tile the input without padding, dilation or overlap, in 2-D
+/// (or 3-D with a depth window of 1): each output combines its window's values in the generic
+/// driver's order (row-major from `init`), so results are bit-identical to [`pool_rows`].
+/// Returns `false` (and leaves `y` alone) for any other pooling.
+///
+/// - **Global** (one output per plane, window = plane): [`global_fold`], several planes at a time.
+/// - **Non-overlapping k x k, stride k** (k = 2 or 3, e.g. a 2x2 stride-2 max pool): whole output
+///   rows at a time with the window columns as fixed-size chunks ([`tile_rows`]).
+#[inline(always)]
+fn pool_tiles(p: &Pool2d, x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mut f32, f32) + Copy) -> bool {
+    let flat_depth = p.kernel_d == 1 && p.stride_d == 1 && p.pad_front == 0 && p.in_d == p.out_d;
+    let plain = flat_depth
+        && p.pad_top == 0
+        && p.pad_left == 0
+        && p.dilation_h == 1
+        && p.dilation_w == 1
+        && p.kernel_h > 0
+        && p.in_h * p.in_w > 0;
+    if !plain {
+        return false;
+    }
+    let planes = p.batch * p.channels * p.in_d;
+    let (x, y) = (&x[..planes * p.in_h * p.in_w], &mut y[..planes * p.out_h * p.out_w]);
+    let global = p.out_h == 1 && p.out_w == 1 && p.kernel_h == p.in_h && p.kernel_w == p.in_w;
+    let tiled = p.stride_h == p.kernel_h
+        && p.stride_w == p.kernel_w
+        && p.out_h * p.kernel_h <= p.in_h
+        && p.out_w * p.kernel_w <= p.in_w
+        && !y.is_empty();
+    match p.kernel_w {
+        _ if global => global_fold(x, y, init, comb),
+        2 if tiled => tile_rows::<2>(p, x, y, init, comb),
+        3 if tiled => tile_rows::<3>(p, x, y, init, comb),
+        _ => return false,
+    }
+    true
+}
+
+/// `y[c] = fold(init, comb, x[c, ..])` for every plane `c` of `x` (`y.len()` equal planes), each
+/// folded in order; [`GLOBAL_PLANES`] planes at a time as independent chains.
+#[inline(always)]
+fn global_fold(x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mut f32, f32) + Copy) {
+    if y.is_empty() {
+        return;
+    }
+    let plane = x.len() / y.len();
+    let mut ys = y.chunks_exact_mut(GLOBAL_PLANES);
+    let mut xs = x.chunks_exact(GLOBAL_PLANES * plane);
+    for (yc, xc) in (&mut ys).zip(&mut xs) {
+        let rows: [&[f32]; GLOBAL_PLANES] = core::array::from_fn(|c| &xc[c * plane..][..plane]);
+        let mut acc = [init; GLOBAL_PLANES];
+        for i in 0..plane {
+            for (a, row) in acc.iter_mut().zip(&rows) {
+                comb(a, row[i]);
+            }
+        }
+        yc.copy_from_slice(&acc);
+    }
+    for (v, xc) in ys.into_remainder().iter_mut().zip(xs.remainder().chunks_exact(plane)) {
+        *v = init;
+        for &xv in xc {
+            comb(v, xv);
+        }
+    }
+}
+
+/// Planes folded together by [`global_fold`].
+const GLOBAL_PLANES: usize = 8;
+
+/// The non-overlapping `kernel_h x K`, stride `(kernel_h, K)` pooling of every plane: each output
+/// row is initialised to `init`, then combined with its `kernel_h` input rows, `K` columns per
+/// output (row-major window order).
+#[inline(always)]
+fn tile_rows<const K: usize>(p: &Pool2d, x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mut f32, f32) + Copy) {
+    let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+    for (xplane, yplane) in x.chunks_exact(in_plane).zip(y.chunks_exact_mut(out_plane)) {
+        for (yrow, xrows) in yplane.chunks_exact_mut(p.out_w).zip(xplane.chunks_exact(p.kernel_h * p.in_w)) {
+            yrow.fill(init);
+            for xrow in xrows.chunks_exact(p.in_w) {
+                let (windows, _) = xrow[..p.out_w * K].as_chunks::<K>();
+                for (v, window) in yrow.iter_mut().zip(windows) {
+                    for &xv in window {
+                        comb(v, xv);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Shared row-wise driver: every output row is initialised to `init`, then
 /// combined (`comb(&mut y, x)`) with the strided input row segment of every
 /// window tap that lands inside the input; `fin(row, od, oh)` post-processes it.
@@ -120,18 +210,14 @@ fn pool_rows(
 /// that lie inside the input (padding never wins). An output whose window
 /// contains no input position is `-inf`.
 pub fn max_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
-    pool_rows(
-        p,
-        x,
-        y,
-        f32::NEG_INFINITY,
-        |d, v| {
-            if v > *d || v.is_nan() {
-                *d = v
-            }
-        },
-        |_, _, _| {},
-    );
+    let comb = |d: &mut f32, v: f32| {
+        if v > *d || v.is_nan() {
+            *d = v
+        }
+    };
+    if !pool_tiles(p, x, y, f32::NEG_INFINITY, comb) {
+        pool_rows(p, x, y, f32::NEG_INFINITY, comb, |_, _, _| {});
+    }
 }
 
 /// ONNX AveragePool (see [`Pool2d`]): the sum over the window positions
@@ -142,6 +228,15 @@ pub fn max_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
 /// positions beyond that extent, from `ceil_mode`, never count). An output
 /// with a zero divisor is 0.
 pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
+    let add = |d: &mut f32, v: f32| *d += v;
+    if pool_tiles(p, x, y, 0.0, add) {
+        // Every window lies inside the input: the same count everywhere.
+        let cnt = (p.kernel_h * p.kernel_w) as f32;
+        for v in &mut y[..p.batch * p.channels * p.out_d * p.out_h * p.out_w] {
+            *v /= cnt;
+        }
+        return;
+    }
     let (lim_d, lim_h, lim_w, base_d, base_h, base_w) = if p.count_include_pad {
         (
             p.in_d + p.pad_front + p.pad_back,
@@ -154,25 +249,18 @@ pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     } else {
         (p.in_d, p.in_h, p.in_w, p.pad_front, p.pad_top, p.pad_left)
     };
-    pool_rows(
-        p,
-        x,
-        y,
-        0.0,
-        |d, v| *d += v,
-        |row, od, oh| {
-            let d_off = (od * p.stride_d) as isize - base_d as isize;
-            let (a, b) = valid_range(p.kernel_d, p.dilation_d, d_off, lim_d);
-            let cd = b - a;
-            let h_off = (oh * p.stride_h) as isize - base_h as isize;
-            let (a, b) = valid_range(p.kernel_h, p.dilation_h, h_off, lim_h);
-            let ch = cd * (b - a);
-            for (ow, v) in row.iter_mut().enumerate() {
-                let w_off = (ow * p.stride_w) as isize - base_w as isize;
-                let (a, b) = valid_range(p.kernel_w, p.dilation_w, w_off, lim_w);
-                let cnt = ch * (b - a);
-                *v = if cnt == 0 { 0.0 } else { *v / cnt as f32 };
-            }
-        },
-    );
+    pool_rows(p, x, y, 0.0, add, |row, od, oh| {
+        let d_off = (od * p.stride_d) as isize - base_d as isize;
+        let (a, b) = valid_range(p.kernel_d, p.dilation_d, d_off, lim_d);
+        let cd = b - a;
+        let h_off = (oh * p.stride_h) as isize - base_h as isize;
+        let (a, b) = valid_range(p.kernel_h, p.dilation_h, h_off, lim_h);
+        let ch = cd * (b - a);
+        for (ow, v) in row.iter_mut().enumerate() {
+            let w_off = (ow * p.stride_w) as isize - base_w as isize;
+            let (a, b) = valid_range(p.kernel_w, p.dilation_w, w_off, lim_w);
+            let cnt = ch * (b - a);
+            *v = if cnt == 0 { 0.0 } else { *v / cnt as f32 };
+        }
+    });
 }

@@ -231,6 +231,40 @@ fn depthwise() {
     check(p, true, 64);
 }
 
+/// 3x3 depthwise convolutions on small planes (the padded-plane kernel on FMA builds: stride
+/// phases, flattened rows) and on planes just inside and outside its 4096-float limit.
+#[test]
+fn depthwise_small_planes() {
+    let dw = |c: usize, m: usize, hw: (usize, usize), s: (usize, usize), d: (usize, usize), pads, act| {
+        conv_params(1, c, c * m, hw, (3, 3), s, d, pads, c, act)
+    };
+    // KWS: 64 channels of 25x5, stride 1, pad 1.
+    check(dw(64, 1, (25, 5), (1, 1), (1, 1), (1, 1, 1, 1), Activation::Relu), true, 100);
+    // Odd sizes, asymmetric pads, batch 2.
+    let p = dw(3, 1, (7, 3), (1, 1), (1, 1), (0, 2, 1, 0), Activation::Clip { min: -0.5, max: 0.75 });
+    check(Conv2d { batch: 2, ..p }, true, 101);
+    // Stride 2: odd plane with pad 1, even plane with TF "same" pads (bottom/right only).
+    check(dw(4, 1, (9, 11), (2, 2), (1, 1), (1, 1, 1, 1), Activation::Relu), true, 102);
+    check(dw(5, 1, (12, 12), (2, 2), (1, 1), (0, 0, 1, 1), A0), false, 103);
+    // Mixed strides with dilation, stride 3 (the generic phase copy), channel multiplier 2.
+    check(dw(3, 1, (10, 9), (2, 1), (2, 2), (2, 1, 0, 2), A0), true, 104);
+    check(dw(2, 1, (8, 13), (1, 3), (1, 2), (1, 0, 1, 3), A0), true, 105);
+    check(dw(2, 1, (11, 10), (3, 3), (1, 1), (1, 1, 1, 1), A0), true, 106);
+    check(dw(3, 2, (6, 5), (2, 2), (1, 1), (1, 1, 1, 1), Activation::HardSwish), true, 107);
+    // Pads wider than the kernel (border outputs see only padding: the bias), 1-wide planes,
+    // no padding.
+    check(dw(2, 1, (2, 2), (1, 1), (1, 1), (3, 3, 3, 3), Activation::Relu), true, 108);
+    check(dw(2, 1, (6, 1), (1, 1), (1, 1), (1, 1, 1, 1), A0), true, 109);
+    check(dw(3, 1, (5, 7), (1, 1), (1, 1), (0, 0, 0, 0), A0), true, 110);
+    for (i, act) in ACTS.iter().enumerate() {
+        check(dw(2, 1, (7, 6), (2, 2), (1, 1), (1, 1, 1, 1), *act), i % 2 == 0, 120 + i as u64);
+    }
+    // Padded planes of exactly 64 x 64 = 4096 floats (stride 1 and 2) and of 65 x 65 (row-wise).
+    check(dw(1, 1, (62, 62), (1, 1), (1, 1), (1, 1, 1, 1), A0), true, 130);
+    check(dw(1, 1, (62, 62), (2, 2), (1, 1), (1, 1, 1, 1), A0), true, 131);
+    check(dw(1, 1, (63, 63), (1, 1), (1, 1), (1, 1, 1, 1), A0), true, 132);
+}
+
 #[test]
 fn conv1d() {
     let p = conv_params(2, 4, 3, (1, 20), (1, 5), (1, 2), (1, 1), (0, 2, 0, 2), 1, A0);

@@ -2,56 +2,6 @@ mod common;
 use common::*;
 use sramfit_runtime_min::*;
 
-/// ONNX output size, with ceil_mode and its "last window must start inside
-/// the input or left padding" rule.
-fn out_len(inp: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, ceil: bool) -> usize {
-    let span = inp + pb + pe - d * (k - 1) - 1;
-    let mut o = if ceil { span.div_ceil(s) + 1 } else { span / s + 1 };
-    if ceil && (o - 1) * s >= inp + pb {
-        o -= 1;
-    }
-    o
-}
-
-#[allow(clippy::too_many_arguments)]
-fn params(
-    (batch, channels): (usize, usize),
-    (in_h, in_w): (usize, usize),
-    (kh, kw): (usize, usize),
-    (sh, sw): (usize, usize),
-    (dh, dw): (usize, usize),
-    (pt, pl, pb, pr): (usize, usize, usize, usize),
-    ceil: bool,
-    count_include_pad: bool,
-) -> Pool2d {
-    Pool2d {
-        batch,
-        channels,
-        in_d: 1,
-        out_d: 1,
-        kernel_d: 1,
-        stride_d: 1,
-        dilation_d: 1,
-        pad_front: 0,
-        pad_back: 0,
-        in_h,
-        in_w,
-        out_h: out_len(in_h, kh, sh, dh, pt, pb, ceil),
-        out_w: out_len(in_w, kw, sw, dw, pl, pr, ceil),
-        kernel_h: kh,
-        kernel_w: kw,
-        stride_h: sh,
-        stride_w: sw,
-        dilation_h: dh,
-        dilation_w: dw,
-        pad_top: pt,
-        pad_left: pl,
-        pad_bottom: pb,
-        pad_right: pr,
-        count_include_pad,
-    }
-}
-
 fn pool_ref(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f64> {
     let mut out = vec![];
     // One axis: (input position, inside the input, inside the padded extent) of window tap k.
@@ -111,49 +61,49 @@ fn check(p: Pool2d, seed: u64) {
 
 #[test]
 fn basic() {
-    check(params((2, 3), (8, 8), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false), 1);
-    check(params((1, 2), (7, 9), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 2);
+    check(pool_params((2, 3), (8, 8), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false), 1);
+    check(pool_params((1, 2), (7, 9), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 2);
 }
 
 #[test]
 fn padding_and_count_include_pad() {
     for cip in [false, true] {
-        check(params((1, 2), (7, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), false, cip), 10);
-        check(params((1, 2), (7, 6), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false, cip), 11);
-        check(params((2, 1), (9, 8), (3, 2), (2, 1), (1, 1), (2, 0, 1, 1), false, cip), 12);
+        check(pool_params((1, 2), (7, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), false, cip), 10);
+        check(pool_params((1, 2), (7, 6), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false, cip), 11);
+        check(pool_params((2, 1), (9, 8), (3, 2), (2, 1), (1, 1), (2, 0, 1, 1), false, cip), 12);
     }
 }
 
 #[test]
 fn ceil_mode() {
     for cip in [false, true] {
-        check(params((1, 3), (6, 6), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), true, cip), 20);
-        check(params((1, 2), (7, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), true, cip), 21);
-        check(params((1, 2), (10, 11), (2, 3), (3, 2), (1, 1), (1, 0, 0, 1), true, cip), 22);
+        check(pool_params((1, 3), (6, 6), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), true, cip), 20);
+        check(pool_params((1, 2), (7, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), true, cip), 21);
+        check(pool_params((1, 2), (10, 11), (2, 3), (3, 2), (1, 1), (1, 0, 0, 1), true, cip), 22);
     }
 }
 
 #[test]
 fn dilation_and_stride_gt_kernel() {
     for cip in [false, true] {
-        check(params((1, 2), (11, 12), (3, 2), (1, 2), (2, 3), (1, 2, 2, 1), false, cip), 30);
-        check(params((2, 2), (13, 14), (2, 2), (4, 5), (1, 1), (0, 0, 0, 0), false, cip), 31);
-        check(params((1, 1), (9, 9), (2, 2), (3, 3), (2, 2), (1, 1, 1, 1), true, cip), 32);
+        check(pool_params((1, 2), (11, 12), (3, 2), (1, 2), (2, 3), (1, 2, 2, 1), false, cip), 30);
+        check(pool_params((2, 2), (13, 14), (2, 2), (4, 5), (1, 1), (0, 0, 0, 0), false, cip), 31);
+        check(pool_params((1, 1), (9, 9), (2, 2), (3, 3), (2, 2), (1, 1, 1, 1), true, cip), 32);
     }
 }
 
 #[test]
 fn pool1d() {
     for cip in [false, true] {
-        check(params((2, 3), (1, 15), (1, 4), (1, 2), (1, 1), (0, 1, 0, 2), false, cip), 40);
-        check(params((1, 3), (1, 15), (1, 3), (1, 2), (1, 1), (0, 0, 0, 0), true, cip), 41);
+        check(pool_params((2, 3), (1, 15), (1, 4), (1, 2), (1, 1), (0, 1, 0, 2), false, cip), 40);
+        check(pool_params((1, 3), (1, 15), (1, 3), (1, 2), (1, 1), (0, 0, 0, 0), true, cip), 41);
     }
 }
 
 #[test]
 fn global_window_and_empty() {
-    check(params((2, 4), (5, 6), (5, 6), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 50);
-    check(params((0, 4), (5, 6), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 51);
+    check(pool_params((2, 4), (5, 6), (5, 6), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 50);
+    check(pool_params((0, 4), (5, 6), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), false, false), 51);
 }
 
 /// 3-D pooling: `params` in H, W plus a depth axis (input, kernel, stride, dilation, pads).
@@ -174,11 +124,91 @@ fn params3d(hw: Pool2d, in_d: usize, kd: usize, sd: usize, dd: usize, (pf, pk): 
 #[test]
 fn pool3d() {
     for cip in [false, true] {
-        let hw = params((1, 2), (6, 7), (2, 3), (2, 1), (1, 1), (1, 0, 0, 1), false, cip);
+        let hw = pool_params((1, 2), (6, 7), (2, 3), (2, 1), (1, 1), (1, 0, 0, 1), false, cip);
         check(params3d(hw, 5, 3, 2, 1, (1, 1), false), 60);
-        let hw = params((2, 1), (8, 8), (2, 2), (1, 2), (2, 1), (0, 0, 0, 0), true, cip);
+        let hw = pool_params((2, 1), (8, 8), (2, 2), (1, 2), (2, 1), (0, 0, 0, 0), true, cip);
         check(params3d(hw, 9, 2, 3, 2, (0, 1), true), 61);
-        let hw = params((1, 1), (4, 4), (4, 4), (1, 1), (1, 1), (0, 0, 0, 0), false, cip);
+        let hw = pool_params((1, 1), (4, 4), (4, 4), (1, 1), (1, 1), (0, 0, 0, 0), false, cip);
         check(params3d(hw, 4, 4, 1, 1, (0, 0), false), 62);
+    }
+}
+
+/// Naive f32 pooling for windows inside the input (no padding, no dilation): every output folds
+/// its window in row-major order, the order the generic row-wise driver uses, so the kernels'
+/// results must match bit for bit (max: any NaN in the window gives NaN; average: the sum from
+/// 0 divided by the window size).
+fn pool_in_order(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f32> {
+    let mut out = vec![];
+    for plane in x.chunks_exact(p.in_d * p.in_h * p.in_w).take(p.batch * p.channels) {
+        for od in 0..p.out_d {
+            for oh in 0..p.out_h {
+                for ow in 0..p.out_w {
+                    let window = (0..p.kernel_d).flat_map(|kd| {
+                        (0..p.kernel_h).flat_map(move |kh| {
+                            (0..p.kernel_w).map(move |kw| {
+                                let (id, ih) = (od * p.stride_d + kd, oh * p.stride_h + kh);
+                                plane[(id * p.in_h + ih) * p.in_w + ow * p.stride_w + kw]
+                            })
+                        })
+                    });
+                    out.push(if is_max {
+                        window
+                            .fold(f32::NEG_INFINITY, |m, v| if m.is_nan() || v.is_nan() { f32::NAN } else { m.max(v) })
+                    } else {
+                        window.fold(0.0, |s, v| s + v) / (p.kernel_d * p.kernel_h * p.kernel_w) as f32
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`check`], plus bit-exact agreement with [`pool_in_order`] (NaN inputs included for max).
+fn check_in_order(p: Pool2d, seed: u64) {
+    check(p, seed);
+    let mut rng = Rng::new(seed);
+    let mut x = rng.vec(p.batch * p.channels * p.in_d * p.in_h * p.in_w);
+    let n = p.batch * p.channels * p.out_d * p.out_h * p.out_w;
+    let mut y = vec![0.0; n];
+    avg_pool2d(&p, &x, &mut y);
+    let want = pool_in_order(&p, &x, false);
+    assert!(y.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "avg {p:?}: {y:?} != {want:?}");
+    for i in (0..x.len()).step_by(7) {
+        x[i] = f32::NAN;
+    }
+    max_pool2d(&p, &x, &mut y);
+    let want = pool_in_order(&p, &x, true);
+    let same = |(g, w): (&f32, &f32)| if w.is_nan() { g.is_nan() } else { g.to_bits() == w.to_bits() };
+    assert!(y.iter().zip(&want).all(same), "max {p:?}: {y:?} != {want:?}");
+}
+
+/// The fast paths: non-overlapping k x k stride-k windows (k = 2, 3, any leftover rows and
+/// columns dropped) and global pooling (planes folded in groups of 8 plus a remainder), and
+/// shapes next to them that take the row-wise driver.
+#[test]
+fn tiled_and_global_windows() {
+    let tiled = |(b, c), hw, k: (usize, usize), pads, cip| pool_params((b, c), hw, k, k, (1, 1), pads, false, cip);
+    for cip in [false, true] {
+        // MNIST's 2x2 stride 2, odd sizes, 3x3, 3x2 and 2x3 windows, bottom/right pads that no
+        // window reaches, 1-D.
+        check_in_order(tiled((2, 5), (24, 24), (2, 2), (0, 0, 0, 0), cip), 70);
+        check_in_order(tiled((1, 3), (7, 9), (2, 2), (0, 0, 0, 0), cip), 71);
+        check_in_order(tiled((1, 2), (10, 11), (3, 3), (0, 0, 0, 0), cip), 72);
+        check_in_order(tiled((1, 2), (10, 9), (3, 2), (0, 0, 0, 0), cip), 73);
+        check_in_order(tiled((2, 1), (8, 9), (2, 3), (0, 0, 1, 1), cip), 74);
+        check_in_order(tiled((1, 3), (1, 15), (1, 2), (0, 0, 0, 0), cip), 75);
+        // 4x4 windows (row-wise driver), and 3-D with a depth window of 1 (the 2-D fast path
+        // per depth plane) or 2 (row-wise driver).
+        check_in_order(tiled((1, 2), (9, 8), (4, 4), (0, 0, 0, 0), cip), 76);
+        let hw = tiled((1, 2), (6, 7), (2, 2), (0, 0, 0, 0), cip);
+        check_in_order(params3d(hw, 3, 1, 1, 1, (0, 0), false), 77);
+        check_in_order(params3d(hw, 4, 2, 2, 1, (0, 0), false), 78);
+        // Global: KWS's 64 x 25x5 and ResNet-8's 8x8 planes, 13 planes (8 + 5), batch 2.
+        let global = |(b, c), hw| pool_params((b, c), hw, hw, (1, 1), (1, 1), (0, 0, 0, 0), false, cip);
+        check_in_order(global((1, 64), (25, 5)), 80);
+        check_in_order(global((2, 8), (8, 8)), 81);
+        check_in_order(global((1, 13), (3, 7)), 82);
+        check_in_order(global((3, 1), (1, 1)), 83);
     }
 }

@@ -113,3 +113,54 @@ pub const ACTS: [sramfit_runtime_min::Activation; 7] = [
     sramfit_runtime_min::Activation::Sigmoid,
     sramfit_runtime_min::Activation::Tanh,
 ];
+
+/// ONNX output size, with ceil_mode and its "last window must start inside
+/// the input or left padding" rule.
+pub fn out_len(inp: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, ceil: bool) -> usize {
+    let span = inp + pb + pe - d * (k - 1) - 1;
+    let mut o = if ceil { span.div_ceil(s) + 1 } else { span / s + 1 };
+    if ceil && (o - 1) * s >= inp + pb {
+        o -= 1;
+    }
+    o
+}
+
+/// ONNX MaxPool / AveragePool parameters for 2-D (or, with `in_h = kernel_h = 1`, 1-D) pooling.
+#[allow(clippy::too_many_arguments)]
+pub fn pool_params(
+    (batch, channels): (usize, usize),
+    (in_h, in_w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (dh, dw): (usize, usize),
+    (pt, pl, pb, pr): (usize, usize, usize, usize),
+    ceil: bool,
+    count_include_pad: bool,
+) -> sramfit_runtime_min::Pool2d {
+    sramfit_runtime_min::Pool2d {
+        batch,
+        channels,
+        in_d: 1,
+        out_d: 1,
+        kernel_d: 1,
+        stride_d: 1,
+        dilation_d: 1,
+        pad_front: 0,
+        pad_back: 0,
+        in_h,
+        in_w,
+        out_h: out_len(in_h, kh, sh, dh, pt, pb, ceil),
+        out_w: out_len(in_w, kw, sw, dw, pl, pr, ceil),
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        dilation_h: dh,
+        dilation_w: dw,
+        pad_top: pt,
+        pad_left: pl,
+        pad_bottom: pb,
+        pad_right: pr,
+        count_include_pad,
+    }
+}
