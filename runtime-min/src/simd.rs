@@ -22,6 +22,7 @@
 use core::arch::x86_64::*;
 
 use crate::gemm::{finish, Bias, Gemm};
+use crate::util::valid_range;
 use crate::Conv2d;
 
 #[cfg(target_feature = "avx512f")]
@@ -558,12 +559,27 @@ fn conv_block<const R: usize, const C: usize>(
         let block = Block { i0, mr, k0, kc, in_place };
         let mut inside = Positions::<C>::new();
         let mut border = Positions::<C>::new();
+        // Columns whose receptive field lies inside the input's width; in rows inside its height,
+        // whole runs of `C` of them (stride 1 or 2) are row tiles.
+        let (lo, hi) = valid_range(p.out_w, p.stride_w, -(p.pad_left as isize), p.in_w.saturating_sub(span_w));
+        let row_tiles_end = match p.stride_w {
+            1 | 2 => lo + (hi - lo) / C * C,
+            _ => lo,
+        };
         for oh in 0..p.out_h {
             let h = (oh * p.stride_h) as isize - p.pad_top as isize;
             let rows_inside = h >= 0 && h as usize + span_h < p.in_h;
-            for ow in 0..p.out_w {
+            let mut ow = 0;
+            while ow < p.out_w {
+                if rows_inside && ow == lo && lo < row_tiles_end {
+                    while ow < row_tiles_end {
+                        conv_row_tile::<R, C>(p, g, xg, wg, yg, &block, oh, ow, panels);
+                        ow += C;
+                    }
+                    continue;
+                }
                 let w = (ow * p.stride_w) as isize - p.pad_left as isize;
-                let is_inside = rows_inside && w >= 0 && w as usize + span_w < p.in_w;
+                let is_inside = rows_inside && (lo..hi).contains(&ow);
                 let set = if is_inside { &mut inside } else { &mut border };
                 set.j[set.n] = oh * p.out_w + ow;
                 set.corner[set.n] = (h, w);
@@ -572,6 +588,7 @@ fn conv_block<const R: usize, const C: usize>(
                     conv_tile::<R, C>(p, g, xg, wg, yg, &block, set, is_inside, panels);
                     set.n = 0;
                 }
+                ow += 1;
             }
         }
         for (set, is_inside) in [(&inside, true), (&border, false)] {
@@ -581,6 +598,77 @@ fn conv_block<const R: usize, const C: usize>(
         }
         k0 += kc;
     }
+}
+
+/// `C` consecutive positions `ow0..ow0 + C` of output row `oh` whose receptive fields lie inside
+/// the input: their input values are at one base plus `c * stride_w`, so the micro-kernel keeps one
+/// pointer instead of one per column.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn conv_row_tile<const R: usize, const C: usize>(
+    p: &Conv2d,
+    g: &Gemm,
+    xg: &[f32],
+    wg: &[f32],
+    yg: &mut [f32],
+    blk: &Block,
+    oh: usize,
+    ow0: usize,
+    panels: &mut Panels,
+) {
+    let Panels { a: apack, tile, .. } = panels;
+    let cols = Cols::<C>::run(oh * p.out_w + ow0, C);
+    let mut acc: Acc<R, C> = [[zero(); R]; C];
+    if blk.k0 > 0 {
+        load_tile(g, yg, blk.i0, blk.mr, &cols, tile, &mut acc);
+    }
+    let ap = match blk.in_place {
+        true => APanel { a: &wg[blk.i0 + blk.k0 * g.a_cs..], stride: g.a_cs, kc: blk.kc },
+        false => APanel { a: &apack[..], stride: R * L, kc: blk.kc },
+    };
+    let base = (oh * p.stride_h - p.pad_top) * p.in_w + ow0 * p.stride_w - p.pad_left;
+    let taps = Taps::at(p, blk.k0);
+    let koff_max = koff_max(p);
+    match p.stride_w {
+        1 => micro_row::<R, C, 1>(ap, xg, base, taps, koff_max, &mut acc),
+        _ => micro_row::<R, C, 2>(ap, xg, base, taps, koff_max, &mut acc),
+    }
+    store_tile(g, yg, blk.i0, blk.mr, &cols, tile, &acc);
+}
+
+/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * S]` with `koff` the
+/// offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding them all.
+#[inline(always)]
+fn micro_row<const R: usize, const C: usize, const S: usize>(
+    ap: APanel,
+    x: &[f32],
+    base: usize,
+    mut taps: Taps,
+    koff_max: usize,
+    acc: &mut Acc<R, C>,
+) {
+    // One bounds check for the whole panel instead of one per value.
+    let span = &x[base..][..=koff_max + (C - 1) * S];
+    for kk in 0..ap.kc {
+        let av = ap.at::<R>(kk);
+        let (ko, _) = taps.next();
+        debug_assert!(ko <= koff_max);
+        for (c, acc_c) in acc.iter_mut().enumerate() {
+            // SAFETY: `ko <= koff_max` (the caller's bound on the walk's offsets) and
+            // `c * S <= (C - 1) * S`, so the index is below `span.len()`.
+            let bv = splat(unsafe { *span.get_unchecked(ko + c * S) });
+            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
+                *acc_v = fma(a, bv, *acc_v);
+            }
+        }
+    }
+}
+
+/// The largest offset of any im2col row from a position's top-left input value: the last input
+/// channel's bottom-right tap.
+fn koff_max(p: &Conv2d) -> usize {
+    let span = (p.kernel_h - 1) * p.dilation_h * p.in_w + (p.kernel_w - 1) * p.dilation_w;
+    (p.in_channels / p.groups - 1) * p.in_h * p.in_w + span
 }
 
 /// The rows and depth one [`conv_block`] pass computes: output channels `i0..i0 + mr`, im2col rows
@@ -622,10 +710,7 @@ fn conv_tile<const R: usize, const C: usize>(
     let end = blk.k0 + blk.kc;
     if inside {
         let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
-        // The largest offset of any row: the last input channel's bottom-right tap.
-        let span = ((p.kernel_h - 1) * p.dilation_h * p.in_w) + (p.kernel_w - 1) * p.dilation_w;
-        let koff_max = (p.in_channels / p.groups - 1) * p.in_h * p.in_w + span;
-        micro_indirect(panel(blk.k0, blk.kc), xg, &base, Taps::at(p, blk.k0), koff_max, &mut acc);
+        micro_indirect(panel(blk.k0, blk.kc), xg, &base, Taps::at(p, blk.k0), koff_max(p), &mut acc);
     } else {
         let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
         let mut taps = Taps::at(p, blk.k0);

@@ -297,6 +297,19 @@ fn large_tiles_and_deep_k() {
 }
 
 #[test]
+fn implicit_gemm_row_tiles() {
+    // Enough output channels for the FMA kernels (8+: one-vector tiles of 12 positions; 17+:
+    // two-vector tiles of 6) and rows wide enough for whole runs of inside positions, at stride 1
+    // and 2, with dilation and a wide kernel, next to border positions and leftover columns.
+    let p = conv_params(1, 5, 24, (15, 31), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 90);
+    let p = conv_params(1, 3, 12, (9, 40), (3, 5), (1, 1), (2, 2), (2, 4, 2, 4), 1, A0);
+    check(p, true, 91);
+    let p = conv_params(2, 6, 40, (7, 29), (3, 3), (1, 2), (1, 1), (1, 0, 1, 0), 1, Activation::Relu);
+    check(p, false, 92);
+}
+
+#[test]
 fn empty() {
     let p = conv_params(0, 3, 4, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 90);
