@@ -292,25 +292,32 @@ fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut
         while i0 < m_rows {
             let mr = MR.min(m_rows - i0);
             // Pack A[i0..i0+MR, k0..k0+kc] as kc groups of MR values.
-            for r in 0..MR {
-                if r < mr {
-                    let src = &a[(i0 + r) * g.a_rs + k0 * g.a_cs..];
-                    let dst = apack[..kc * MR].iter_mut().skip(r).step_by(MR);
-                    if g.a_cs == 1 {
-                        for (d, &s) in dst.zip(&src[..kc]) {
-                            *d = s;
+            if g.a_rs == 1 && mr == MR {
+                // Rows contiguous (weights packed at build time): MR values per k, one copy each.
+                for (kk, dst) in apack[..kc * MR].chunks_exact_mut(MR).enumerate() {
+                    dst.copy_from_slice(&a[(k0 + kk) * g.a_cs + i0..][..MR]);
+                }
+            } else {
+                for r in 0..MR {
+                    if r < mr {
+                        let src = &a[(i0 + r) * g.a_rs + k0 * g.a_cs..];
+                        let dst = apack[..kc * MR].iter_mut().skip(r).step_by(MR);
+                        if g.a_cs == 1 {
+                            for (d, &s) in dst.zip(&src[..kc]) {
+                                *d = s;
+                            }
+                        } else {
+                            let src = &src[..(kc - 1) * g.a_cs + 1];
+                            // A column stride of 0 is a size-1 `k` (found by safety/'s random graphs):
+                            // one value is read, any step works, and `step_by(0)` would panic.
+                            for (d, &s) in dst.zip(src.iter().step_by(g.a_cs.max(1))) {
+                                *d = s;
+                            }
                         }
                     } else {
-                        let src = &src[..(kc - 1) * g.a_cs + 1];
-                        // A column stride of 0 is a size-1 `k` (found by safety/'s random graphs):
-                        // one value is read, any step works, and `step_by(0)` would panic.
-                        for (d, &s) in dst.zip(src.iter().step_by(g.a_cs.max(1))) {
-                            *d = s;
+                        for d in apack[..kc * MR].iter_mut().skip(r).step_by(MR) {
+                            *d = 0.0;
                         }
-                    }
-                } else {
-                    for d in apack[..kc * MR].iter_mut().skip(r).step_by(MR) {
-                        *d = 0.0;
                     }
                 }
             }
