@@ -264,7 +264,7 @@ fn micro_indirect<const R: usize, const C: usize>(
     let cols: [&[f32]; C] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
     for kk in 0..ap.kc {
         let av = ap.at::<R>(kk);
-        let (ko, _) = taps.next();
+        let ko = taps.next();
         debug_assert!(ko <= koff_max);
         for (acc_c, col) in acc.iter_mut().zip(&cols) {
             // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
@@ -449,40 +449,70 @@ fn pack_a<const R: usize>(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, 
 
 /// Walks the rows of a convolution's im2col matrix from a given one: for each, the offset of its
 /// value from the top-left input value of a position's receptive field, and the tap's displacement
-/// (rows, columns) from that value. Incremental: no division per row.
+/// (rows, columns) from that value. Incremental: a few additions per row, no multiplication.
 #[derive(Clone, Copy)]
-struct Taps<'p> {
-    p: &'p Conv2d,
-    /// Offset of the current input channel's plane.
+struct Taps {
+    /// Offsets of the current input channel's plane, kernel row and kernel column.
     plane: usize,
+    row: usize,
+    col: usize,
     kh: usize,
     kw: usize,
+    kernel_h: usize,
+    kernel_w: usize,
+    /// Offset steps between input channels, kernel rows and kernel columns.
+    plane_step: usize,
+    row_step: usize,
+    col_step: usize,
+    dilation_h: usize,
 }
 
-impl<'p> Taps<'p> {
+impl Taps {
     /// The walk from row `k` (`(ic, kh, kw)` in row-major order).
-    fn at(p: &'p Conv2d, k: usize) -> Self {
+    fn at(p: &Conv2d, k: usize) -> Self {
         let ksize = p.kernel_h * p.kernel_w;
         let (ic, r) = (k / ksize, k % ksize);
-        Taps { p, plane: ic * p.in_h * p.in_w, kh: r / p.kernel_w, kw: r % p.kernel_w }
+        let (kh, kw) = (r / p.kernel_w, r % p.kernel_w);
+        let (plane_step, row_step, col_step) = (p.in_h * p.in_w, p.dilation_h * p.in_w, p.dilation_w);
+        Taps {
+            plane: ic * plane_step,
+            row: kh * row_step,
+            col: kw * col_step,
+            kh,
+            kw,
+            kernel_h: p.kernel_h,
+            kernel_w: p.kernel_w,
+            plane_step,
+            row_step,
+            col_step,
+            dilation_h: p.dilation_h,
+        }
     }
 
-    /// The current row's offset and displacement; moves to the next row.
+    /// The current row's tap displacement (rows, columns).
     #[inline(always)]
-    fn next(&mut self) -> (usize, (usize, usize)) {
-        let p = self.p;
-        let tap = (self.kh * p.dilation_h, self.kw * p.dilation_w);
-        let off = self.plane + tap.0 * p.in_w + tap.1;
+    fn tap(&self) -> (usize, usize) {
+        (self.kh * self.dilation_h, self.col)
+    }
+
+    /// The current row's offset; moves to the next row.
+    #[inline(always)]
+    fn next(&mut self) -> usize {
+        let off = self.plane + self.row + self.col;
         self.kw += 1;
-        if self.kw == p.kernel_w {
+        self.col += self.col_step;
+        if self.kw == self.kernel_w {
             self.kw = 0;
+            self.col = 0;
             self.kh += 1;
-            if self.kh == p.kernel_h {
+            self.row += self.row_step;
+            if self.kh == self.kernel_h {
                 self.kh = 0;
-                self.plane += p.in_h * p.in_w;
+                self.row = 0;
+                self.plane += self.plane_step;
             }
         }
-        (off, tap)
+        off
     }
 }
 
@@ -651,7 +681,7 @@ fn micro_row<const R: usize, const C: usize, const S: usize>(
     let span = &x[base..][..=koff_max + (C - 1) * S];
     for kk in 0..ap.kc {
         let av = ap.at::<R>(kk);
-        let (ko, _) = taps.next();
+        let ko = taps.next();
         debug_assert!(ko <= koff_max);
         for (c, acc_c) in acc.iter_mut().enumerate() {
             // SAFETY: `ko <= koff_max` (the caller's bound on the walk's offsets) and
@@ -718,7 +748,8 @@ fn conv_tile<const R: usize, const C: usize>(
         while kb < end {
             let kc = KC.min(end - kb);
             for dst in bpack[..kc * C].chunks_exact_mut(C) {
-                let (off, (th, tw)) = taps.next();
+                let (th, tw) = taps.tap();
+                let off = taps.next();
                 for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
                     let (ih, iw) = (h + th as isize, w + tw as isize);
                     let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
