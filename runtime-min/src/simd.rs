@@ -3,10 +3,10 @@
 //! Cortex-M build never sees this module and uses the portable kernel in `gemm.rs`).
 //!
 //! Register tiles of 12 vector accumulators (vectors of `L` lanes: 8 with AVX2, 16 with
-//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, broadcasts A and reads B in place
-//! (wide outputs: im2col tiles, pointwise convolutions); [`gemm_rows`] and [`conv_implicit`],
-//! vectors of rows (output channels) by columns (positions), broadcasting B, so narrow outputs (a
-//! 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by
+//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, reads A and B in place
+//! (wide outputs with A row-major: matrix products, OIHW convolution weights); [`gemm_rows`] and
+//! [`conv_implicit`], vectors of rows (output channels) by columns (positions), broadcasting B, so
+//! narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by
 //! 12 when a block has at most `L` rows (16 output channels on AVX-512). Their A is read in place
 //! when its rows are contiguous (convolution weights packed at build time, see
 //! [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in registers; otherwise A is
@@ -122,11 +122,12 @@ const NN: usize = 2 * L;
 ///
 /// Two tiles: with A row-contiguous and B column-contiguous, blocks of `NN` columns run on
 /// [`gemm_cols`] (vectors along the columns, A and B read in place, no packing); the columns left
-/// over, and every other layout, on [`gemm_rows`] (vectors along the rows, A packed). Both compute
-/// each element as the same k-ascending chain of fused multiply-adds, so the split never changes
-/// a result.
+/// over, and every other layout, on [`gemm_rows`] (vectors along the rows; A read in place when its
+/// rows are contiguous, as with weights packed at build time, else packed). Both compute each
+/// element as the same k-ascending chain of fused multiply-adds, so the split never changes a
+/// result.
 pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    let n_main = match g.b_cs == 1 {
+    let n_main = match g.a_cs == 1 && g.b_cs == 1 {
         true => g.n - g.n % NN,
         false => 0,
     };
@@ -144,16 +145,15 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 }
 
 /// Columns `0..n_main` (a multiple of `NN`) of C, in tiles of `MN` rows by `NN` columns: every
-/// step broadcasts one value of each of `MN` rows of A (any strides) and multiplies two vectors of
-/// a row of B. Needs `b_cs == 1`.
+/// step broadcasts one value of each of `MN` rows of A and multiplies two vectors of a row of B.
+/// Needs `a_cs == 1` and `b_cs == 1`.
 fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let k = g.k;
     let mut i0 = 0;
     while i0 < g.m {
         let mr = MN.min(g.m - i0);
-        // Row `r` of A: `rows[r][kk * a_cs]`. Rows past `mr` repeat the last one: computed,
-        // never stored.
-        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
+        // Rows past `mr` repeat the last one: computed, never stored.
+        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..k]);
         let mut j0 = 0;
         while j0 < n_main {
             let mut acc = [[zero(); 2]; MN];
@@ -167,7 +167,7 @@ fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut 
                 let (lo, hi) = b[kk * g.b_rs + j0..][..NN].split_at(L);
                 let (b0, b1) = (load(lo.try_into().unwrap()), load(hi.try_into().unwrap()));
                 for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let av = splat(row[kk * g.a_cs]);
+                    let av = splat(row[kk]);
                     acc_r[0] = fma(av, b0, acc_r[0]);
                     acc_r[1] = fma(av, b1, acc_r[1]);
                 }
