@@ -6,8 +6,8 @@
 //! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, reads A and B in place
 //! (wide outputs with A row-major: matrix products, OIHW convolution weights); [`gemm_rows`] and
 //! [`conv_implicit`], vectors of rows (output channels) by columns (positions), broadcasting B, so
-//! narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by
-//! 12 when a block has at most `L` rows (16 output channels on AVX-512). Their A is read in place
+//! narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns,
+//! or one vector by 12 when a block has at most `L` rows (16 output channels on AVX-512). Their A is read in place
 //! when its rows are contiguous (convolution weights packed at build time, see
 //! [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in registers; otherwise A is
 //! packed one `KC`-deep panel at a time on the stack and partial sums wait in C. Each element of C
@@ -15,8 +15,8 @@
 //! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
 //! on the tile size an im2col scratch allows, or on `n`.
 //!
-//! This is the crate's only module with `unsafe`: the intrinsics wrappers below, and one unchecked
-//! read in [`micro_indirect`] whose bound is checked once per tile.
+//! This is the crate's only module with `unsafe`: the intrinsics wrappers below, and the unchecked
+//! reads in [`micro_indirect`] and [`micro_row`] whose bounds are checked once per tile.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
