@@ -13,8 +13,8 @@
 //!   intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
 //!   strides, so the transposed tensor never exists;
-//! - [`pack`] (for speed, not memory): convolution and matrix-product weights are stored in the
-//!   layout the GEMM kernels read in place, so nothing is repacked at run time.
+//! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
+//!   kernels read in place, so nothing is repacked at run time.
 
 pub mod exact_schedule;
 pub mod fuse;
@@ -44,7 +44,7 @@ pub struct Optimizations {
     /// Let a matrix product read a transposed operand through its strides instead of a copy
     /// ([`transpose`]).
     pub transpose: bool,
-    /// Store constant weights in the layout the GEMM kernels read ([`pack`]).
+    /// Store convolution weights in the layout the GEMM kernels read ([`pack`]).
     #[serde(default)]
     pub pack_weights: bool,
 }
@@ -92,7 +92,7 @@ pub struct Applied {
     pub elided_concats: usize,
     /// Transposing copies folded into a matrix product's strides.
     pub folded_transposes: usize,
-    /// Convolutions and matrix products whose constant weights were packed at build time.
+    /// Convolutions whose weights were packed at build time.
     #[serde(default)]
     pub packed_weights: usize,
     /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
@@ -106,7 +106,7 @@ impl Applied {
     /// place, ...`: the memory-saving rewrites, then weight packing.
     pub fn summary(&self, o: &Optimizations) -> String {
         let pack = match o.pack_weights {
-            true => format!("{} kernel(s) with weights packed for the GEMM kernels", self.packed_weights),
+            true => format!("{} convolution(s) with weights packed for the GEMM kernels", self.packed_weights),
             false => "weight packing off".into(),
         };
         format!("{}, {pack}", self.memory_summary(o))
@@ -159,7 +159,7 @@ pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
         applied.folded_transposes = transpose::fold_transposes(g);
     }
     if o.pack_weights {
-        applied.packed_weights = pack::pack_weights(g);
+        applied.packed_weights = pack::pack_conv_weights(g);
     }
     applied
 }

@@ -1,16 +1,13 @@
-//! Weights packed at build time: constant weights are stored in the layout the GEMM kernels read
-//! (the output channels of each input value contiguous), so the kernels load whole vectors of them
-//! in place, with no packing and no packing buffer at run time.
+//! Weights packed at build time: a convolution's weights are stored in the layout its GEMM kernels
+//! read ([`ConvWeights::KMajor`]: the output channels of each input value contiguous), so the
+//! kernels load whole vectors of them in place, with no packing and no packing buffer at run time.
 //!
-//! Packed are the weights of every ungrouped convolution ([`ConvWeights::KMajor`]) and the constant
-//! left operand of every unbatched matrix product that reads it row by row (a pointwise
-//! convolution tract turned into an einsum: its strides become row 1, column `m`). Each gets a
-//! packed copy (the constant is dropped when nothing else reads it), followed by [`slack`] zeros
-//! so that a kernel may load whole vectors of output channels past the last one. Depthwise and
-//! grouped convolutions keep ONNX's order (with one output channel per group both orders are the
-//! same). No result changes: every kernel path sums the same products in the same order in either
-//! layout (checked by `runtime-min`'s convolution tests and the rewrite property test in
-//! `safety/`).
+//! Every ungrouped convolution whose weights are a constant gets a packed copy (the constant is
+//! dropped when nothing else reads it), followed by [`slack`] zeros so that a kernel may load whole
+//! vectors of output channels past the last one. Depthwise and grouped convolutions keep
+//! ONNX's order (with one output channel per group both orders are the same). No result changes:
+//! every kernel path sums the same products in the same order in either layout (checked by
+//! `runtime-min`'s convolution tests and the rewrite property test in `safety/`).
 
 use sramfit_runtime_min::ConvWeights;
 
@@ -24,45 +21,27 @@ pub const fn slack(out_channels: usize) -> usize {
     out_channels.next_multiple_of(16) - out_channels
 }
 
-/// `rows` rows of `cols` values (row-major), transposed and followed by [`slack`]`(rows)` zeros.
-fn transposed(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut out = vec![0.0; rows * cols + slack(rows)];
-    for (r, row) in values.chunks_exact(cols).enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            out[c * rows + r] = v;
-        }
-    }
-    out
-}
-
-/// Packs the weights of every eligible convolution and matrix product; returns how many were
-/// packed.
-pub fn pack_weights(g: &mut Graph) -> usize {
+/// Packs the weights of every eligible convolution; returns how many were packed.
+pub fn pack_conv_weights(g: &mut Graph) -> usize {
     let mut packed = 0;
     for i in 0..g.nodes.len() {
-        // (operand slot, rows, columns) of the constant to transpose.
-        let (slot, rows, cols) = match &g.nodes[i].op {
-            Op::Conv(p) if p.weights == ConvWeights::Oihw && p.groups == 1 && p.out_channels >= 2 => {
-                (1, p.out_channels, p.in_channels * p.kernel_h * p.kernel_w)
-            }
-            Op::MatMul(p) if p.batch == [1; 4] && p.m >= 2 && p.a_col_stride == 1 && p.a_row_stride == p.k => {
-                (0, p.m, p.k)
-            }
-            _ => continue,
-        };
-        let Some(&w) = g.nodes[i].inputs.get(slot) else { continue };
+        let Op::Conv(p) = &g.nodes[i].op else { continue };
+        let Some(&w) = g.nodes[i].inputs.get(1) else { continue };
         let TensorKind::Const(values) = &g.tensors[w].kind else { continue };
-        if values.len() != rows * cols {
+        let (oc, kk) = (p.out_channels, p.in_channels * p.kernel_h * p.kernel_w);
+        if p.weights != ConvWeights::Oihw || p.groups != 1 || oc < 2 || values.len() != oc * kk {
             continue;
         }
-        let packed_values = transposed(values, rows, cols);
-        let name = format!("{}.packed", g.tensors[w].name);
-        g.nodes[i].inputs[slot] = g.add_tensor(name, vec![packed_values.len()], TensorKind::Const(packed_values));
-        match &mut g.nodes[i].op {
-            Op::Conv(p) => p.weights = ConvWeights::KMajor,
-            Op::MatMul(p) => (p.a_row_stride, p.a_col_stride) = (1, rows),
-            _ => unreachable!("matched above"),
+        let mut k_major = vec![0.0; oc * kk + slack(oc)];
+        for (o, row) in values.chunks_exact(kk).enumerate() {
+            for (k, &v) in row.iter().enumerate() {
+                k_major[k * oc + o] = v;
+            }
         }
+        let name = format!("{}.packed", g.tensors[w].name);
+        g.nodes[i].inputs[1] = g.add_tensor(name, vec![k_major.len()], TensorKind::Const(k_major));
+        let Op::Conv(p) = &mut g.nodes[i].op else { unreachable!("matched above") };
+        p.weights = ConvWeights::KMajor;
         packed += 1;
     }
     if packed > 0 {
@@ -73,7 +52,7 @@ pub fn pack_weights(g: &mut Graph) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use sramfit_runtime_min::{Activation, Conv2d, MatMul};
+    use sramfit_runtime_min::{Activation, Conv2d};
 
     use super::*;
     use crate::ir::Node;
@@ -118,7 +97,7 @@ mod tests {
     #[test]
     fn ungrouped_convolution_weights_are_transposed_with_slack() {
         let mut g = graph(conv(2, 3, 1));
-        assert_eq!(pack_weights(&mut g), 1);
+        assert_eq!(pack_conv_weights(&mut g), 1);
         let Op::Conv(p) = &g.nodes[0].op else { panic!("still a convolution") };
         assert_eq!(p.weights, ConvWeights::KMajor);
         let w = &g.tensors[g.nodes[0].inputs[1]];
@@ -132,47 +111,12 @@ mod tests {
         assert_eq!(g.tensors.len(), 3, "the unpacked constant is dropped");
     }
 
-    /// `y = W x` with a constant `W` (`m` x 2, values `0, 1, 2, ...`) read through `p`'s strides.
-    fn matmul_graph(p: MatMul) -> Graph {
-        let mut g = Graph::default();
-        let w = g.add_tensor("w", vec![p.m, p.k], TensorKind::Const((0..p.m * p.k).map(|v| v as f32).collect()));
-        let x = g.add_tensor("x", vec![p.k, p.n], TensorKind::Input(0));
-        let y = g.add_tensor("y", vec![p.m, p.n], TensorKind::Activation);
-        let op = Op::MatMul(p);
-        g.nodes.push(Node { name: "mm".into(), source_op: "EinSum".into(), op, inputs: vec![w, x], output: y });
-        g.inputs.push(x);
-        g.outputs.push(y);
-        g
-    }
-
-    #[test]
-    fn constant_left_operand_of_a_matrix_product_becomes_column_major() {
-        let mut g = matmul_graph(MatMul::row_major(3, 5, 2));
-        assert_eq!(pack_weights(&mut g), 1);
-        let Op::MatMul(p) = &g.nodes[0].op else { panic!("still a matrix product") };
-        assert_eq!((p.a_row_stride, p.a_col_stride), (1, 3));
-        let TensorKind::Const(values) = &g.tensors[g.nodes[0].inputs[0]].kind else { panic!("still a constant") };
-        // Row i of W is `2i, 2i + 1`; column-major puts the three rows' values of each k together.
-        let mut want = vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0];
-        want.resize(6 + 13, 0.0);
-        assert_eq!(values, &want);
-        // Already transposed, batched or a single row: left alone.
-        let transposed = MatMul { a_row_stride: 1, a_col_stride: 3, ..MatMul::row_major(3, 5, 2) };
-        let batched = MatMul { batch: [2, 1, 1, 1], ..MatMul::row_major(3, 5, 2) };
-        for p in [transposed, batched, MatMul::row_major(1, 5, 2)] {
-            let mut g = matmul_graph(p);
-            let before = g.clone();
-            assert_eq!(pack_weights(&mut g), 0, "{p:?}");
-            assert_eq!(g, before);
-        }
-    }
-
     #[test]
     fn grouped_and_single_channel_convolutions_keep_onnx_order() {
         for p in [conv(4, 4, 4), conv(4, 4, 2), conv(3, 1, 1)] {
             let mut g = graph(p);
             let before = g.clone();
-            assert_eq!(pack_weights(&mut g), 0, "{p:?}");
+            assert_eq!(pack_conv_weights(&mut g), 0, "{p:?}");
             assert_eq!(g, before);
         }
     }

@@ -5,9 +5,9 @@
  | arena (`ARENA_BYTES`) | 24576 |
  | lower bound (`LOWER_BOUND_BYTES`, peak at step 2) | 24576 |
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
- | weights in flash (`WEIGHT_BYTES`) | 3904 |
+ | weights in flash (`WEIGHT_BYTES`) | 3872 |
 
- Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 3 kernel(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
+ Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 2 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
 pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
@@ -15,7 +15,7 @@ pub const LOWER_BOUND_BYTES: usize = 24576usize;
 /// Arena bytes without any reuse (every buffer its own region), for comparison.
 pub const NAIVE_BYTES: usize = 41856usize;
 /// Bytes of weights kept in read-only memory (flash).
-pub const WEIGHT_BYTES: usize = 3904usize;
+pub const WEIGHT_BYTES: usize = 3872usize;
 /// Shapes of the graph inputs, in graph order.
 pub const INPUT_SHAPES: &[&[usize]] = &[&[1usize, 4usize, 16usize, 16usize]];
 /// Shapes of the graph outputs, in graph order.
@@ -23,9 +23,9 @@ pub const OUTPUT_SHAPES: &[&[usize]] = &[&[1usize, 8usize, 16usize, 16usize]];
 /// The model's weights: little-endian `f32`, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]
-struct Weights([u8; 3904usize]);
+struct Weights([u8; 3872usize]);
 #[allow(dead_code)]
-static WEIGHTS: Weights = Weights(*b"<3904 bytes, fnv1a64 fab08d02cb1da57e>");
+static WEIGHTS: Weights = Weights(*b"<3872 bytes, fnv1a64 8297dc6abe424962>");
 /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
 ///
 /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
@@ -225,7 +225,7 @@ pub fn run_in(
         );
     }
     /** Step 2: `branch_b.einsum` (EinSum -> matmul)
- - in:  `branch_b.filters_as_co_ci.packed` [72] f32 @ flash 3584..3872
+ - in:  `branch_b.filters_as_co_ci` [8, 8] f32 @ flash 3584..3840
  - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
  - out: `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
 
@@ -240,15 +240,15 @@ pub fn run_in(
                 m: 8usize,
                 n: 256usize,
                 k: 8usize,
-                a_row_stride: 1usize,
-                a_col_stride: 8usize,
+                a_row_stride: 8usize,
+                a_col_stride: 1usize,
                 b_row_stride: 256usize,
                 b_col_stride: 1usize,
                 c_row_stride: 256usize,
                 alpha: 1f32,
                 act: ::sramfit::kernels::Activation::None,
             },
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3584usize, 72usize),
+            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3584usize, 64usize),
             unsafe {
                 ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
             },
@@ -265,7 +265,7 @@ pub fn run_in(
     }
     /** Step 3: `branch_b` (Add -> binary)
  - in:  `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
- - in:  `branch_b.bias.reshape` [1, 8, 1, 1] f32 @ flash 3872..3904
+ - in:  `branch_b.bias.reshape` [1, 8, 1, 1] f32 @ flash 3840..3872
  - out: `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
  - in place: the output overwrites `branch_b.einsum`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
 
@@ -285,7 +285,7 @@ pub fn run_in(
                     2048usize,
                 )
             },
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3872usize, 8usize),
+            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3840usize, 8usize),
         );
     }
     /** Step 4: `add` (Add -> binary)
