@@ -534,9 +534,13 @@ impl<const C: usize> Positions<C> {
         Cols { j: core::array::from_fn(|c| self.j[c.min(self.n - 1)]), n: self.n }
     }
 
-    /// The corner of column `c` (missing ones repeat the last position).
-    fn corner(&self, c: usize) -> (isize, isize) {
-        self.corner[c.min(self.n - 1)]
+    /// Where the tile's input values are (missing columns repeat the last position).
+    fn input(&self, inside: bool) -> TileInput<C> {
+        let corners = core::array::from_fn(|c| self.corner[c.min(self.n - 1)]);
+        match inside {
+            true => TileInput::Inside(corners),
+            false => TileInput::Border(corners),
+        }
     }
 }
 
@@ -603,7 +607,9 @@ fn conv_block<const R: usize, const C: usize>(
             while ow < p.out_w {
                 if rows_inside && ow == lo && lo < row_tiles_end {
                     while ow < row_tiles_end {
-                        conv_row_tile::<R, C>(p, g, xg, wg, yg, &block, oh, ow, panels);
+                        let cols = Cols::<C>::run(oh * p.out_w + ow, C);
+                        let base = (oh * p.stride_h - p.pad_top) * p.in_w + ow * p.stride_w - p.pad_left;
+                        conv_tile::<R, C>(p, g, xg, wg, yg, &block, &cols, TileInput::Row(base), panels);
                         ow += C;
                     }
                     continue;
@@ -615,7 +621,7 @@ fn conv_block<const R: usize, const C: usize>(
                 set.corner[set.n] = (h, w);
                 set.n += 1;
                 if set.n == C {
-                    conv_tile::<R, C>(p, g, xg, wg, yg, &block, set, is_inside, panels);
+                    conv_tile::<R, C>(p, g, xg, wg, yg, &block, &set.cols(), set.input(is_inside), panels);
                     set.n = 0;
                 }
                 ow += 1;
@@ -623,47 +629,11 @@ fn conv_block<const R: usize, const C: usize>(
         }
         for (set, is_inside) in [(&inside, true), (&border, false)] {
             if set.n > 0 {
-                conv_tile::<R, C>(p, g, xg, wg, yg, &block, set, is_inside, panels);
+                conv_tile::<R, C>(p, g, xg, wg, yg, &block, &set.cols(), set.input(is_inside), panels);
             }
         }
         k0 += kc;
     }
-}
-
-/// `C` consecutive positions `ow0..ow0 + C` of output row `oh` whose receptive fields lie inside
-/// the input: their input values are at one base plus `c * stride_w`, so the micro-kernel keeps one
-/// pointer instead of one per column.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn conv_row_tile<const R: usize, const C: usize>(
-    p: &Conv2d,
-    g: &Gemm,
-    xg: &[f32],
-    wg: &[f32],
-    yg: &mut [f32],
-    blk: &Block,
-    oh: usize,
-    ow0: usize,
-    panels: &mut Panels,
-) {
-    let Panels { a: apack, tile, .. } = panels;
-    let cols = Cols::<C>::run(oh * p.out_w + ow0, C);
-    let mut acc: Acc<R, C> = [[zero(); R]; C];
-    if blk.k0 > 0 {
-        load_tile(g, yg, blk.i0, blk.mr, &cols, tile, &mut acc);
-    }
-    let ap = match blk.in_place {
-        true => APanel { a: &wg[blk.i0 + blk.k0 * g.a_cs..], stride: g.a_cs, kc: blk.kc },
-        false => APanel { a: &apack[..], stride: R * L, kc: blk.kc },
-    };
-    let base = (oh * p.stride_h - p.pad_top) * p.in_w + ow0 * p.stride_w - p.pad_left;
-    let taps = Taps::at(p, blk.k0);
-    let koff_max = koff_max(p);
-    match p.stride_w {
-        1 => micro_row::<R, C, 1>(ap, xg, base, taps, koff_max, &mut acc),
-        _ => micro_row::<R, C, 2>(ap, xg, base, taps, koff_max, &mut acc),
-    }
-    store_tile(g, yg, blk.i0, blk.mr, &cols, tile, &acc);
 }
 
 /// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * S]` with `koff` the
@@ -711,8 +681,20 @@ struct Block {
     in_place: bool,
 }
 
-/// One tile of [`conv_block`]: positions whose receptive fields lie inside the input read it in
-/// place; border positions are gathered into the B panel first, `KC` rows at a time.
+/// Where the input values of one tile of [`conv_block`] are, per position (column): the input row
+/// and column of the top-left value of its receptive field (negative in the padding).
+enum TileInput<const C: usize> {
+    /// Consecutive positions of one output row, receptive fields inside the input, stride 1 or 2:
+    /// the offset of the first one's top-left value (the others follow every `stride_w`), so the
+    /// micro-kernel keeps one pointer instead of one per column.
+    Row(usize),
+    /// Positions whose receptive fields lie inside the input, anywhere: read in place.
+    Inside([(isize, isize); C]),
+    /// Positions touching the padding: gathered into the B panel first, `KC` rows at a time.
+    Border([(isize, isize); C]),
+}
+
+/// One tile of [`conv_block`]: C's columns `cols`, whose input values are at `input`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn conv_tile<const R: usize, const C: usize>(
@@ -722,45 +704,51 @@ fn conv_tile<const R: usize, const C: usize>(
     wg: &[f32],
     yg: &mut [f32],
     blk: &Block,
-    set: &Positions<C>,
-    inside: bool,
+    cols: &Cols<C>,
+    input: TileInput<C>,
     panels: &mut Panels,
 ) {
     let Panels { a: apack, b: bpack, tile } = panels;
-    let cols = set.cols();
-    let corner: [(isize, isize); C] = core::array::from_fn(|c| set.corner(c));
     let mut acc: Acc<R, C> = [[zero(); R]; C];
     if blk.k0 > 0 {
-        load_tile(g, yg, blk.i0, blk.mr, &cols, tile, &mut acc);
+        load_tile(g, yg, blk.i0, blk.mr, cols, tile, &mut acc);
     }
     let panel = |kb: usize, kc: usize| match blk.in_place {
         true => APanel { a: &wg[blk.i0 + kb * g.a_cs..], stride: g.a_cs, kc },
         false => APanel { a: &apack[(kb - blk.k0) * R * L..], stride: R * L, kc },
     };
-    let end = blk.k0 + blk.kc;
-    if inside {
-        let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
-        micro_indirect(panel(blk.k0, blk.kc), xg, &base, Taps::at(p, blk.k0), koff_max(p), &mut acc);
-    } else {
-        let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
-        let mut taps = Taps::at(p, blk.k0);
-        let mut kb = blk.k0;
-        while kb < end {
-            let kc = KC.min(end - kb);
-            for dst in bpack[..kc * C].chunks_exact_mut(C) {
-                let (th, tw) = taps.tap();
-                let off = taps.next();
-                for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
-                    let (ih, iw) = (h + th as isize, w + tw as isize);
-                    let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
-                    *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+    let taps = Taps::at(p, blk.k0);
+    match input {
+        TileInput::Row(base) => match p.stride_w {
+            1 => micro_row::<R, C, 1>(panel(blk.k0, blk.kc), xg, base, taps, koff_max(p), &mut acc),
+            _ => micro_row::<R, C, 2>(panel(blk.k0, blk.kc), xg, base, taps, koff_max(p), &mut acc),
+        },
+        TileInput::Inside(corner) => {
+            let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
+            micro_indirect(panel(blk.k0, blk.kc), xg, &base, taps, koff_max(p), &mut acc);
+        }
+        TileInput::Border(corner) => {
+            let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
+            let mut taps = taps;
+            let end = blk.k0 + blk.kc;
+            let mut kb = blk.k0;
+            while kb < end {
+                let kc = KC.min(end - kb);
+                for dst in bpack[..kc * C].chunks_exact_mut(C) {
+                    let (th, tw) = taps.tap();
+                    let off = taps.next();
+                    for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
+                        let (ih, iw) = (h + th as isize, w + tw as isize);
+                        let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
+                        *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+                    }
                 }
+                micro(panel(kb, kc), &bpack[..], C, &mut acc);
+                kb += kc;
             }
-            micro(panel(kb, kc), &bpack[..], C, &mut acc);
-            kb += kc;
         }
     }
-    store_tile(g, yg, blk.i0, blk.mr, &cols, tile, &acc);
+    store_tile(g, yg, blk.i0, blk.mr, cols, tile, &acc);
 }
 
 /// The GEMM a convolution of one (image, group) is: `ocg` rows, `positions` columns, `kk` deep
