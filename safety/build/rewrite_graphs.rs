@@ -68,10 +68,12 @@ pub fn write(out: &Out) {
 /// `Applied` as a literal of the test's own `Applied` struct.
 fn applied(p: &Program) -> TokenStream {
     let a = &p.optimizations.1;
-    let (fused, in_place, elided, transposes) =
-        (a.fused_activations, a.in_place_steps, a.elided_concats, a.folded_transposes);
+    let (fused, in_place, elided, transposes, packed) =
+        (a.fused_activations, a.in_place_steps, a.elided_concats, a.folded_transposes, a.packed_weights);
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
-    quote!(Applied { fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, reordered: #reordered })
+    quote!(Applied {
+        fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered
+    })
 }
 
 /// One random model: an NCHW input, then up to [`MAX_PATTERNS`] patterns or plain random nodes.

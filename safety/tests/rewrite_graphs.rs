@@ -1,8 +1,8 @@
-//! Every memory-saving rewrite keeps outputs bit-identical: random models shaped for the rewrites
-//! (`build/rewrite_graphs.rs`: activations after convolutions and matrix products, elementwise
-//! chains, concatenations of single-use branches, multi-reader branches, transposed operands) are
-//! compiled with every rewrite on (in checked mode) and with `Optimizations::NONE`, run on the
-//! same random inputs, and compared bit for bit. More graphs:
+//! Every rewrite (the memory-saving ones and weight packing) keeps outputs bit-identical: random
+//! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
+//! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
+//! branches, transposed operands) are compiled with every rewrite on (in checked mode) and with
+//! `Optimizations::NONE`, run on the same random inputs, and compared bit for bit. More graphs:
 //! `SRAMFIT_REWRITE_GRAPHS=1000 cargo test -p sramfit-safety --test rewrite_graphs -- --nocapture`
 //! (and `SRAMFIT_REWRITE_SEED=N` for another range).
 
@@ -20,6 +20,7 @@ pub struct Applied {
     in_place: usize,
     elided: usize,
     transposes: usize,
+    packed: usize,
     reordered: bool,
 }
 
@@ -55,7 +56,8 @@ fn run(f: RunDyn, ins: &[&[f32]], outputs: &[&[usize]]) -> Result<Vec<Vec<u32>>,
 #[test]
 fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
-    let (mut fused, mut in_place, mut elided, mut transposes, mut reordered, mut smaller) = (0, 0, 0, 0, 0, 0);
+    let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
+        (0, 0, 0, 0, 0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -67,7 +69,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             }
         };
         (fused, in_place, elided) = (fused + p.applied.fused, in_place + p.applied.in_place, elided + p.applied.elided);
-        transposes += p.applied.transposes;
+        (transposes, packed) = (transposes + p.applied.transposes, packed + p.applied.packed);
         reordered += usize::from(p.applied.reordered);
         smaller += usize::from(p.arenas.0 < p.arenas.1);
         if p.arenas.0 > p.arenas.1 {
@@ -89,7 +91,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {packed} weights packed, {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -97,7 +99,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
     // The generator's purpose: every rewrite it targets happens somewhere in the default set.
     assert!(
-        fused > 0 && in_place > 0 && elided > 0 && transposes > 0,
+        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0,
         "the generator no longer exercises every rewrite"
     );
 }

@@ -9,9 +9,11 @@
 //! every kernel path sums the same products in the same order in either layout (checked by
 //! `runtime-min`'s convolution tests and the rewrite property test in `safety/`).
 
+use std::collections::HashMap;
+
 use sramfit_runtime_min::ConvWeights;
 
-use crate::ir::{Graph, Op, TensorKind};
+use crate::ir::{Graph, Op, TensorId, TensorKind};
 
 /// Zeros after the packed weights of `out_channels` channels: up to the next multiple of 16. The
 /// kernels load the output channels of one input value in vectors of 8 or 16 from multiples of 16
@@ -21,9 +23,11 @@ pub const fn slack(out_channels: usize) -> usize {
     out_channels.next_multiple_of(16) - out_channels
 }
 
-/// Packs the weights of every eligible convolution; returns how many were packed.
+/// Packs the weights of every eligible convolution; returns how many were packed. Convolutions
+/// that share a weight tensor share its packed copy.
 pub fn pack_conv_weights(g: &mut Graph) -> usize {
     let mut packed = 0;
+    let mut copies: HashMap<TensorId, TensorId> = HashMap::new();
     for i in 0..g.nodes.len() {
         let Op::Conv(p) = &g.nodes[i].op else { continue };
         let Some(&w) = g.nodes[i].inputs.get(1) else { continue };
@@ -32,14 +36,20 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
         if p.weights != ConvWeights::Oihw || p.groups != 1 || oc < 2 || values.len() != oc * kk {
             continue;
         }
-        let mut k_major = vec![0.0; oc * kk + slack(oc)];
-        for (o, row) in values.chunks_exact(kk).enumerate() {
-            for (k, &v) in row.iter().enumerate() {
-                k_major[k * oc + o] = v;
+        g.nodes[i].inputs[1] = match copies.get(&w) {
+            Some(&copy) => copy,
+            None => {
+                let mut k_major = vec![0.0; oc * kk + slack(oc)];
+                for (o, row) in values.chunks_exact(kk).enumerate() {
+                    for (k, &v) in row.iter().enumerate() {
+                        k_major[k * oc + o] = v;
+                    }
+                }
+                let name = format!("{}.packed", g.tensors[w].name);
+                let copy = g.add_tensor(name, vec![k_major.len()], TensorKind::Const(k_major));
+                *copies.entry(w).or_insert(copy)
             }
-        }
-        let name = format!("{}.packed", g.tensors[w].name);
-        g.nodes[i].inputs[1] = g.add_tensor(name, vec![k_major.len()], TensorKind::Const(k_major));
+        };
         let Op::Conv(p) = &mut g.nodes[i].op else { unreachable!("matched above") };
         p.weights = ConvWeights::KMajor;
         packed += 1;
@@ -109,6 +119,20 @@ mod tests {
         assert_eq!(values, &want);
         assert_eq!(w.name, "w.packed");
         assert_eq!(g.tensors.len(), 3, "the unpacked constant is dropped");
+    }
+
+    #[test]
+    fn convolutions_sharing_weights_share_the_packed_copy() {
+        let mut g = graph(conv(2, 3, 1));
+        let (x, w) = (g.nodes[0].inputs[0], g.nodes[0].inputs[1]);
+        let y2 = g.add_tensor("y2", vec![1, 3, 4, 4], TensorKind::Activation);
+        let op = Op::Conv(conv(2, 3, 1));
+        g.nodes.push(Node { name: "conv2".into(), source_op: "Conv".into(), op, inputs: vec![x, w], output: y2 });
+        g.outputs.push(y2);
+        assert_eq!(pack_conv_weights(&mut g), 2);
+        assert_eq!(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);
+        let consts = g.tensors.iter().filter(|t| matches!(t.kind, TensorKind::Const(_))).count();
+        assert_eq!(consts, 1, "one packed copy, the unpacked constant dropped");
     }
 
     #[test]
