@@ -149,7 +149,11 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// the input; `in_channels / groups == 1` (depthwise, with any channel
 /// multiplier) and convolutions without enough scratch for one im2col column
 /// are a direct row-wise convolution; everything else is im2col over tiles of
-/// up to [`CONV_TILE`] output positions followed by the tiled GEMM.
+/// up to [`CONV_TILE`] output positions followed by the tiled GEMM. On x86-64
+/// built with AVX2 and FMA, a non-pointwise convolution with at least 8 output
+/// channels per group runs as an implicit GEMM that reads the input in place
+/// and uses no scratch, unless it has at most 16 output positions and the
+/// scratch holds a whole im2col tile.
 pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
     let positions = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || positions == 0 {
