@@ -20,9 +20,16 @@ fn time(name: &str, flops: f64, mut f: impl FnMut()) {
 #[ignore]
 fn perf_smoke() {
     let mut rng = Rng::new(1);
-    for &(m, n, k, tb) in
-        &[(256, 256, 256, false), (256, 256, 256, true), (1, 1024, 1024, false), (1, 1024, 1024, true)]
-    {
+    // The last two: MobileNetV2-0.35's largest pointwise layers as the einsums tract makes of them
+    // (`conv_last` 112 -> 1280 channels at 3x3, `b2_expand` 8 -> 48 at 48x48).
+    for &(m, n, k, tb) in &[
+        (256, 256, 256, false),
+        (256, 256, 256, true),
+        (1, 1024, 1024, false),
+        (1, 1024, 1024, true),
+        (1280, 9, 112, false),
+        (48, 2304, 8, false),
+    ] {
         let a = rng.vec(m * k);
         let b = rng.vec(k * n);
         let mut c = vec![0.0; m * n];
@@ -44,6 +51,8 @@ fn perf_smoke() {
         (256, 256, (4, 4), 3, 1, 1),
         (512, 512, (2, 2), 3, 1, 1),
         (16, 16, (32, 32), 3, 1, 1),
+        // MobileNetV2-0.35 96x96's first convolution (its largest convolution node).
+        (3, 16, (96, 96), 3, 1, 2),
         // Depthwise: KWS's 25x5 planes, MobileNet planes at strides 1 and 2, a plane too large
         // for the padded-plane kernel.
         (64, 64, (25, 5), 3, 64, 1),
