@@ -234,6 +234,14 @@ impl APanel<'_> {
     }
 }
 
+/// `acc_c += av * bv`, lane by lane: one column of a row-vector tile at one depth.
+#[inline(always)]
+fn fma_column<const R: usize>(acc_c: &mut [V; R], av: &[V; R], bv: V) {
+    for (acc_v, &a) in acc_c.iter_mut().zip(av) {
+        *acc_v = fma(a, bv, *acc_v);
+    }
+}
+
 /// `acc += A * B` over the panel's depth, where row `kk` of B is `b[kk * bs..kk * bs + C]`.
 #[inline(always)]
 fn micro<const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: &mut Acc<R, C>) {
@@ -241,10 +249,7 @@ fn micro<const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: 
         let av = ap.at::<R>(kk);
         let brow: &[f32; C] = b[kk * bs..kk * bs + C].try_into().unwrap();
         for (acc_c, &bv) in acc.iter_mut().zip(brow) {
-            let bv = splat(bv);
-            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
-                *acc_v = fma(a, bv, *acc_v);
-            }
+            fma_column(acc_c, &av, splat(bv));
         }
     }
 }
@@ -268,10 +273,7 @@ fn micro_indirect<const R: usize, const C: usize>(
         debug_assert!(ko <= koff_max);
         for (acc_c, col) in acc.iter_mut().zip(&cols) {
             // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
-            let bv = splat(unsafe { *col.get_unchecked(ko) });
-            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
-                *acc_v = fma(a, bv, *acc_v);
-            }
+            fma_column(acc_c, &av, splat(unsafe { *col.get_unchecked(ko) }));
         }
     }
 }
@@ -300,10 +302,8 @@ fn a_in_place<const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> bool {
     g.a_rs == 1 && (g.k - 1) * g.a_cs + i0 + R * L <= a.len()
 }
 
-/// Rows `i0..i0 + mr` of [`gemm_rows`] in tiles of `R * L` rows by `C` columns. With A in place,
-/// each tile runs over all of `k` with its sums in registers; otherwise A is packed one `KC`-deep
-/// panel at a time and the tiles' partial sums wait in C between panels.
-#[allow(clippy::too_many_arguments)]
+/// Rows `i0..i0 + mr` of [`gemm_rows`] in tiles of `R * L` rows by `C` columns, over the
+/// [`passes`] of A's depth.
 fn rows_block<const R: usize, const C: usize>(
     g: &Gemm,
     a: &[f32],
@@ -314,36 +314,66 @@ fn rows_block<const R: usize, const C: usize>(
     panels: &mut Panels,
 ) {
     let Panels { a: apack, b: bpack, tile } = panels;
-    let in_place = a_in_place::<R>(g, a, i0);
-    let mut k0 = 0;
-    while k0 < g.k {
-        let kc = KC.min(g.k - k0);
-        if !in_place {
-            pack_a::<R>(g, a, i0, mr, k0, kc, apack);
-        }
-        let mut j0 = 0;
-        while j0 < g.n {
+    passes::<R>(g, a, i0, mr, apack, |blk| {
+        for j0 in (0..g.n).step_by(C) {
             let cols = Cols::<C>::run(j0, C.min(g.n - j0));
             let mut acc: Acc<R, C> = [[zero(); R]; C];
-            if k0 > 0 || g.add_to_c {
+            if blk.accumulate {
                 load_tile(g, c, i0, mr, &cols, tile, &mut acc);
             }
-            let last = if in_place { g.k } else { k0 + kc };
-            let mut kb = k0;
-            while kb < last {
-                let kc = KC.min(last - kb);
-                let ap = match in_place {
-                    true => APanel { a: &a[i0 + kb * g.a_cs..], stride: g.a_cs, kc },
-                    false => APanel { a: &apack[..], stride: R * L, kc },
-                };
+            for (kb, kc) in blk.b_blocks() {
                 let (bsrc, bs) = b_panel::<C>(g, b, &cols, kb, kc, bpack);
-                micro(ap, bsrc, bs, &mut acc);
-                kb += kc;
+                micro(blk.panel(kb, kc), bsrc, bs, &mut acc);
             }
             store_tile(g, c, i0, mr, &cols, tile, &acc);
-            j0 += C;
         }
-        k0 = if in_place { g.k } else { k0 + kc };
+    });
+}
+
+/// The rows and depth one pass of the row-vector kernels computes: rows `i0..i0 + mr`, depth
+/// `k0..k0 + kc`, with A's rows read from `a` (positioned at depth `k0`) every `stride` values.
+struct Block<'a> {
+    i0: usize,
+    mr: usize,
+    k0: usize,
+    kc: usize,
+    /// C already holds partial sums to add to (earlier passes, or `Gemm::add_to_c`).
+    accumulate: bool,
+    a: &'a [f32],
+    stride: usize,
+}
+
+impl Block<'_> {
+    /// A's rows at depths `kb..kb + kc` of this pass.
+    fn panel(&self, kb: usize, kc: usize) -> APanel<'_> {
+        APanel { a: &self.a[(kb - self.k0) * self.stride..], stride: self.stride, kc }
+    }
+
+    /// The pass's depth in blocks of at most `KC` (a B panel's depth): `(start, length)`.
+    fn b_blocks(&self) -> impl Iterator<Item = (usize, usize)> {
+        let end = self.k0 + self.kc;
+        (self.k0..end).step_by(KC).map(move |kb| (kb, KC.min(end - kb)))
+    }
+}
+
+/// Runs `pass` over A's depth for rows `i0..i0 + mr`: once over all of `k` when A's rows are read
+/// in place ([`a_in_place`]), with the tiles' sums in registers throughout; otherwise once per
+/// `KC`-deep panel, packed into `apack` first, the tiles' partial sums waiting in C in between.
+fn passes<const R: usize>(
+    g: &Gemm,
+    a: &[f32],
+    i0: usize,
+    mr: usize,
+    apack: &mut [f32; MV * KC],
+    mut pass: impl FnMut(&Block),
+) {
+    if a_in_place::<R>(g, a, i0) {
+        return pass(&Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a: &a[i0..], stride: g.a_cs });
+    }
+    for k0 in (0..g.k).step_by(KC) {
+        let kc = KC.min(g.k - k0);
+        pack_a::<R>(g, a, i0, mr, k0, kc, apack);
+        pass(&Block { i0, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a: &apack[..], stride: R * L });
     }
 }
 
@@ -583,35 +613,29 @@ fn conv_block<const R: usize, const C: usize>(
     panels: &mut Panels,
 ) {
     let (span_h, span_w) = ((p.kernel_h - 1) * p.dilation_h, (p.kernel_w - 1) * p.dilation_w);
-    let in_place = a_in_place::<R>(g, wg, i0);
-    let mut k0 = 0;
-    while k0 < g.k {
-        let kc = if in_place { g.k } else { KC.min(g.k - k0) };
-        if !in_place {
-            pack_a::<R>(g, wg, i0, mr, k0, kc, &mut panels.a);
-        }
-        let block = Block { i0, mr, k0, kc, in_place };
+    // Columns whose receptive field lies inside the input's width; in rows inside its height,
+    // whole runs of `C` of them (stride 1 or 2) are row tiles.
+    let (lo, hi) = valid_range(p.out_w, p.stride_w, -(p.pad_left as isize), p.in_w.saturating_sub(span_w));
+    let row_tiles_end = match p.stride_w {
+        1 | 2 => lo + (hi - lo) / C * C,
+        _ => lo,
+    };
+    let Panels { a: apack, b: bpack, tile } = panels;
+    passes::<R>(g, wg, i0, mr, apack, |blk| {
+        let mut tile_at = |cols: &Cols<C>, input| conv_tile::<R, C>(p, g, xg, yg, blk, cols, input, bpack, tile);
         let mut inside = Positions::<C>::new();
         let mut border = Positions::<C>::new();
-        // Columns whose receptive field lies inside the input's width; in rows inside its height,
-        // whole runs of `C` of them (stride 1 or 2) are row tiles.
-        let (lo, hi) = valid_range(p.out_w, p.stride_w, -(p.pad_left as isize), p.in_w.saturating_sub(span_w));
-        let row_tiles_end = match p.stride_w {
-            1 | 2 => lo + (hi - lo) / C * C,
-            _ => lo,
-        };
         for oh in 0..p.out_h {
             let h = (oh * p.stride_h) as isize - p.pad_top as isize;
             let rows_inside = h >= 0 && h as usize + span_h < p.in_h;
             let mut ow = 0;
             while ow < p.out_w {
                 if rows_inside && ow == lo && lo < row_tiles_end {
-                    while ow < row_tiles_end {
-                        let cols = Cols::<C>::run(oh * p.out_w + ow, C);
+                    for ow in (lo..row_tiles_end).step_by(C) {
                         let base = (oh * p.stride_h - p.pad_top) * p.in_w + ow * p.stride_w - p.pad_left;
-                        conv_tile::<R, C>(p, g, xg, wg, yg, &block, &cols, TileInput::Row(base), panels);
-                        ow += C;
+                        tile_at(&Cols::run(oh * p.out_w + ow, C), TileInput::Row(base));
                     }
+                    ow = row_tiles_end;
                     continue;
                 }
                 let w = (ow * p.stride_w) as isize - p.pad_left as isize;
@@ -621,7 +645,7 @@ fn conv_block<const R: usize, const C: usize>(
                 set.corner[set.n] = (h, w);
                 set.n += 1;
                 if set.n == C {
-                    conv_tile::<R, C>(p, g, xg, wg, yg, &block, &set.cols(), set.input(is_inside), panels);
+                    tile_at(&set.cols(), set.input(is_inside));
                     set.n = 0;
                 }
                 ow += 1;
@@ -629,11 +653,10 @@ fn conv_block<const R: usize, const C: usize>(
         }
         for (set, is_inside) in [(&inside, true), (&border, false)] {
             if set.n > 0 {
-                conv_tile::<R, C>(p, g, xg, wg, yg, &block, &set.cols(), set.input(is_inside), panels);
+                tile_at(&set.cols(), set.input(is_inside));
             }
         }
-        k0 += kc;
-    }
+    });
 }
 
 /// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * S]` with `koff` the
@@ -656,10 +679,7 @@ fn micro_row<const R: usize, const C: usize, const S: usize>(
         for (c, acc_c) in acc.iter_mut().enumerate() {
             // SAFETY: `ko <= koff_max` (the caller's bound on the walk's offsets) and
             // `c * S <= (C - 1) * S`, so the index is below `span.len()`.
-            let bv = splat(unsafe { *span.get_unchecked(ko + c * S) });
-            for (acc_v, &a) in acc_c.iter_mut().zip(&av) {
-                *acc_v = fma(a, bv, *acc_v);
-            }
+            fma_column(acc_c, &av, splat(unsafe { *span.get_unchecked(ko + c * S) }));
         }
     }
 }
@@ -669,16 +689,6 @@ fn micro_row<const R: usize, const C: usize, const S: usize>(
 fn koff_max(p: &Conv2d) -> usize {
     let span = (p.kernel_h - 1) * p.dilation_h * p.in_w + (p.kernel_w - 1) * p.dilation_w;
     (p.in_channels / p.groups - 1) * p.in_h * p.in_w + span
-}
-
-/// The rows and depth one [`conv_block`] pass computes: output channels `i0..i0 + mr`, im2col rows
-/// `k0..k0 + kc`, with the weights read in place or from the packed panel.
-struct Block {
-    i0: usize,
-    mr: usize,
-    k0: usize,
-    kc: usize,
-    in_place: bool,
 }
 
 /// Where the input values of one tile of [`conv_block`] are, per position (column): the input row
@@ -701,39 +711,32 @@ fn conv_tile<const R: usize, const C: usize>(
     p: &Conv2d,
     g: &Gemm,
     xg: &[f32],
-    wg: &[f32],
     yg: &mut [f32],
     blk: &Block,
     cols: &Cols<C>,
     input: TileInput<C>,
-    panels: &mut Panels,
+    bpack: &mut [f32; KC * NB],
+    tile: &mut [[f32; MV]; NB],
 ) {
-    let Panels { a: apack, b: bpack, tile } = panels;
     let mut acc: Acc<R, C> = [[zero(); R]; C];
-    if blk.k0 > 0 {
+    if blk.accumulate {
         load_tile(g, yg, blk.i0, blk.mr, cols, tile, &mut acc);
     }
-    let panel = |kb: usize, kc: usize| match blk.in_place {
-        true => APanel { a: &wg[blk.i0 + kb * g.a_cs..], stride: g.a_cs, kc },
-        false => APanel { a: &apack[(kb - blk.k0) * R * L..], stride: R * L, kc },
-    };
+    let panel = blk.panel(blk.k0, blk.kc);
     let taps = Taps::at(p, blk.k0);
     match input {
         TileInput::Row(base) => match p.stride_w {
-            1 => micro_row::<R, C, 1>(panel(blk.k0, blk.kc), xg, base, taps, koff_max(p), &mut acc),
-            _ => micro_row::<R, C, 2>(panel(blk.k0, blk.kc), xg, base, taps, koff_max(p), &mut acc),
+            1 => micro_row::<R, C, 1>(panel, xg, base, taps, koff_max(p), &mut acc),
+            _ => micro_row::<R, C, 2>(panel, xg, base, taps, koff_max(p), &mut acc),
         },
         TileInput::Inside(corner) => {
             let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
-            micro_indirect(panel(blk.k0, blk.kc), xg, &base, taps, koff_max(p), &mut acc);
+            micro_indirect(panel, xg, &base, taps, koff_max(p), &mut acc);
         }
         TileInput::Border(corner) => {
             let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
             let mut taps = taps;
-            let end = blk.k0 + blk.kc;
-            let mut kb = blk.k0;
-            while kb < end {
-                let kc = KC.min(end - kb);
+            for (kb, kc) in blk.b_blocks() {
                 for dst in bpack[..kc * C].chunks_exact_mut(C) {
                     let (th, tw) = taps.tap();
                     let off = taps.next();
@@ -743,8 +746,7 @@ fn conv_tile<const R: usize, const C: usize>(
                         *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
                     }
                 }
-                micro(panel(kb, kc), &bpack[..], C, &mut acc);
-                kb += kc;
+                micro(blk.panel(kb, kc), &bpack[..], C, &mut acc);
             }
         }
     }
