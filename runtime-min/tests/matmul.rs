@@ -165,16 +165,7 @@ fn batched_with_broadcast() {
         a_batch_strides: [3 * m * k, m * k, 0, 0],
         b_batch_strides: [0, 0, 0, 0],
         c_batch_strides: [3 * m * n, m * n, 0, 0],
-        m,
-        n,
-        k,
-        a_row_stride: k,
-        a_col_stride: 1,
-        b_row_stride: n,
-        b_col_stride: 1,
-        c_row_stride: n,
-        alpha: 1.0,
-        act: Activation::None,
+        ..MatMul::row_major(m, n, k)
     };
     run(&p, false, 600, 6 * m * k, k * n, 6 * m * n);
     // a broadcast along axis 0, b along axis 1, all four batch axes used,
@@ -184,16 +175,10 @@ fn batched_with_broadcast() {
         a_batch_strides: [0, 6 * m * k, 3 * m * k, m * k],
         b_batch_strides: [k * n, 0, 0, 0],
         c_batch_strides: [12 * m * n, 6 * m * n, 3 * m * n, m * n],
-        m,
-        n,
-        k,
-        a_row_stride: k,
-        a_col_stride: 1,
         b_row_stride: 1,
         b_col_stride: k,
-        c_row_stride: n,
-        alpha: 1.0,
         act: Activation::Tanh,
+        ..MatMul::row_major(m, n, k)
     };
     run(&p, true, 601, 12 * m * k, 2 * k * n, 24 * m * n);
 }
