@@ -345,6 +345,14 @@ pub struct Node {
     pub output: TensorId,
 }
 
+#[cfg(test)]
+impl Node {
+    /// A node whose source operator is named like the node (hand-built test graphs).
+    pub(crate) fn new(name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId) -> Node {
+        Node { name: name.into(), source_op: name.into(), op, inputs, output }
+    }
+}
+
 impl Node {
     /// The inputs whose bytes this node's kernel can overwrite with its output, best first: the
     /// kernel has an in-place variant and the output is elementwise in that input (same element

@@ -305,13 +305,7 @@ mod tests {
         let b = g.add_tensor("b", vec![16], TensorKind::Activation);
         let c = g.add_tensor("c", vec![16], TensorKind::Activation);
         let d = g.add_tensor("d", vec![16], TensorKind::Activation);
-        let node = |name: &str, op: Op, input: TensorId, output: TensorId| Node {
-            name: name.into(),
-            source_op: name.into(),
-            op,
-            inputs: vec![input],
-            output,
-        };
+        let node = |name: &str, op: Op, input: TensorId, output: TensorId| Node::new(name, op, vec![input], output);
         g.nodes = vec![
             node("relu_a", Op::Unary(Unary::Relu), x, a),
             node("view_b", Op::View, a, b),
@@ -361,10 +355,6 @@ mod tests {
         assert!(l.problem.buffers.iter().all(|b| b.size == 64 && b.align == ARENA_ALIGN));
     }
 
-    fn node(name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId) -> Node {
-        Node { name: name.into(), source_op: name.into(), op, inputs, output }
-    }
-
     fn sub(shape: &[usize]) -> Op {
         let s = crate::ir::strides_of(shape);
         Op::Binary { kind: crate::ir::Binary::Sub, a_strides: s.clone(), b_strides: s }
@@ -395,10 +385,10 @@ mod tests {
         let c = g.add_tensor("c", vec![8], TensorKind::Activation);
         let d = g.add_tensor("d", vec![8], TensorKind::Activation);
         g.nodes = vec![
-            node("a", Op::Unary(Unary::Relu), vec![x], a),
-            node("b", sub(&[8]), vec![x, a], b),
-            node("c", sub(&[8]), vec![b, a], c),
-            node("d", sub(&[8]), vec![c, b], d),
+            Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
+            Node::new("b", sub(&[8]), vec![x, a], b),
+            Node::new("c", sub(&[8]), vec![b, a], c),
+            Node::new("d", sub(&[8]), vec![c, b], d),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![d]);
         bind_outputs(&mut g);
@@ -412,7 +402,7 @@ mod tests {
         // With e = relu(d) as the output instead, d overwrites c (its first operand, read last);
         // e writes the caller's buffer.
         let e = g.add_tensor("e", vec![8], TensorKind::Activation);
-        g.nodes.push(node("e", Op::Unary(Unary::Relu), vec![d], e));
+        g.nodes.push(Node::new("e", Op::Unary(Unary::Relu), vec![d], e));
         g.outputs = vec![e];
         let l = analyze(&g, &IN_PLACE);
         assert_eq!(l.in_place, [None, None, None, Some(0), None]);
@@ -437,10 +427,10 @@ mod tests {
             dst_strides: vec![4, 1],
         };
         g.nodes = vec![
-            node("a", Op::Unary(Unary::Relu), vec![x], a),
-            node("b", Op::Unary(Unary::Relu), vec![x], b),
-            node("concat", Op::Copy(vec![part(0), part(1)]), vec![a, b], c),
-            node("d", Op::Unary(Unary::Relu), vec![c], d),
+            Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
+            Node::new("b", Op::Unary(Unary::Relu), vec![x], b),
+            Node::new("concat", Op::Copy(vec![part(0), part(1)]), vec![a, b], c),
+            Node::new("d", Op::Unary(Unary::Relu), vec![c], d),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![d]);
         g

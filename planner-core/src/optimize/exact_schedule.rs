@@ -237,12 +237,8 @@ mod tests {
         let (a1, b1, a2, a3, b2) =
             (t(&mut g, "a1", 10), t(&mut g, "b1", 5), t(&mut g, "a2", 100), t(&mut g, "a3", 1), t(&mut g, "b2", 20));
         let out = t(&mut g, "out", 1);
-        let relu = |name: &str, input: TensorId, output: TensorId| Node {
-            name: name.into(),
-            source_op: "Relu".into(),
-            op: Op::Unary(Unary::Relu),
-            inputs: vec![input],
-            output,
+        let relu = |name: &str, input: TensorId, output: TensorId| {
+            Node::new(name, Op::Unary(Unary::Relu), vec![input], output)
         };
         let s = crate::ir::strides_of(&[4]);
         g.nodes = vec![
@@ -251,13 +247,7 @@ mod tests {
             relu("a2", a1, a2),
             relu("a3", a2, a3),
             relu("b2", b1, b2),
-            Node {
-                name: "add".into(),
-                source_op: "Add".into(),
-                op: Op::Binary { kind: Binary::Add, a_strides: s.clone(), b_strides: s },
-                inputs: vec![a3, b2],
-                output: out,
-            },
+            Node::new("add", Op::Binary { kind: Binary::Add, a_strides: s.clone(), b_strides: s }, vec![a3, b2], out),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![out]);
         g

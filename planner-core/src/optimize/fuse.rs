@@ -99,7 +99,7 @@ fn fusable_reader(g: &Graph, i: usize) -> Option<(usize, Activation)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Node, Tensor, TensorId, TensorKind};
+    use crate::ir::{Node, Tensor, TensorKind};
     use sramfit_runtime_min::MatMul;
 
     fn matmul() -> Op {
@@ -112,13 +112,7 @@ mod tests {
         let x = g.add_tensor("x", vec![1, 4], TensorKind::Input(0));
         let w = g.add_tensor("w", vec![4, 4], TensorKind::Const(vec![0.5; 16]));
         let h = g.add_tensor("h", vec![1, 4], TensorKind::Activation);
-        let node = |name: &str, op: Op, inputs: Vec<TensorId>, output| Node {
-            name: name.into(),
-            source_op: name.into(),
-            op,
-            inputs,
-            output,
-        };
+        let node = Node::new;
         g.nodes.push(node("mm", matmul(), vec![x, w], h));
         let mut prev = h;
         for (i, a) in acts.iter().enumerate() {

@@ -98,7 +98,7 @@ mod tests {
         let w = g.add_tensor("w", vec![w_len], TensorKind::Const((0..w_len).map(|v| v as f32).collect()));
         let y = g.add_tensor("y", vec![1, p.out_channels, 4, 4], TensorKind::Activation);
         let op = Op::Conv(p);
-        g.nodes.push(Node { name: "conv".into(), source_op: "Conv".into(), op, inputs: vec![x, w], output: y });
+        g.nodes.push(Node::new("conv", op, vec![x, w], y));
         g.inputs.push(x);
         g.outputs.push(y);
         g
@@ -127,7 +127,7 @@ mod tests {
         let (x, w) = (g.nodes[0].inputs[0], g.nodes[0].inputs[1]);
         let y2 = g.add_tensor("y2", vec![1, 3, 4, 4], TensorKind::Activation);
         let op = Op::Conv(conv(2, 3, 1));
-        g.nodes.push(Node { name: "conv2".into(), source_op: "Conv".into(), op, inputs: vec![x, w], output: y2 });
+        g.nodes.push(Node::new("conv2", op, vec![x, w], y2));
         g.outputs.push(y2);
         assert_eq!(pack_conv_weights(&mut g), 2);
         assert_eq!(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);

@@ -73,7 +73,7 @@ mod tests {
     use crate::ir::{Node, Unary};
 
     fn relu(name: &str, input: TensorId, output: TensorId) -> Node {
-        Node { name: name.into(), source_op: "Relu".into(), op: Op::Unary(Unary::Relu), inputs: vec![input], output }
+        Node::new(name, Op::Unary(Unary::Relu), vec![input], output)
     }
 
     /// x -> a1 -> a2 (small) and x -> b1 (big) -> b2 (small); out = a2 + b2. ONNX order runs a1, b1
@@ -93,13 +93,12 @@ mod tests {
             relu("b1", x, b1),
             relu("a2", a1, a2),
             relu("b2", b1, b2),
-            Node {
-                name: "add".into(),
-                source_op: "Add".into(),
-                op: Op::Binary { kind: crate::ir::Binary::Add, a_strides: s.clone(), b_strides: s },
-                inputs: vec![a2, b2],
-                output: out,
-            },
+            Node::new(
+                "add",
+                Op::Binary { kind: crate::ir::Binary::Add, a_strides: s.clone(), b_strides: s },
+                vec![a2, b2],
+                out,
+            ),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![out]);
         let order = memory_aware_order(&g);

@@ -150,13 +150,7 @@ mod tests {
         let xt = g.add_tensor("xt", vec![3, 2], TensorKind::Activation);
         let w = g.add_tensor("w", vec![2, 4], TensorKind::Const(vec![0.5; 8]));
         let y = g.add_tensor("y", vec![3, 4], TensorKind::Activation);
-        let node = |name: &str, op: Op, inputs: Vec<usize>, output| Node {
-            name: name.into(),
-            source_op: name.into(),
-            op,
-            inputs,
-            output,
-        };
+        let node = Node::new;
         let mm = MatMul::row_major(3, 4, 2);
         g.nodes.push(node("transpose", Op::Copy(vec![perm_copy]), vec![x], xt));
         g.nodes.push(node("mm", Op::MatMul(mm), vec![xt, w], y));
