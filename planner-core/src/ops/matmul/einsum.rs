@@ -10,7 +10,7 @@
 
 use sramfit_runtime_min::{Activation, MatMul};
 
-use crate::ir::strides_of;
+use crate::tensor::strides_of;
 
 /// One einsum axis, with its extent and its element stride in A, B and C (`None` when absent).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
