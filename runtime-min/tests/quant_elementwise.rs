@@ -78,9 +78,23 @@ fn check_binary<T: QuantElem>(seed: u64) {
         let (s_a, s_b, s_y) = (scale(&mut rng, 1e-3, 1.0), scale(&mut rng, 1e-3, 1.0), scale(&mut rng, 1e-3, 1.0));
         let (lo, hi) = clamp::<T>(&mut rng);
         let (za, zb, zy) = (zero_point::<T>(&mut rng), zero_point::<T>(&mut rng), zero_point::<T>(&mut rng));
-        let add_p = Add { a_zero_point: za, b_zero_point: zb, y_zero_point: zy, scaling: add_scaling(s_a, s_b, s_y), act_min: lo, act_max: hi };
+        let add_p = Add {
+            a_zero_point: za,
+            b_zero_point: zb,
+            y_zero_point: zy,
+            scaling: add_scaling(s_a, s_b, s_y),
+            act_min: lo,
+            act_max: hi,
+        };
         let sub_p = Add { scaling: sub_scaling(s_a, s_b, s_y), ..add_p };
-        let mul_p = Mul { a_zero_point: za, b_zero_point: zb, y_zero_point: zy, requant: mul_requant(s_a, s_b, s_y), act_min: lo, act_max: hi };
+        let mul_p = Mul {
+            a_zero_point: za,
+            b_zero_point: zb,
+            y_zero_point: zy,
+            requant: mul_requant(s_a, s_b, s_y),
+            act_min: lo,
+            act_max: hi,
+        };
         let offsets = broadcast_offsets(&out, &sa, &sb);
         let at = |(ao, bo): (usize, usize)| (a[ao].to_i32(), b[bo].to_i32());
         let want_add: Vec<i32> = offsets.iter().map(|&o| ref_add(&add_p, at(o).0, at(o).1, false)).collect();
@@ -122,7 +136,14 @@ fn add_sub_mul_uint8_match_tflite_reference() {
 fn add_hand_computed() {
     let one = Broadcast { out_shape: &[1], a_strides: &[1], b_strides: &[1] };
     // Scales 1, 1, 1, zero points 0: 3 + 4 = 7 (3 << 20 halved, 4 << 20 halved, sum * 2^-19).
-    let p = Add { a_zero_point: 0, b_zero_point: 0, y_zero_point: 0, scaling: add_scaling(1.0, 1.0, 1.0), act_min: -128, act_max: 127 };
+    let p = Add {
+        a_zero_point: 0,
+        b_zero_point: 0,
+        y_zero_point: 0,
+        scaling: add_scaling(1.0, 1.0, 1.0),
+        act_min: -128,
+        act_max: 127,
+    };
     let mut y = [0i8];
     add(&p, &one, &[3i8], &[4i8], &mut y);
     assert_eq!(y, [7]);
@@ -135,14 +156,22 @@ fn add_hand_computed() {
     sub(&p, &one, &[5i8], &[2i8], &mut y);
     assert_eq!(y, [-2]);
     // MUL: (6 - 2) * (-3 - 1) = -16, * 0.5 * 0.5 / 2 = -2; clamp at -1.
-    let p = Mul { a_zero_point: 2, b_zero_point: 1, y_zero_point: 0, requant: mul_requant(0.5, 0.5, 2.0), act_min: -1, act_max: 127 };
+    let p = Mul {
+        a_zero_point: 2,
+        b_zero_point: 1,
+        y_zero_point: 0,
+        requant: mul_requant(0.5, 0.5, 2.0),
+        act_min: -1,
+        act_max: 127,
+    };
     mul(&p, &one, &[6i8], &[-3i8], &mut y);
     assert_eq!(y, [-1]);
 }
 
 /// TFLite `Requantize` from the definition.
 fn ref_requantize(x: i32, p: &Requantize, lo: i32, hi: i32) -> i32 {
-    (ref_requant((x - p.x_zero_point) as i64, p.requant.multiplier, p.requant.shift) + p.y_zero_point as i64).clamp(lo as i64, hi as i64) as i32
+    (ref_requant((x - p.x_zero_point) as i64, p.requant.multiplier, p.requant.shift) + p.y_zero_point as i64)
+        .clamp(lo as i64, hi as i64) as i32
 }
 
 fn check_requantize<X: QuantElem, Y: QuantElem>(seed: u64) {
@@ -167,7 +196,10 @@ fn check_requantize<X: QuantElem, Y: QuantElem>(seed: u64) {
                 let want = ref_requantize(x[r * x_row_stride + c].to_i32(), &p, Y::MIN, Y::MAX);
                 assert_eq!(y[r * y_row_stride + c].to_i32(), want, "case {case} ({r}, {c})");
             }
-            assert!(y[r * y_row_stride + cols..(r + 1) * y_row_stride].iter().all(|v| *v == Y::default()), "gap written");
+            assert!(
+                y[r * y_row_stride + cols..(r + 1) * y_row_stride].iter().all(|v| *v == Y::default()),
+                "gap written"
+            );
         }
     }
 }
@@ -186,7 +218,19 @@ fn requantize_same_scale_int8_to_uint8_flips_the_sign_bit() {
     assert_eq!(r, Requant { multiplier: 1 << 30, shift: 1 });
     let x: Vec<i8> = (-128..=127).collect();
     let mut y = vec![0u8; 256];
-    requantize(&Requantize { rows: 1, cols: 256, x_row_stride: 256, y_row_stride: 256, x_zero_point: -5, y_zero_point: 123, requant: r }, &x, &mut y);
+    requantize(
+        &Requantize {
+            rows: 1,
+            cols: 256,
+            x_row_stride: 256,
+            y_row_stride: 256,
+            x_zero_point: -5,
+            y_zero_point: 123,
+            requant: r,
+        },
+        &x,
+        &mut y,
+    );
     for (&a, &b) in x.iter().zip(&y) {
         assert_eq!(b, a as u8 ^ 0x80);
     }

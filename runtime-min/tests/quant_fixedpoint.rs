@@ -13,10 +13,12 @@ use sramfit_runtime_min::quant::fixedpoint::{
     multiply_by_quantized_multiplier as mbqm, rounding_divide_by_pot as rdbp, rounding_half_sum,
     saturating_rounding_doubling_high_mul as srdhm, saturating_rounding_multiply_by_pot,
 };
-use sramfit_runtime_min::quant::gemmlowp::{exp_on_negative_values, logistic, one_over_one_plus_x_for_x_in_0_1, reciprocal, tanh};
+use sramfit_runtime_min::quant::gemmlowp::{
+    exp_on_negative_values, logistic, one_over_one_plus_x_for_x_in_0_1, reciprocal, tanh,
+};
 use sramfit_runtime_min::quant::{
-    activation_range, add_scaling, conv_requant, fully_connected_requant, mean_requant, mul_requant, quantize_multiplier,
-    rescale_requant, softmax_scaling, sub_scaling, Requant,
+    activation_range, add_scaling, conv_requant, fully_connected_requant, mean_requant, mul_requant,
+    quantize_multiplier, rescale_requant, softmax_scaling, sub_scaling, Requant,
 };
 
 const Q31: f64 = 2147483648.0;
@@ -58,15 +60,15 @@ fn rounding_divide_by_pot_rounds_ties_away_from_zero() {
         (-7, 0, -7),
         (i32::MIN, 0, i32::MIN),
         (i32::MAX, 0, i32::MAX),
-        (i32::MIN, 31, -1),         // -1.0
-        (1 << 30, 31, 1),           // 0.5
-        (-(1 << 30), 31, -1),       // -0.5
-        ((1 << 30) - 1, 31, 0),     // just below 0.5
-        (-(1 << 30) + 1, 31, 0),    // just above -0.5
-        (i32::MAX, 31, 1),          // 1 - 2^-31
-        (i32::MIN + 1, 31, -1),     // -1 + 2^-31
-        (3 << 29, 30, 2),           // 1.5
-        (-(3 << 29), 30, -2),       // -1.5
+        (i32::MIN, 31, -1),      // -1.0
+        (1 << 30, 31, 1),        // 0.5
+        (-(1 << 30), 31, -1),    // -0.5
+        ((1 << 30) - 1, 31, 0),  // just below 0.5
+        (-(1 << 30) + 1, 31, 0), // just above -0.5
+        (i32::MAX, 31, 1),       // 1 - 2^-31
+        (i32::MIN + 1, 31, -1),  // -1 + 2^-31
+        (3 << 29, 30, 2),        // 1.5
+        (-(3 << 29), 30, -2),    // -1.5
     ] {
         assert_eq!(rdbp(x, e), want, "{x} / 2^{e}");
     }
@@ -105,8 +107,8 @@ fn multiply_by_quantized_multiplier_double_rounding() {
     assert_eq!(mbqm(-2, 1 << 30, -1), -1); // -0.5: -1/2 -> -1 (single rounding would give 0)
     assert_eq!(mbqm(6, 1 << 30, -1), 2); // 1.5
     assert_eq!(mbqm(-6, 1 << 30, -1), -2); // -1.5
-    // Double rounding differs from exact rounding: 5 * 0.5 = 2.5 -> 3 (high mul), then
-    // 3 / 2 = 1.5 -> 2, where 5 * 0.25 = 1.25 -> 1 exactly.
+                                           // Double rounding differs from exact rounding: 5 * 0.5 = 2.5 -> 3 (high mul), then
+                                           // 3 / 2 = 1.5 -> 2, where 5 * 0.25 = 1.25 -> 1 exactly.
     assert_eq!(mbqm(5, 1 << 30, -1), 2);
     // Shift 0 with multiplier 1 - 2^-31.
     assert_eq!(mbqm(-1000, i32::MAX, 0), -1000);
@@ -118,7 +120,7 @@ fn multiply_by_quantized_multiplier_double_rounding() {
     // Shift -31: (2^31 - 1)^2 / 2^31 = 2^31 - 2 (+2^-31), / 2^31 = 0.99999 -> 1.
     assert_eq!(mbqm(i32::MAX, i32::MAX, -31), 1);
     assert_eq!(mbqm(1 << 20, 1 << 30, -31), 0); // 2^19 / 2^31
-    // Saturation at INT32_MIN x INT32_MIN, then no shift.
+                                                // Saturation at INT32_MIN x INT32_MIN, then no shift.
     assert_eq!(mbqm(i32::MIN, i32::MIN, 0), i32::MAX);
     // ... and then a right shift: (2^31 - 1) / 2 = 2^30 - 0.5 -> 2^30.
     assert_eq!(mbqm(i32::MIN, i32::MIN, -1), 1 << 30);
@@ -207,11 +209,17 @@ fn operator_multipliers_follow_tflite_arithmetic() {
 #[test]
 fn mean_multiplier_folds_the_count() {
     // 0.5 over 3 values: shift = floor(log2 3) = 1, multiplier 2^31 / 3 = 715827882, shift -1.
-    assert_eq!(mean_requant(Requant { multiplier: 1 << 30, shift: 0 }, 3), Requant { multiplier: 715_827_882, shift: -1 });
+    assert_eq!(
+        mean_requant(Requant { multiplier: 1 << 30, shift: 0 }, 3),
+        Requant { multiplier: 715_827_882, shift: -1 }
+    );
     // Over 64: shift 6, (2^30 << 6) / 64 = 2^30.
     assert_eq!(mean_requant(Requant { multiplier: 1 << 30, shift: 2 }, 64), Requant { multiplier: 1 << 30, shift: -4 });
     // The shift is capped by 31 + shift: shift -30 allows only 1.
-    assert_eq!(mean_requant(Requant { multiplier: 1 << 30, shift: -30 }, 4), Requant { multiplier: 1 << 29, shift: -31 });
+    assert_eq!(
+        mean_requant(Requant { multiplier: 1 << 30, shift: -30 }, 4),
+        Requant { multiplier: 1 << 29, shift: -31 }
+    );
 }
 
 #[test]

@@ -22,8 +22,10 @@ fn check_fully_connected<T: QuantElem>(seed: u64) {
         let (lo, hi) = clamp::<T>(&mut rng);
         let x: Vec<T> = elems(&mut rng, batch * k);
         let w_kn = weights(&mut rng, k * n); // ONNX MatMul's B: [k, n]
-        let bias: Vec<i32> = if rng.below(4) == 0 { vec![] } else { (0..n).map(|_| int(&mut rng, -50_000, 50_000)).collect() };
-        let requants: Vec<Requant> = (0..if rng.below(2) == 0 { 1 } else { n }).map(|_| requant(&mut rng, -16, 0)).collect();
+        let bias: Vec<i32> =
+            if rng.below(4) == 0 { vec![] } else { (0..n).map(|_| int(&mut rng, -50_000, 50_000)).collect() };
+        let requants: Vec<Requant> =
+            (0..if rng.below(2) == 0 { 1 } else { n }).map(|_| requant(&mut rng, -16, 0)).collect();
 
         let mut want = Vec::new();
         for b in 0..batch {
@@ -42,9 +44,23 @@ fn check_fully_connected<T: QuantElem>(seed: u64) {
         fold_bias(&w, &bias, zx, zw, &mut folded);
         let multipliers: Vec<i32> = requants.iter().map(|r| r.multiplier).collect();
         let shifts: Vec<i32> = requants.iter().map(|r| r.shift).collect();
-        let p = FullyConnected { batch, in_features: k, out_features: n, w_zero_point: zw, y_zero_point: zy, act_min: lo, act_max: hi };
+        let p = FullyConnected {
+            batch,
+            in_features: k,
+            out_features: n,
+            w_zero_point: zw,
+            y_zero_point: zy,
+            act_min: lo,
+            act_max: hi,
+        };
         let mut y = vec![T::default(); batch * n];
-        fully_connected(&p, &x, &w, &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts }, &mut y);
+        fully_connected(
+            &p,
+            &x,
+            &w,
+            &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts },
+            &mut y,
+        );
         let got: Vec<i32> = y.iter().map(|v| v.to_i32()).collect();
         assert_eq!(got, want, "case {case}: {p:?}");
     }

@@ -66,7 +66,8 @@ fn reference_pool<T: QuantElem>(p: &Pool2d, x_nchw: &[T], average: bool) -> Vec<
                             let inside_y = (0..p.in_h as isize).contains(&y);
                             let inside_x = (0..p.in_w as isize).contains(&x);
                             if inside_y && inside_x {
-                                let v = x_nchw[((b * p.channels + c) * p.in_h + y as usize) * p.in_w + x as usize].to_i32();
+                                let v =
+                                    x_nchw[((b * p.channels + c) * p.in_h + y as usize) * p.in_w + x as usize].to_i32();
                                 sum += v as i64;
                                 count += 1;
                                 max = Some(max.map_or(v, |m| m.max(v)));
@@ -111,7 +112,12 @@ fn check_pool<T: QuantElem>(seed: u64) {
         let x_nchw: Vec<T> = elems(&mut rng, p.batch * p.channels * p.in_h * p.in_w);
         let mut x = vec![T::default(); x_nchw.len()];
         for (i, &v) in x_nchw.iter().enumerate() {
-            let (b, c, yy, xx) = (i / (p.channels * p.in_h * p.in_w), i / (p.in_h * p.in_w) % p.channels, i / p.in_w % p.in_h, i % p.in_w);
+            let (b, c, yy, xx) = (
+                i / (p.channels * p.in_h * p.in_w),
+                i / (p.in_h * p.in_w) % p.channels,
+                i / p.in_w % p.in_h,
+                i % p.in_w,
+            );
             x[b * p.x_strides.n + c * p.x_strides.c + yy * p.x_strides.h + xx * p.x_strides.w] = v;
         }
         let mut y = vec![T::default(); p.batch * p.channels * p.out_h * p.out_w];
@@ -174,14 +180,22 @@ fn mean_matches_tflite_reference() {
     for case in 0..300 {
         let (outer, reduce, inner) = (1 + rng.below(3), 1 + rng.below(50), 1 + rng.below(6));
         let r = mean_requant(requant(&mut rng, -3, 1), reduce);
-        let p = Mean { outer, reduce, inner, x_zero_point: zero_point::<i8>(&mut rng), y_zero_point: zero_point::<i8>(&mut rng), requant: r };
+        let p = Mean {
+            outer,
+            reduce,
+            inner,
+            x_zero_point: zero_point::<i8>(&mut rng),
+            y_zero_point: zero_point::<i8>(&mut rng),
+            requant: r,
+        };
         let x: Vec<i8> = elems(&mut rng, outer * reduce * inner);
         let mut y = vec![0i8; outer * inner];
         mean(&p, &x, &mut y);
         for o in 0..outer {
             for i in 0..inner {
                 let sum: i64 = (0..reduce).map(|t| x[(o * reduce + t) * inner + i] as i64).sum();
-                let v = ref_requant(sum - p.x_zero_point as i64 * reduce as i64, r.multiplier, r.shift) + p.y_zero_point as i64;
+                let v = ref_requant(sum - p.x_zero_point as i64 * reduce as i64, r.multiplier, r.shift)
+                    + p.y_zero_point as i64;
                 assert_eq!(y[o * inner + i] as i64, v.clamp(-128, 127), "case {case}");
             }
         }
@@ -237,7 +251,8 @@ fn check_softmax<X: QuantElem, Y: QuantElem>(seed: u64) {
             for i in 0..inner {
                 let at = |c: usize| (o * axis + c) * inner + i;
                 let max = (0..axis).map(|c| x[at(c)].to_i32()).max().unwrap();
-                let exps: Vec<f64> = (0..axis).map(|c| ((x[at(c)].to_i32() - max) as f64 * (beta * input_scale) as f64).exp()).collect();
+                let exps: Vec<f64> =
+                    (0..axis).map(|c| ((x[at(c)].to_i32() - max) as f64 * (beta * input_scale) as f64).exp()).collect();
                 let total: f64 = exps.iter().sum();
                 for c in 0..axis {
                     let want = (exps[c] / total * 256.0 + Y::MIN as f64).clamp(Y::MIN as f64, Y::MAX as f64);

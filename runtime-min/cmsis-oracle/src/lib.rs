@@ -600,10 +600,26 @@ pub fn pool_s8(
         if average {
             let mut scratch = Scratch::new(ffi::arm_avgpool_s8_get_buffer_size(output_dims.w, input_dims.c));
             let ctx = scratch.context();
-            ffi::arm_avgpool_s8(&ctx, params, &input_dims, input.as_ptr(), &filter_dims, &output_dims, output.as_mut_ptr())
+            ffi::arm_avgpool_s8(
+                &ctx,
+                params,
+                &input_dims,
+                input.as_ptr(),
+                &filter_dims,
+                &output_dims,
+                output.as_mut_ptr(),
+            )
         } else {
             let ctx = Scratch::new(0).context();
-            ffi::arm_max_pool_s8(&ctx, params, &input_dims, input.as_ptr(), &filter_dims, &output_dims, output.as_mut_ptr())
+            ffi::arm_max_pool_s8(
+                &ctx,
+                params,
+                &input_dims,
+                input.as_ptr(),
+                &filter_dims,
+                &output_dims,
+                output.as_mut_ptr(),
+            )
         }
     };
     assert_eq!(status, SUCCESS, "arm_avgpool_s8 / arm_max_pool_s8");
@@ -611,19 +627,35 @@ pub fn pool_s8(
 
 /// `arm_softmax_s8` over `rows` rows of `input.len() / rows` elements.
 pub fn softmax_s8(input: &[i8], rows: usize, mult: i32, shift: i32, diff_min: i32, output: &mut [i8]) {
-    assert!(output.len() == input.len() && input.len() % rows == 0);
+    assert!(output.len() == input.len() && input.len().is_multiple_of(rows));
     // SAFETY: two slices of `rows * row_size` elements.
     unsafe {
-        ffi::arm_softmax_s8(input.as_ptr(), rows as i32, (input.len() / rows) as i32, mult, shift, diff_min, output.as_mut_ptr())
+        ffi::arm_softmax_s8(
+            input.as_ptr(),
+            rows as i32,
+            (input.len() / rows) as i32,
+            mult,
+            shift,
+            diff_min,
+            output.as_mut_ptr(),
+        )
     }
 }
 
 /// `arm_softmax_u8` over `rows` rows of `input.len() / rows` elements.
 pub fn softmax_u8(input: &[u8], rows: usize, mult: i32, shift: i32, diff_min: i32, output: &mut [u8]) {
-    assert!(output.len() == input.len() && input.len() % rows == 0);
+    assert!(output.len() == input.len() && input.len().is_multiple_of(rows));
     // SAFETY: two slices of `rows * row_size` elements.
     unsafe {
-        ffi::arm_softmax_u8(input.as_ptr(), rows as i32, (input.len() / rows) as i32, mult, shift, diff_min, output.as_mut_ptr())
+        ffi::arm_softmax_u8(
+            input.as_ptr(),
+            rows as i32,
+            (input.len() / rows) as i32,
+            mult,
+            shift,
+            diff_min,
+            output.as_mut_ptr(),
+        )
     }
 }
 

@@ -25,7 +25,9 @@ mod oracle {
     use super::common::Rng;
     use super::quant_common::{elems, int, requant};
     use sramfit_cmsis_oracle as cmsis;
-    use sramfit_cmsis_oracle::{Activation, ConvParams, Dims, DwConvParams, FcParams, PerTensorQuant, PoolParams, Tile};
+    use sramfit_cmsis_oracle::{
+        Activation, ConvParams, Dims, DwConvParams, FcParams, PerTensorQuant, PoolParams, Tile,
+    };
     use sramfit_runtime_min::quant::fixedpoint::{
         multiply_by_quantized_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
     };
@@ -70,7 +72,11 @@ mod oracle {
             let shift = int(&mut rng, -31, 8);
             let x = a >> shift.max(0);
             let m = if b == i32::MIN { i32::MAX } else { b };
-            assert_eq!(multiply_by_quantized_multiplier(x, m, shift), cmsis::requantize(x, m, shift), "{x} {m} {shift}");
+            assert_eq!(
+                multiply_by_quantized_multiplier(x, m, shift),
+                cmsis::requantize(x, m, shift),
+                "{x} {m} {shift}"
+            );
             // Q5.26 exp of a non-positive value, 1 / (1 + x) of a non-negative one.
             let neg = -((rng.next_u64() >> 33) as i32);
             assert_eq!(exp_on_negative_values(neg, 5), cmsis::exp_on_negative_values(neg), "exp({neg})");
@@ -95,7 +101,10 @@ mod oracle {
             let (dilation_h, dilation_w) = (1 + below(&mut rng, 2), 1 + below(&mut rng, 2));
             let (stride_h, stride_w) = (1 + below(&mut rng, 2), 1 + below(&mut rng, 2));
             let (pad_top, pad_left) = (below(&mut rng, kernel_h), below(&mut rng, kernel_w));
-            let (in_h, in_w) = ((kernel_h - 1) * dilation_h + 1 + below(&mut rng, 6), (kernel_w - 1) * dilation_w + 1 + below(&mut rng, 6));
+            let (in_h, in_w) = (
+                (kernel_h - 1) * dilation_h + 1 + below(&mut rng, 6),
+                (kernel_w - 1) * dilation_w + 1 + below(&mut rng, 6),
+            );
             let out_h = (in_h + 2 * pad_top - (kernel_h - 1) * dilation_h - 1) / stride_h + 1;
             let out_w = (in_w + 2 * pad_left - (kernel_w - 1) * dilation_w - 1) / stride_w + 1;
             let act = clamp(&mut rng);
@@ -160,7 +169,18 @@ mod oracle {
                     activation: act,
                 };
                 let filter_dims = Dims { n: 1, h: kernel_h as i32, w: kernel_w as i32, c: out_channels as i32 };
-                cmsis::depthwise_conv_s8(&params, &multipliers, &shifts, input_dims, &x, filter_dims, &w, &bias, output_dims, &mut theirs);
+                cmsis::depthwise_conv_s8(
+                    &params,
+                    &multipliers,
+                    &shifts,
+                    input_dims,
+                    &x,
+                    filter_dims,
+                    &w,
+                    &bias,
+                    output_dims,
+                    &mut theirs,
+                );
             } else {
                 let params = ConvParams {
                     input_offset: -p.x_zero_point,
@@ -170,7 +190,12 @@ mod oracle {
                     dilation: tile(dilation_w, dilation_h),
                     activation: act,
                 };
-                let filter_dims = Dims { n: out_channels as i32, h: kernel_h as i32, w: kernel_w as i32, c: (in_channels / groups) as i32 };
+                let filter_dims = Dims {
+                    n: out_channels as i32,
+                    h: kernel_h as i32,
+                    w: kernel_w as i32,
+                    c: (in_channels / groups) as i32,
+                };
                 // Without a bias (a null pointer), CMSIS-NN's grouped path advances the null
                 // pointer by each group's channels and then reads through it
                 // (arm_convolve_s8.c, `bias_data_ptr += output_ch_per_group`): only ungrouped
@@ -183,7 +208,18 @@ mod oracle {
                     let mut scratch = vec![0i8; conv2d_scratch_len(&p)];
                     conv2d(&p, &x, &w, &q, &mut ours, &mut scratch);
                 }
-                cmsis::convolve_s8(&params, &multipliers, &shifts, input_dims, &x, filter_dims, &w, bias, output_dims, &mut theirs);
+                cmsis::convolve_s8(
+                    &params,
+                    &multipliers,
+                    &shifts,
+                    input_dims,
+                    &x,
+                    filter_dims,
+                    &w,
+                    bias,
+                    output_dims,
+                    &mut theirs,
+                );
             }
             assert_eq!(ours, theirs, "case {case}: {p:?}");
         }
@@ -210,14 +246,29 @@ mod oracle {
             let w = i8s(&mut rng, n * k);
             let bias: Vec<i32> = (0..n).map(|_| int(&mut rng, -40_000, 40_000)).collect();
             let per_channel = below(&mut rng, 2) == 0;
-            let requants: Vec<Requant> = (0..if per_channel { n } else { 1 }).map(|_| requant(&mut rng, -14, 0)).collect();
+            let requants: Vec<Requant> =
+                (0..if per_channel { n } else { 1 }).map(|_| requant(&mut rng, -14, 0)).collect();
             let multipliers: Vec<i32> = requants.iter().map(|r| r.multiplier).collect();
             let shifts: Vec<i32> = requants.iter().map(|r| r.shift).collect();
             let mut folded = vec![0i32; n];
             fold_bias(&w, &bias, zx, 0, &mut folded);
-            let p = FullyConnected { batch, in_features: k, out_features: n, w_zero_point: 0, y_zero_point: zy, act_min: act.min, act_max: act.max };
+            let p = FullyConnected {
+                batch,
+                in_features: k,
+                out_features: n,
+                w_zero_point: 0,
+                y_zero_point: zy,
+                act_min: act.min,
+                act_max: act.max,
+            };
             let mut ours = vec![0i8; batch * n];
-            fully_connected(&p, &x, &w, &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts }, &mut ours);
+            fully_connected(
+                &p,
+                &x,
+                &w,
+                &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts },
+                &mut ours,
+            );
             let mut theirs = vec![0i8; batch * n];
             let params = FcParams { input_offset: -zx, filter_offset: 0, output_offset: zy, activation: act };
             cmsis::fully_connected_s8(&params, &multipliers, &shifts, batch, &x, &w, &bias, &mut theirs);
@@ -229,7 +280,8 @@ mod oracle {
     fn matmul_matches_arm_batch_matmul_s8() {
         let mut rng = Rng::new(105);
         for case in 0..300 {
-            let (batch, m, n, k) = (1 + below(&mut rng, 3), 1 + below(&mut rng, 5), 1 + below(&mut rng, 9), 1 + below(&mut rng, 40));
+            let (batch, m, n, k) =
+                (1 + below(&mut rng, 3), 1 + below(&mut rng, 5), 1 + below(&mut rng, 9), 1 + below(&mut rng, 40));
             let (za, zb, zc) = (int(&mut rng, -128, 127), int(&mut rng, -128, 127), int(&mut rng, -128, 127));
             let r = requant(&mut rng, -16, 0);
             let (a, b) = (i8s(&mut rng, batch * m * k), i8s(&mut rng, batch * n * k));
@@ -257,7 +309,12 @@ mod oracle {
             let mut ours = vec![0i8; batch * m * n];
             matmul(&p, &a, &b, &mut ours);
             let mut theirs = vec![0i8; ours.len()];
-            let params = FcParams { input_offset: -za, filter_offset: -zb, output_offset: zc, activation: Activation { min: -128, max: 127 } };
+            let params = FcParams {
+                input_offset: -za,
+                filter_offset: -zb,
+                output_offset: zc,
+                activation: Activation { min: -128, max: 127 },
+            };
             let quant = PerTensorQuant { multiplier: r.multiplier, shift: r.shift };
             cmsis::batch_matmul_s8(&params, quant, (batch, m, n, k), &a, &b, &mut theirs);
             assert_eq!(ours, theirs, "case {case}: {p:?}");
@@ -277,7 +334,14 @@ mod oracle {
             let shape = Broadcast { out_shape: &[len], a_strides: &[1], b_strides: &[1] };
 
             let s = add_scaling(sa, sb, sy);
-            let p = sramfit_runtime_min::quant::Add { a_zero_point: za, b_zero_point: zb, y_zero_point: zy, scaling: s, act_min: act.min, act_max: act.max };
+            let p = sramfit_runtime_min::quant::Add {
+                a_zero_point: za,
+                b_zero_point: zb,
+                y_zero_point: zy,
+                scaling: s,
+                act_min: act.min,
+                act_max: act.max,
+            };
             let mut ours = vec![0i8; len];
             add(&p, &shape, &a, &b, &mut ours);
             let mut theirs = vec![0i8; len];
@@ -287,7 +351,14 @@ mod oracle {
             assert_eq!(ours, theirs, "add case {case}");
 
             let r = mul_requant(sa, sb, sy);
-            let p = Mul { a_zero_point: za, b_zero_point: zb, y_zero_point: zy, requant: r, act_min: act.min, act_max: act.max };
+            let p = Mul {
+                a_zero_point: za,
+                b_zero_point: zb,
+                y_zero_point: zy,
+                requant: r,
+                act_min: act.min,
+                act_max: act.max,
+            };
             mul(&p, &shape, &a, &b, &mut ours);
             let quant = PerTensorQuant { multiplier: r.multiplier, shift: r.shift };
             cmsis::elementwise_mul_s8(&a, &b, (-za, -zb), zy, quant, act, &mut theirs);
@@ -332,7 +403,11 @@ mod oracle {
                 act_max: act.max,
             };
             let x = i8s(&mut rng, in_h * in_w * channels);
-            let params = PoolParams { stride: Tile { w: stride_w as i32, h: stride_h as i32 }, padding: Tile { w: pad_left as i32, h: pad_top as i32 }, activation: act };
+            let params = PoolParams {
+                stride: Tile { w: stride_w as i32, h: stride_h as i32 },
+                padding: Tile { w: pad_left as i32, h: pad_top as i32 },
+                activation: act,
+            };
             let input_dims = Dims { n: 1, h: in_h as i32, w: in_w as i32, c: channels as i32 };
             let output_dims = Dims { n: 1, h: out_h as i32, w: out_w as i32, c: channels as i32 };
             let window = Tile { w: kernel_w as i32, h: kernel_h as i32 };

@@ -84,7 +84,8 @@ pub fn tanh_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> [T; 
 
 /// Table of TFLite's quantized LEAKY_RELU (`reference_ops::QuantizeLeakyRelu`, multipliers as
 /// `leaky_relu_common.cc` computes them in `f32`): `x - zx` times `input_scale / output_scale`
-/// where non-negative, times `input_scale * alpha / output_scale` where negative, plus `zy`.
+/// where non-negative, times `input_scale * alpha / output_scale` where negative, plus `zy`. A
+/// negative alpha multiplies by its magnitude and negates the product, as TFLite does.
 pub fn leaky_relu_table<T: QuantElem>(
     input_scale: f32,
     input_zero_point: i32,
@@ -94,10 +95,17 @@ pub fn leaky_relu_table<T: QuantElem>(
 ) -> [T; 256] {
     let identity = quantize_multiplier((input_scale / output_scale) as f64);
     let negative = quantize_multiplier((input_scale * alpha / output_scale) as f64);
+    let magnitude = Requant { multiplier: negative.multiplier.wrapping_abs(), shift: negative.shift };
     tabulate(|v| {
         let input = v - input_zero_point;
-        let r = if input >= 0 { identity } else { negative };
-        output_zero_point.wrapping_add(r.apply(input))
+        let scaled = if input >= 0 {
+            identity.apply(input)
+        } else if negative.multiplier < 0 {
+            magnitude.apply(input).wrapping_neg()
+        } else {
+            magnitude.apply(input)
+        };
+        output_zero_point.wrapping_add(scaled)
     })
 }
 

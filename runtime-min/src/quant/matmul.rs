@@ -96,7 +96,8 @@ pub fn matmul<A: QuantElem, B: QuantElem, C: QuantElem>(p: &MatMul, a: &[A], b: 
                 for b3 in 0..p.batch[3] {
                     let at = [b0, b1, b2, b3];
                     let offset = |strides: [usize; 4]| at.iter().zip(strides).map(|(&i, s)| i * s).sum::<usize>();
-                    let (ao, bo, co) = (offset(p.a_batch_strides), offset(p.b_batch_strides), offset(p.c_batch_strides));
+                    let (ao, bo, co) =
+                        (offset(p.a_batch_strides), offset(p.b_batch_strides), offset(p.c_batch_strides));
                     for i in 0..p.m {
                         for j in 0..p.n {
                             let mut acc = 0i32;

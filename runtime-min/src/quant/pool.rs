@@ -61,7 +61,14 @@ pub struct Pool2d {
 /// Along one axis, for output `o`: the window positions whose input coordinate is inside the
 /// input (a range, as the coordinate grows with the position), and how many lie inside the padded
 /// extent (`pad_before + len + pad_after`).
-fn window_axis(o: usize, kernel: usize, stride: usize, dilation: usize, pads: (usize, usize), len: usize) -> (Range<usize>, usize) {
+fn window_axis(
+    o: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+    pads: (usize, usize),
+    len: usize,
+) -> (Range<usize>, usize) {
     let (before, after) = pads;
     let (mut lo, mut hi, mut extent) = (kernel, 0, 0);
     for k in 0..kernel {
@@ -110,7 +117,8 @@ impl Pool2d {
                             }
                         }
                         let v = finish(acc, inputs, padding);
-                        y[b * ys.n + c * ys.c + oy * ys.h + ox * ys.w] = T::saturate(v.max(self.act_min).min(self.act_max));
+                        y[b * ys.n + c * ys.c + oy * ys.h + ox * ys.w] =
+                            T::saturate(v.max(self.act_min).min(self.act_max));
                     }
                 }
             }

@@ -7,7 +7,9 @@
 //! `Y::MIN` (-128 for int8, 0 for uint8), as TFLite requires; differences below `diff_min` give
 //! `Y::MIN`.
 
-use super::fixedpoint::{multiply_by_quantized_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul};
+use super::fixedpoint::{
+    multiply_by_quantized_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
+};
 use super::gemmlowp::{exp_on_negative_values, reciprocal};
 use super::{input_radius, quantize_multiplier, QuantElem};
 
