@@ -1,13 +1,5 @@
 //! Quantized 2-D convolution (standard, grouped, pointwise, 1-D as `in_h = 1`): TFLite CONV_2D,
 //! ONNX QLinearConv / ConvInteger / QDQ Conv.
-//!
-//! Arithmetic: for output channel `o` of group `g` at `(b, oy, ox)`,
-//! `acc = bias[o] + sum_k (w[o][k] - w_zero_point) * patch[k]` over the kernel window `k =
-//! (ky, kx, c)`, where `patch` holds the input values, the input zero point where the window
-//! leaves the input (TFLite's padding), and `bias` is the folded bias of
-//! [`fold_bias`](super::fold_bias) (`bias - x_zero_point * sum(w - w_zero_point)`), so `acc` is
-//! TFLite's `bias + sum (w - w_zero_point) * (x - x_zero_point)`: integer sums, equal in any order
-//! and any layout. Then [`ChannelQuant::output`].
 
 use super::{ChannelQuant, ImageStrides, QuantElem};
 
@@ -155,7 +147,15 @@ fn gather_window<T: QuantElem>(p: &Conv2d, x: &[T], (b, g, oy, ox): (usize, usiz
     }
 }
 
-/// Quantized convolution: see the [module docs](self) and [`Conv2d`].
+/// Quantized convolution (see [`Conv2d`] for the geometry and layouts).
+///
+/// For output channel `o` of group `g` at `(b, oy, ox)`, `acc = bias[o] + sum_k (w[o][k] -
+/// w_zero_point) * patch[k]` over the kernel window `k = (ky, kx, c)`, where `patch` holds the input
+/// values, and the input zero point where the window leaves the input (TFLite's padding); `bias`
+/// is the folded bias of [`fold_bias`](super::fold_bias) (`bias - x_zero_point * sum(w -
+/// w_zero_point)`), so `acc` is TFLite's `bias + sum (w - w_zero_point) * (x - x_zero_point)` in
+/// `i32` arithmetic: integer sums, equal in any order and any layout. The output is TFLite's:
+/// requantized per channel, plus the output zero point, clamped to `[act_min, act_max]`.
 ///
 /// `w` is OHWI (TFLite's layout; [`pack_conv_weights`](super::pack_conv_weights) converts
 /// ONNX's OIHW): weight `(o, ky, kx, c)` at `((o * kernel_h + ky) * kernel_w + kx) * cpg + c`

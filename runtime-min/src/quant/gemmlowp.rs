@@ -5,8 +5,9 @@
 //! `31 - I` fractional bits. Here every value is its raw `i32`; the integer bits of an input are a
 //! parameter where the algorithm depends on them, and every result has 0 integer bits (Q0.31,
 //! where `i32::MAX` stands for 1.0). A product of Qa and Qb values is the
-//! [`saturating_rounding_doubling_high_mul`] of the raws, a Q(a+b) value; gemmlowp's `Rescale`
-//! between integer-bit counts is [`saturating_rounding_multiply_by_pot`].
+//! [`saturating_rounding_doubling_high_mul`](super::fixedpoint::saturating_rounding_doubling_high_mul) of the raws, a Q(a+b) value; gemmlowp's `Rescale`
+//! between integer-bit counts is
+//! [`saturating_rounding_multiply_by_pot`].
 
 use super::fixedpoint::{
     rounding_divide_by_pot, rounding_half_sum, saturating_rounding_doubling_high_mul as mul,

@@ -1,11 +1,5 @@
 //! Quantized softmax: TFLite's int8 / uint8 algorithm as TFLite Micro's reference kernel computes
 //! it (`reference_ops::Softmax<InputT, OutputT>`; CMSIS-NN `arm_softmax_s8` is bit-exact with it).
-//!
-//! Per row: the differences to the row's maximum are rescaled into Q5.26 (by `beta * scale`),
-//! exponentiated by gemmlowp's [`exp_on_negative_values`], summed in Q12.19, and each exponential
-//! is multiplied by the sum's fixed-point reciprocal. The output has scale 1/256 and zero point
-//! `Y::MIN` (-128 for int8, 0 for uint8), as TFLite requires; differences below `diff_min` give
-//! `Y::MIN`.
 
 use super::fixedpoint::{
     multiply_by_quantized_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
@@ -71,8 +65,14 @@ impl SoftmaxScaling {
     }
 }
 
-/// Quantized softmax: see the [module docs](self) and [`Softmax`]. Input and output element
-/// types are independent (int8 in, int8 out is TFLite's; uint8 in, uint8 out ONNX's).
+/// Quantized softmax (TFLite Micro's `reference_ops::Softmax`) along the axis of [`Softmax`].
+///
+/// Per row: the differences to the row's maximum are rescaled into Q5.26 (by `beta * scale`),
+/// exponentiated by gemmlowp's [`exp_on_negative_values`], summed in Q12.19, and each
+/// exponential is multiplied by the sum's fixed-point reciprocal. The output has scale 1/256 and
+/// zero point `Y::MIN` (-128 for int8, 0 for uint8), as TFLite requires; differences below
+/// `diff_min` give `Y::MIN`. Input and output element types are independent (int8 in, int8 out is
+/// TFLite's; uint8 in, uint8 out ONNX's).
 pub fn softmax<X: QuantElem, Y: QuantElem>(p: &Softmax, x: &[X], y: &mut [Y]) {
     let s = &p.scaling;
     for o in 0..p.outer {
