@@ -9,6 +9,20 @@ use super::{ChannelQuant, Conv2d, QuantElem};
 /// Output channels accumulated together on the stack.
 const CHANNEL_BLOCK: usize = 16;
 
+/// `acc[j] += (w[j] - w_zero_point) * x[j]`; a whole block with constant bounds, so that it
+/// vectorises.
+#[inline(always)]
+fn multiply_accumulate<T: QuantElem>(acc: &mut [i32], w: &[i8], x: &[T], w_zero_point: i32) {
+    let step = |a: &mut i32, &wv: &i8, &xv: &T| *a = a.wrapping_add((wv as i32 - w_zero_point) * xv.to_i32());
+    if let (Some(acc), Some(w), Some(x)) =
+        (acc.as_mut_array::<CHANNEL_BLOCK>(), w.as_array::<CHANNEL_BLOCK>(), x.as_array::<CHANNEL_BLOCK>())
+    {
+        acc.iter_mut().zip(w).zip(x).for_each(|((a, wv), xv)| step(a, wv, xv));
+    } else {
+        acc.iter_mut().zip(w).zip(x).for_each(|((a, wv), xv)| step(a, wv, xv));
+    }
+}
+
 /// Quantized depthwise convolution: [`Conv2d`] with `groups == in_channels` and `out_channels` a
 /// multiple of `in_channels`.
 ///
@@ -30,6 +44,18 @@ pub fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &Channel
             for ox in 0..p.out_w {
                 for o0 in (0..p.out_channels).step_by(CHANNEL_BLOCK) {
                     let n = CHANNEL_BLOCK.min(p.out_channels - o0);
+                    // Offset of each output channel's input channel (strided inputs only).
+                    let mut channel_offset = [0usize; CHANNEL_BLOCK];
+                    if !contiguous {
+                        let (mut ic, mut m) = (o0 / multiplier, o0 % multiplier);
+                        for off in &mut channel_offset[..n] {
+                            *off = ic * xs.c;
+                            m += 1;
+                            if m == multiplier {
+                                (ic, m) = (ic + 1, 0);
+                            }
+                        }
+                    }
                     let mut acc = [0i32; CHANNEL_BLOCK];
                     let acc = &mut acc[..n];
                     acc.copy_from_slice(&q.bias[o0..o0 + n]);
@@ -41,13 +67,10 @@ pub fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &Channel
                                 (Some(iy), Some(ix)) => {
                                     let base = b * xs.n + iy * xs.h + ix * xs.w;
                                     if contiguous {
-                                        for ((a, &wv), &xv) in acc.iter_mut().zip(wr).zip(&x[base + o0..][..n]) {
-                                            *a = a.wrapping_add((wv as i32 - zw) * xv.to_i32());
-                                        }
+                                        multiply_accumulate(acc, wr, &x[base + o0..][..n], zw);
                                     } else {
-                                        for (j, (a, &wv)) in acc.iter_mut().zip(wr).enumerate() {
-                                            let xv = x[base + (o0 + j) / multiplier * xs.c].to_i32();
-                                            *a = a.wrapping_add((wv as i32 - zw) * xv);
+                                        for ((a, &wv), &off) in acc.iter_mut().zip(wr).zip(&channel_offset) {
+                                            *a = a.wrapping_add((wv as i32 - zw) * x[base + off].to_i32());
                                         }
                                     }
                                 }

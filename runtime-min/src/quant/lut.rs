@@ -38,19 +38,19 @@ fn tabulate<T: QuantElem>(f: impl Fn(i32) -> i32) -> [T; 256] {
 /// Integer bits of the rescaled input of LOGISTIC and TANH (Q4.27).
 const ACTIVATION_INPUT_INTEGER_BITS: i32 = 4;
 
-/// The input rescaling of TFLite Micro's int8 LOGISTIC and TANH (`logistic_common.cc`,
-/// `tanh.cc`): `input_scale * 2^27` by `frexp`, and the radius beyond which the output saturates.
-fn activation_input(input_scale: f32) -> (Requant, i32) {
+/// TFLite Micro's int8 LOGISTIC and TANH (`logistic_common.cc`, `tanh.cc`,
+/// `reference_integer_ops::Logistic` / `Tanh`): `x - zx` at or beyond the radius saturates to
+/// `T`'s ends; inside, it is rescaled by `input_scale * 2^27` (from `frexp`) into Q4.27 and mapped
+/// by `f`.
+fn saturating_activation_table<T: QuantElem>(
+    input_scale: f32,
+    input_zero_point: i32,
+    f: impl Fn(i32) -> i32,
+) -> [T; 256] {
     // TFLite rounds the frexp fraction without QuantizeMultiplier's fix-up for a fraction rounding
     // to 1, which cannot happen for an f32 scale (24-bit fraction); otherwise the same.
     let r = quantize_multiplier(input_scale as f64 * (1i64 << (31 - ACTIVATION_INPUT_INTEGER_BITS)) as f64);
-    (r, input_radius(ACTIVATION_INPUT_INTEGER_BITS, r.shift))
-}
-
-/// Table of TFLite's quantized LOGISTIC (`reference_integer_ops::Logistic`, gemmlowp
-/// `logistic`): output scale 1/256, zero point `T::MIN` (TFLite's fixed output quantization).
-pub fn logistic_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> [T; 256] {
-    let (r, radius) = activation_input(input_scale);
+    let radius = input_radius(ACTIVATION_INPUT_INTEGER_BITS, r.shift);
     tabulate(|v| {
         let input = v - input_zero_point;
         if input <= -radius {
@@ -58,27 +58,25 @@ pub fn logistic_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> 
         } else if input >= radius {
             T::MAX
         } else {
-            let q0 = gemmlowp::logistic(r.apply(input), ACTIVATION_INPUT_INTEGER_BITS);
-            rounding_divide_by_pot(q0, 31 - 8) + T::MIN
+            f(r.apply(input))
         }
+    })
+}
+
+/// Table of TFLite's quantized LOGISTIC (`reference_integer_ops::Logistic`, gemmlowp
+/// `logistic`): output scale 1/256, zero point `T::MIN` (TFLite's fixed output quantization).
+pub fn logistic_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> [T; 256] {
+    saturating_activation_table(input_scale, input_zero_point, |q4| {
+        rounding_divide_by_pot(gemmlowp::logistic(q4, ACTIVATION_INPUT_INTEGER_BITS), 31 - 8) + T::MIN
     })
 }
 
 /// Table of TFLite's quantized TANH (`reference_integer_ops::Tanh`, gemmlowp `tanh`): output
 /// scale 1/128, zero point 0 for int8 and 128 for uint8 (TFLite's fixed output quantization).
 pub fn tanh_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> [T; 256] {
-    let (r, radius) = activation_input(input_scale);
     let output_zero_point = (T::MIN + T::MAX + 1) / 2;
-    tabulate(|v| {
-        let input = v - input_zero_point;
-        if input <= -radius {
-            T::MIN
-        } else if input >= radius {
-            T::MAX
-        } else {
-            let q0 = gemmlowp::tanh(r.apply(input), ACTIVATION_INPUT_INTEGER_BITS);
-            rounding_divide_by_pot(q0, 31 - 7) + output_zero_point
-        }
+    saturating_activation_table(input_scale, input_zero_point, |q4| {
+        rounding_divide_by_pot(gemmlowp::tanh(q4, ACTIVATION_INPUT_INTEGER_BITS), 31 - 7) + output_zero_point
     })
 }
 
