@@ -1,6 +1,6 @@
 //! Quantized elementwise kernels against references written from TFLite's definitions
-//! (`AddFunc` / `SubFunc` / `MulElementwise`, `Requantize`, `AffineQuantize`, `Dequantize`, PAD),
-//! with broadcasting and in place, plus hand-computed cases.
+//! (`AddFunc` / `SubElementwise` / `MulElementwise`, `Requantize`, `AffineQuantize`, `Dequantize`,
+//! PAD), with broadcasting and in place, plus hand-computed cases.
 
 mod common;
 mod quant_common;

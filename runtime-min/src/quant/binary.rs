@@ -1,5 +1,5 @@
 //! Quantized elementwise add, sub and mul with rescaling and broadcasting: TFLite ADD, SUB, MUL
-//! (`reference_integer_ops::AddFunc` / `SubFunc` / `MulElementwise`), ONNX QLinearAdd,
+//! (`reference_integer_ops::AddFunc`, `reference_ops::SubElementwise`, `MulElementwise`), ONNX QLinearAdd,
 //! QLinearMul and QDQ Add / Sub / Mul.
 
 use super::{quantize_multiplier, QuantElem, Requant};
@@ -96,7 +96,7 @@ impl Add {
         r.apply((v - zero_point).wrapping_mul(1 << self.scaling.left_shift))
     }
 
-    /// TFLite `AddFunc` (`SUB`: `SubFunc`) on one pair.
+    /// TFLite `AddFunc` (SUB: `SubElementwise`) on one pair.
     #[inline(always)]
     fn combine<T: QuantElem>(&self, a: T, b: T, subtract: bool) -> T {
         let sa = self.scaled(a.to_i32(), self.a_zero_point, self.scaling.a);
