@@ -54,6 +54,8 @@
 //!   f)` with broadcasting (Elu, Selu, PRelu as tract expands them).
 //! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
 //!   [`CoordMode`], [`NearestMode`]).
+//! - **Quantized (int8 / uint8)**: the [`quant`] module, TFLite's integer
+//!   arithmetic bit for bit.
 #![no_std]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -66,6 +68,7 @@ mod dtype;
 mod gemm;
 mod norm;
 mod pool;
+pub mod quant;
 mod reduce;
 mod resize;
 mod select;
