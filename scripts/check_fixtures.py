@@ -163,8 +163,8 @@ def check_tflite(ref, ref_path, notes):
         import tflite_micro  # noqa: F401
     except ImportError:
         raise Skip("tflite_micro not installed (scripts/requirements-tflite.txt)")
-    import tflite_check
-    return tflite_check.check(ref, ref_path, notes)
+    import tflm_lib
+    return tflm_lib.check(ref, ref_path, notes)
 
 
 def check_one(ref_path, use_reference):
