@@ -451,6 +451,7 @@ def gen_keras(filters):
     for name, (build, kind, variants, seed) in keras_models().items():
         if filters and not any(f in name for f in filters):
             continue
+        keras.backend.clear_session()  # layer names (and so tensor names) independent of earlier models
         keras.utils.set_random_seed(seed)
         model = build()
         set_weights(model, seed)
@@ -545,6 +546,33 @@ def nhwc_models():
     return {"vww_mobilenetv1_keras": (vww, 601), "resnet8_keras": (resnet8, 602)}
 
 
+def canonical_names(proto):
+    """tf2onnx's names carry process-wide counters (Keras layer uids, its own suffixes), so the same
+    model exported twice gets other names. Rename: graph input `input`, output `output`, node k
+    `OpType_k` with outputs `OpType_k_out[j]`, initializers `OpType_k.in[j]` after their first
+    reader (file order is topological)."""
+    g = proto.graph
+    ren = {g.input[0].name: "input", g.output[0].name: "output"}
+    inits = {t.name for t in g.initializer}
+    for k, n in enumerate(g.node):
+        n.name = f"{n.op_type}_{k}"
+        for j, i in enumerate(n.input):
+            if i in inits and i not in ren:
+                ren[i] = f"{n.name}.in{j}"
+        for j, o in enumerate(n.output):
+            if o not in ren:
+                ren[o] = f"{n.name}_out" if len(n.output) == 1 else f"{n.name}_out{j}"
+    for n in g.node:
+        n.input[:] = [ren.get(i, i) for i in n.input]
+        n.output[:] = [ren.get(o, o) for o in n.output]
+    for t in g.initializer:
+        t.name = ren.get(t.name, t.name)
+    for v in list(g.input) + list(g.output):
+        v.name = ren.get(v.name, v.name)
+    del g.value_info[:]
+    g.name = "tf2onnx"
+
+
 def gen_nhwc(filters):
     tf, keras = tf_modules()
     import onnx
@@ -555,6 +583,7 @@ def gen_nhwc(filters):
     for name, (build, seed) in nhwc_models().items():
         if filters and not any(f in name for f in filters):
             continue
+        keras.backend.clear_session()
         keras.utils.set_random_seed(seed)
         model = build()
         set_weights(model, seed)
@@ -562,15 +591,7 @@ def gen_nhwc(filters):
         spec = [tf.TensorSpec(shape, tf.float32, name="input")]
         fn = tf.function(lambda x: {"output": model(x, training=False)}, input_signature=spec)
         proto, _ = quiet(tf2onnx.convert.from_function, fn, input_signature=spec, opset=13)
-        # tensor names as the other fixtures have them: input, output; every node named
-        out_name = proto.graph.output[0].name
-        for n in proto.graph.node:
-            n.output[:] = ["output" if o == out_name else o for o in n.output]
-            n.input[:] = ["output" if i == out_name else i for i in n.input]
-        proto.graph.output[0].name = "output"
-        for k, n in enumerate(proto.graph.node):
-            if not n.name:
-                n.name = f"{n.op_type}_{k}"
+        canonical_names(proto)
         proto.doc_string = (f"{name}: Keras {keras.__version__} (TensorFlow {tf.__version__}) model, NHWC, "
                             f"exported by tf2onnx {tf2onnx.__version__} at opset 13; {GENERATOR}")
         onnx.checker.check_model(proto, full_check=True)
