@@ -550,7 +550,7 @@ def canonical_names(proto):
     """tf2onnx's names carry process-wide counters (Keras layer uids, its own suffixes), so the same
     model exported twice gets other names. Rename: graph input `input`, output `output`, node k
     `OpType_k` with outputs `OpType_k_out[j]`, initializers `OpType_k.in[j]` after their first
-    reader (file order is topological)."""
+    reader (file order is topological), sorted by name."""
     g = proto.graph
     ren = {g.input[0].name: "input", g.output[0].name: "output"}
     inits = {t.name for t in g.initializer}
@@ -567,6 +567,9 @@ def canonical_names(proto):
         n.output[:] = [ren.get(o, o) for o in n.output]
     for t in g.initializer:
         t.name = ren.get(t.name, t.name)
+    inits_sorted = sorted(g.initializer, key=lambda t: t.name)  # tf2onnx's order varies too
+    del g.initializer[:]
+    g.initializer.extend(inits_sorted)
     for v in list(g.input) + list(g.output):
         v.name = ren.get(v.name, v.name)
     del g.value_info[:]
