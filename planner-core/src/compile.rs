@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 
 use crate::boundary;
-use crate::codegen::weights::{self, WeightLayout};
 use crate::error::CompileError;
 use crate::ir::Graph;
-use crate::liveness::{self, Liveness};
+use crate::liveness::Liveness;
 use crate::offline::PlanSource;
-use crate::optimize::{self, exact_schedule, schedule, Applied, Optimizations};
+use crate::optimize::{self, Applied, Optimizations};
 use crate::plan::{self, Plan};
 use crate::verify;
+use crate::weights::{self, WeightLayout};
 
 /// What to compile.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -97,38 +97,6 @@ pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Prog
     compile_with(graph, optimizations, |problem| Ok((plan::plan(problem), PlanSource::Planner)))
 }
 
-/// Orders to try instead of ONNX's: the greedy one, and the exact search's when it finishes
-/// within its budget (the flag).
-fn schedule_candidates(graph: &Graph, optimizations: &Optimizations) -> (Vec<Vec<usize>>, bool) {
-    let greedy = schedule::memory_aware_order(graph);
-    let onnx: Vec<usize> = (0..graph.nodes.len()).collect();
-    let bound = exact_schedule::peak_of(graph, optimizations, &onnx).min(exact_schedule::peak_of(
-        graph,
-        optimizations,
-        &greedy,
-    ));
-    match exact_schedule::exact_order(graph, optimizations, bound) {
-        Some(exact) => (vec![greedy, exact.order], true),
-        None => (vec![greedy], false),
-    }
-}
-
-/// Liveness of `graph`. Concat elision makes a concatenation's buffer live from its first input
-/// on, which can raise the peak when that input is computed long before the others (found by the
-/// random graphs of `safety/tests/rewrite_graphs.rs`): it is kept only when its lower bound is not
-/// larger than without it.
-fn analyze(graph: &Graph, optimizations: &Optimizations) -> Liveness {
-    let live = liveness::analyze(graph, optimizations);
-    if !optimizations.elide_concat || !live.elided.contains(&true) {
-        return live;
-    }
-    let copying = liveness::analyze(graph, &Optimizations { elide_concat: false, ..*optimizations });
-    match plan::lower_bound(&copying.problem).bytes < plan::lower_bound(&live.problem).bytes {
-        true => copying,
-        false => live,
-    }
-}
-
 /// Rewrites the graph, binds outputs, computes liveness, gets a plan from `planner`, and verifies
 /// it: every plan, computed or read from a file, passes the same verifier before a `Program` exists.
 pub(crate) fn compile_with(
@@ -151,27 +119,9 @@ pub(crate) struct Prepared {
 
 /// Rewrites the graph, binds outputs and computes liveness (checking the in-place decisions).
 pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result<Prepared, CompileError> {
-    let mut applied = optimize::optimize(&mut graph, optimizations);
+    let mut applied = optimize::rewrite_graph(&mut graph, optimizations);
     boundary::bind_outputs(&mut graph);
-    let mut live = analyze(&graph, optimizations);
-    if optimizations.schedule {
-        let before = plan::lower_bound(&live.problem).bytes;
-        let (orders, exact) = schedule_candidates(&graph, optimizations);
-        let mut best = before;
-        // Every order indexes the nodes as imported: reorder that graph, not the best one so far.
-        let imported = graph.clone();
-        for order in orders {
-            let mut reordered = imported.clone();
-            schedule::reorder(&mut reordered, &order);
-            let reordered_live = analyze(&reordered, optimizations);
-            let bound = plan::lower_bound(&reordered_live.problem).bytes;
-            if bound < best {
-                (graph, live, best) = (reordered, reordered_live, bound);
-            }
-        }
-        applied.schedule_lower_bounds = Some((before, best));
-        applied.exact_schedule = exact;
-    }
+    let (graph, live) = optimize::schedule(graph, optimizations, &mut applied);
     verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
     Ok(Prepared { graph, live, optimizations: (*optimizations, applied) })
 }

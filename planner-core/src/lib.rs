@@ -31,3 +31,4 @@ pub mod problem;
 pub mod report;
 pub mod tensor;
 pub mod verify;
+pub mod weights;

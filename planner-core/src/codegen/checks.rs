@@ -43,9 +43,23 @@ pub fn start(p: &Program) -> TokenStream {
     }
 }
 
-/// Step `i`'s body wrapped in its checks.
-pub fn wrap(p: &Program, i: usize, body: TokenStream) -> TokenStream {
-    let table = step_table(p, i);
+/// The non-empty arena buffers live at each step, in buffer order (linear in the buffers' lives).
+pub fn live_buffers(p: &Program) -> Vec<Vec<usize>> {
+    let mut at = vec![Vec::new(); p.graph.nodes.len()];
+    for (b, buf) in p.live.problem.buffers.iter().enumerate().filter(|(_, b)| b.size > 0) {
+        for s in buf.lifetime.spans() {
+            for step in s.first as usize..=(s.last as usize).min(at.len().saturating_sub(1)) {
+                at[step].push(b);
+            }
+        }
+    }
+    at
+}
+
+/// Step `i`'s body wrapped in its checks; `live` lists the buffers live at step `i`
+/// ([`live_buffers`]).
+pub fn wrap(p: &Program, i: usize, live: &[usize], body: TokenStream) -> TokenStream {
+    let table = step_table(p, i, live);
     quote! {
         {
             const STEP: ::sramfit::__private::checked::Step = #table;
@@ -58,8 +72,8 @@ pub fn wrap(p: &Program, i: usize, body: TokenStream) -> TokenStream {
     }
 }
 
-/// The `Step` literal of step `i`.
-fn step_table(p: &Program, i: usize) -> TokenStream {
+/// The `Step` literal of step `i`, whose live buffers are `live`.
+fn step_table(p: &Program, i: usize, live: &[usize]) -> TokenStream {
     let node = &p.graph.nodes[i];
     let buffers = &p.live.problem.buffers;
     let mut reads: Vec<usize> = node
@@ -73,7 +87,6 @@ fn step_table(p: &Program, i: usize) -> TokenStream {
     reads.sort_unstable();
     reads.dedup();
     let step = i as u32;
-    let live = |b: &usize| buffers[*b].size > 0 && buffers[*b].lifetime.contains(step);
     // The step writes its output's buffer (a new one, or, in place, the buffer of the input it
     // overwrites) and its scratch.
     let output = match p.live.storage[node.output] {
@@ -81,13 +94,13 @@ fn step_table(p: &Program, i: usize) -> TokenStream {
         _ => None,
     };
     let written_here = |b: &usize| output == Some(*b) || p.live.scratch[i] == Some(*b);
-    let all = 0..buffers.len();
-    let writes: Vec<usize> = all.clone().filter(|b| live(b) && written_here(b)).collect();
-    let keeps: Vec<usize> = all.clone().filter(|b| live(b) && !written_here(b)).collect();
+    let writes: Vec<usize> = live.iter().copied().filter(written_here).collect();
+    let keeps: Vec<usize> = live.iter().copied().filter(|b| !written_here(b)).collect();
     // Nothing runs after the last step, and what is live then may be an output the caller reads
     // from the arena (`io: arena`): only buffers that die before another step are refilled.
     let last_step = i + 1 == p.graph.nodes.len();
-    let dies: Vec<usize> = all.filter(|b| !last_step && live(b) && !buffers[*b].lifetime.contains(step + 1)).collect();
+    let dies: Vec<usize> =
+        live.iter().copied().filter(|&b| !last_step && !buffers[b].lifetime.contains(step + 1)).collect();
     let name = &node.name;
     quote! {
         ::sramfit::__private::checked::Step {

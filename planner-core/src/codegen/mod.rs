@@ -13,7 +13,7 @@ pub mod dynamic;
 mod io;
 pub use docs::plan_source_note;
 mod names;
-pub mod weights;
+mod weights;
 
 use std::path::PathBuf;
 
@@ -288,10 +288,11 @@ pub(crate) fn step_bodies(p: &Program) -> Vec<Option<TokenStream>> {
 pub(crate) fn run_body(p: &Program, o: &CodegenOptions, bodies: Vec<Option<TokenStream>>) -> TokenStream {
     let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
     let checked = o.checked && uses_arena;
+    let live = if checked { checks::live_buffers(p) } else { Vec::new() };
     let steps = bodies.into_iter().enumerate().filter_map(|(i, body)| {
         let body = body?;
         let doc = docs::step_doc(p, i);
-        let body = if checked { checks::wrap(p, i, body) } else { body };
+        let body = if checked { checks::wrap(p, i, &live[i], body) } else { body };
         Some(quote! { #[doc = #doc] { #body } })
     });
     let check_start = if checked { checks::start(p) } else { TokenStream::new() };

@@ -12,9 +12,12 @@ use crate::ops::view::View;
 /// Rewrites every such pair in `g`: the reduction becomes [`Reducer::Mean`] and the multiplication
 /// a view of its output. Returns how many were rewritten.
 pub fn fuse_mean(g: &mut Graph) -> usize {
+    let producers = g.producers();
+    let mut readers = vec![0usize; g.tensors.len()];
+    g.nodes.iter().flat_map(|n| &n.inputs).for_each(|&t| readers[t] += 1);
     let mut fused = 0;
     for m in 0..g.nodes.len() {
-        let Some(r) = mean_pair(g, m) else { continue };
+        let Some(r) = mean_pair(g, m, &producers, &readers) else { continue };
         if let Op::Reduce(ReduceOp { kind, .. }) = &mut g.nodes[r].op {
             *kind = Reducer::Mean;
         }
@@ -29,7 +32,7 @@ pub fn fuse_mean(g: &mut Graph) -> usize {
 
 /// The reduction node that node `m` multiplies by `1 / count`, if `m` is such a multiplication of
 /// a sum reduction that nothing else reads and that is not a graph output.
-fn mean_pair(g: &Graph, m: usize) -> Option<usize> {
+fn mean_pair(g: &Graph, m: usize, producers: &[Option<usize>], readers: &[usize]) -> Option<usize> {
     let node = &g.nodes[m];
     if !matches!(node.op, Op::Binary(BinaryOp { kind: Binary::Mul, .. })) || node.inputs.len() != 2 {
         return None;
@@ -43,10 +46,9 @@ fn mean_pair(g: &Graph, m: usize) -> Option<usize> {
         (Some(c), None) => (node.inputs[1], c),
         _ => return None,
     };
-    let r = g.nodes.iter().position(|n| n.output == sum)?;
+    let r = producers[sum]?;
     let Op::Reduce(ReduceOp { kind: Reducer::Sum, red_shape, .. }) = &g.nodes[r].op else { return None };
     let count = red_shape.iter().product::<usize>();
-    let readers = g.nodes.iter().filter(|n| n.inputs.contains(&sum)).count();
     let same_shape = g.tensors[node.output].shape == g.tensors[sum].shape;
-    (count > 1 && c == 1.0 / count as f32 && readers == 1 && same_shape && !g.outputs.contains(&sum)).then_some(r)
+    (count > 1 && c == 1.0 / count as f32 && readers[sum] == 1 && same_shape && !g.outputs.contains(&sum)).then_some(r)
 }

@@ -24,6 +24,11 @@ use crate::optimize::Optimizations;
 /// Most sets of scheduled nodes the search visits before giving up (the greedy order is then used).
 pub const STATE_BUDGET: usize = 50_000;
 
+/// Most nodes the search is tried on. Each visited set costs work and memory proportional to the
+/// node count (its bit set, the scan for ready nodes), so above this the state budget alone would
+/// let one search take minutes and gigabytes on a long chain; such graphs keep the greedy order.
+pub const MAX_NODES: usize = 1_000;
+
 /// An order found by the exact search.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExactOrder {
@@ -54,10 +59,11 @@ struct Model {
 impl Model {
     fn new(g: &Graph, o: &Optimizations) -> Model {
         let n = g.nodes.len();
-        let root: Vec<usize> = g.view_roots();
-        let is_output_root = |r: usize| g.outputs.iter().any(|&t| root[t] == r);
+        let (root, producer) = (g.view_roots(), g.producers());
+        let mut is_output_root = vec![false; g.tensors.len()];
+        g.outputs.iter().for_each(|&t| is_output_root[root[t]] = true);
         let arena_bytes = |r: usize| match g.tensors[r].kind {
-            TensorKind::Activation if !is_output_root(r) => g.tensors[r].bytes().next_multiple_of(ARENA_ALIGN),
+            TensorKind::Activation if !is_output_root[r] => g.tensors[r].bytes().next_multiple_of(ARENA_ALIGN),
             _ => 0,
         };
         let view: Vec<bool> = g.nodes.iter().map(|nd| nd.op.is_view()).collect();
@@ -66,7 +72,7 @@ impl Model {
         let mut preds = vec![Vec::new(); n];
         for (i, nd) in g.nodes.iter().enumerate() {
             for &t in &nd.inputs {
-                if let Some(p) = g.producer(t) {
+                if let Some(p) = producer[t] {
                     preds[i].push(p);
                 }
                 let r = root[t];
@@ -160,12 +166,15 @@ pub fn peak_of(g: &Graph, o: &Optimizations, order: &[usize]) -> u64 {
     peak
 }
 
-/// An order of `g.nodes` with the smallest peak of live bytes in the cost model, if the search
-/// finishes within [`STATE_BUDGET`] sets. `bound` is the peak of a known order: only orders at
-/// most as high are explored.
+/// An order of `g.nodes` with the smallest peak of live bytes in the cost model, if the graph has at
+/// most [`MAX_NODES`] nodes and the search finishes within [`STATE_BUDGET`] sets. `bound` is the
+/// peak of a known order: only orders at most as high are explored.
 pub fn exact_order(g: &Graph, o: &Optimizations, bound: u64) -> Option<ExactOrder> {
-    let m = Model::new(g, o);
     let n = g.nodes.len();
+    if n > MAX_NODES {
+        return None;
+    }
+    let m = Model::new(g, o);
     let mut start = Bits(vec![0; n.div_ceil(64)]);
     let first_views = m.close_views(&mut start);
     let mut layers: Vec<BTreeMap<Bits, Reached>> =
@@ -218,8 +227,8 @@ mod tests {
     use crate::ops::binary::{Binary, BinaryOp};
     use crate::ops::unary::Unary;
     use crate::optimize::schedule::{memory_aware_order, reorder};
+    use crate::plan;
     use crate::tensor::DType;
-    use crate::{liveness, plan};
 
     /// Bytes of one unit: 4 floats, one 16-byte aligned block.
     const U: u64 = 16;
@@ -266,7 +275,7 @@ mod tests {
     fn lower_bound(g: &Graph, order: &[usize]) -> u64 {
         let mut r = g.clone();
         reorder(&mut r, order);
-        plan::lower_bound(&liveness::analyze(&r, &Optimizations::default()).problem).bytes
+        plan::lower_bound(&crate::optimize::storage(&r, &Optimizations::default()).problem).bytes
     }
 
     /// Every topological order of `g`'s nodes.
@@ -319,7 +328,7 @@ mod tests {
     fn the_verifier_rejects_an_order_that_reads_before_writing() {
         let mut g = branches();
         reorder(&mut g, &[2, 0, 1, 3, 4, 5]);
-        let live = liveness::analyze(&g, &Optimizations::default());
+        let live = crate::optimize::storage(&g, &Optimizations::default());
         let err = crate::verify::verify_in_place(&g, &live).unwrap_err();
         assert!(err.contains("step 0 (`a2`) reads `a1` before the step that writes it"), "{err}");
     }

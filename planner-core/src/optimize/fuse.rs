@@ -57,40 +57,47 @@ fn epilogue(op: &mut Op) -> Option<&mut Activation> {
     }
 }
 
-/// Fuses every eligible activation; returns how many nodes were removed.
+/// Fuses every eligible activation; returns how many nodes were removed. Linear in the nodes: the
+/// readers of every tensor are counted once, and fused nodes are dropped in one pass at the end.
 pub fn fuse_activations(g: &mut Graph) -> usize {
-    let mut fused = 0;
-    let mut i = 0;
-    while i < g.nodes.len() {
-        match fusable_reader(g, i) {
-            Some((j, act)) => {
-                let out = g.nodes[j].output;
-                *epilogue(&mut g.nodes[i].op).expect("checked by fusable_reader") = act;
-                g.nodes[i].output = out;
-                g.nodes.remove(j);
-                fused += 1;
-                // Stay on node i: the new output may feed another activation (Clip as Max + Min).
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); g.tensors.len()];
+    for (j, n) in g.nodes.iter().enumerate() {
+        for &t in &n.inputs {
+            if readers[t].last() != Some(&j) {
+                readers[t].push(j);
             }
-            None => i += 1,
+        }
+    }
+    let mut is_output = vec![false; g.tensors.len()];
+    g.outputs.iter().for_each(|&t| is_output[t] = true);
+    let mut removed = vec![false; g.nodes.len()];
+    let mut fused = 0;
+    for i in 0..g.nodes.len() {
+        // The new output may feed another activation (Clip as Max + Min): keep fusing into node i.
+        while let Some((j, act)) = fusable_reader(g, i, &readers, &is_output) {
+            let out = g.nodes[j].output;
+            *epilogue(&mut g.nodes[i].op).expect("checked by fusable_reader") = act;
+            g.nodes[i].output = out;
+            removed[j] = true;
+            fused += 1;
         }
     }
     if fused > 0 {
+        let mut index = 0..;
+        g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
         super::remove_unused_tensors(g);
     }
     fused
 }
 
 /// The activation node that can be fused into node `i`, with the composed epilogue.
-fn fusable_reader(g: &Graph, i: usize) -> Option<(usize, Activation)> {
+fn fusable_reader(g: &Graph, i: usize, readers: &[Vec<usize>], is_output: &[bool]) -> Option<(usize, Activation)> {
     let mut op = g.nodes[i].op.clone();
     let current = *epilogue(&mut op)?;
     let out = g.nodes[i].output;
-    if g.outputs.contains(&out) {
-        return None;
-    }
-    let mut readers = g.nodes.iter().enumerate().filter(|(_, n)| n.inputs.contains(&out));
-    let (j, reader) = readers.next()?;
-    if readers.next().is_some() || reader.inputs != [out] {
+    let [j] = readers[out][..] else { return None };
+    let reader = &g.nodes[j];
+    if is_output[out] || reader.inputs != [out] {
         return None;
     }
     let Op::Unary(u) = &reader.op else { return None };

@@ -2,10 +2,15 @@
 //! result bit: each is switchable ([`Optimizations`]) and what it did is reported ([`Applied`]),
 //! in the module docs of the expansion and in `sramfit inspect`.
 //!
-//! - in-place execution: an elementwise step overwrites an input nobody reads later (decided by
-//!   [`crate::liveness`], switched here, checked by [`crate::verify::verify_in_place`]);
-//! - scratch fitting: a convolution whose preferred im2col scratch would raise the peak gets
-//!   smaller tiles or none (direct convolution), decided in [`crate::liveness`];
+//! Graph passes rewrite the graph ([`rewrite_graph`]); storage passes decide which tensors share
+//! bytes and how much scratch each kernel gets ([`storage`]), recording every decision in
+//! [`crate::liveness::Sharing`] / [`Liveness`] for the storage verifier to check:
+//!
+//! - [`in_place`]: an elementwise step overwrites an input nobody reads later (checked by
+//!   [`crate::verify::verify_in_place`]);
+//! - [`elide_concat`]: a concatenation's inputs are written into their slices of its output;
+//! - [`fit_scratch`]: a convolution whose preferred im2col scratch would raise the peak gets
+//!   smaller tiles or none (direct convolution);
 //! - [`schedule`] and [`exact_schedule`]: memory-aware execution orders (greedy, and exact for
 //!   small graphs), kept when their lower bound is smaller;
 //! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
@@ -16,15 +21,22 @@
 //! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
 //!   kernels read in place, so nothing is repacked at run time.
 
+pub mod elide_concat;
 pub mod exact_schedule;
+pub mod fit_scratch;
 pub mod fuse;
+pub mod in_place;
 pub mod pack;
 pub mod schedule;
+#[cfg(test)]
+mod storage_tests;
 pub mod transpose;
 
 use serde::{Deserialize, Serialize};
 
 use crate::ir::{Graph, TensorId};
+use crate::liveness::{self, Liveness, Sharing, Uses};
+use crate::plan;
 
 /// Which rewrites to run. All are on by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,8 +161,8 @@ impl Applied {
     }
 }
 
-/// Runs the enabled rewrites on `g`, in place.
-pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
+/// Runs the enabled graph passes on `g`, in place.
+pub fn rewrite_graph(g: &mut Graph, o: &Optimizations) -> Applied {
     let mut applied = Applied::default();
     if o.fuse_activations {
         applied.fused_activations = fuse::fuse_activations(g);
@@ -162,6 +174,68 @@ pub fn optimize(g: &mut Graph, o: &Optimizations) -> Applied {
         applied.packed_weights = pack::pack_conv_weights(g);
     }
     applied
+}
+
+/// Runs the enabled storage passes on `g` (concat elision, then in-place execution), computes
+/// liveness under their decisions, and fits each kernel's scratch.
+///
+/// Concat elision makes a concatenation's buffer live from its first input on, which can raise the
+/// peak when that input is computed long before the others (found by the random graphs of
+/// `safety/tests/rewrite_graphs.rs`): it is kept only when its lower bound is not larger than
+/// without it.
+pub fn storage(g: &Graph, o: &Optimizations) -> Liveness {
+    let uses = Uses::of(g);
+    let with = |elide: bool| {
+        let mut sharing = Sharing::none(g);
+        if elide {
+            elide_concat::elide_concats(g, &uses, &mut sharing);
+        }
+        if o.in_place {
+            in_place::choose_in_place(g, &uses, &mut sharing);
+        }
+        let mut live = liveness::analyze(g, &uses, &sharing);
+        fit_scratch::add_scratch(g, &mut live, o.fit_scratch);
+        live
+    };
+    let live = with(o.elide_concat);
+    if !live.elided.contains(&true) {
+        return live;
+    }
+    let copying = with(false);
+    match plan::lower_bound(&copying.problem).bytes < plan::lower_bound(&live.problem).bytes {
+        true => copying,
+        false => live,
+    }
+}
+
+/// With scheduling on, the execution order of `g` with the smallest lower bound among ONNX's, the
+/// greedy memory-aware one and the exact search's (when it finishes within its budget), and its
+/// liveness; records the bounds and whether the exact search finished in `applied`.
+pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, Liveness) {
+    let live = storage(&g, o);
+    if !o.schedule {
+        return (g, live);
+    }
+    let before = plan::lower_bound(&live.problem).bytes;
+    let greedy = schedule::memory_aware_order(&g);
+    let onnx: Vec<usize> = (0..g.nodes.len()).collect();
+    let bound = exact_schedule::peak_of(&g, o, &onnx).min(exact_schedule::peak_of(&g, o, &greedy));
+    let exact = exact_schedule::exact_order(&g, o, bound);
+    applied.exact_schedule = exact.is_some();
+    let orders = std::iter::once(greedy).chain(exact.map(|e| e.order));
+    let (mut best, mut best_bound) = ((g.clone(), live), before);
+    // Every order indexes the nodes as imported: reorder that graph, not the best one so far.
+    for order in orders {
+        let mut reordered = g.clone();
+        schedule::reorder(&mut reordered, &order);
+        let live = storage(&reordered, o);
+        let bound = plan::lower_bound(&live.problem).bytes;
+        if bound < best_bound {
+            (best, best_bound) = ((reordered, live), bound);
+        }
+    }
+    applied.schedule_lower_bounds = Some((before, best_bound));
+    best
 }
 
 /// Drops tensors no node and no graph port refers to, renumbering the rest (order kept).

@@ -22,23 +22,31 @@ use crate::ops::copy::{Copies, StridedCopy};
 const MAX_CHECKED: usize = 1 << 24;
 
 /// Folds every eligible copy into the matrix product reading it; returns how many were folded.
+/// Near-linear: producers and use counts are computed once and kept up to date, and folded copies
+/// are dropped in one pass at the end.
 pub fn fold_transposes(g: &mut Graph) -> usize {
+    let producers = g.producers();
+    let mut uses = vec![0usize; g.tensors.len()];
+    g.nodes.iter().flat_map(|n| &n.inputs).for_each(|&t| uses[t] += 1);
+    g.outputs.iter().for_each(|&t| uses[t] += 1);
+    let mut removed = vec![false; g.nodes.len()];
     let mut folded = 0;
-    let mut j = 0;
-    while j < g.nodes.len() {
-        match foldable_operand(g, j) {
-            Some((slot, i, strides)) => {
-                let Op::MatMul(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_operand") };
-                set_operand(p, slot, strides);
-                g.nodes[j].inputs[slot] = g.nodes[i].inputs[0];
-                g.nodes.remove(i);
-                folded += 1;
-                j = 0;
-            }
-            None => j += 1,
+    for j in 0..g.nodes.len() {
+        // A folded operand may itself be a transposing copy's output: keep folding into node j.
+        while let Some((slot, i, strides)) = foldable_operand(g, j, &producers, &uses) {
+            let Op::MatMul(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_operand") };
+            set_operand(p, slot, strides);
+            let (copied, source) = (g.nodes[j].inputs[slot], g.nodes[i].inputs[0]);
+            g.nodes[j].inputs[slot] = source;
+            // The copy's output loses its only reader; its source trades the copy for node j.
+            uses[copied] -= 1;
+            removed[i] = true;
+            folded += 1;
         }
     }
     if folded > 0 {
+        let mut index = 0..;
+        g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
         super::remove_unused_tensors(g);
     }
     folded
@@ -73,15 +81,20 @@ fn set_operand(p: &mut MatMul, slot: usize, s: [usize; 6]) {
 
 /// The operand slot of matrix product `j` whose producer `i` is a foldable copy, with the strides
 /// that read the copy's input directly.
-fn foldable_operand(g: &Graph, j: usize) -> Option<(usize, usize, [usize; 6])> {
+fn foldable_operand(
+    g: &Graph,
+    j: usize,
+    producers: &[Option<usize>],
+    uses: &[usize],
+) -> Option<(usize, usize, [usize; 6])> {
     let Op::MatMul(p) = &g.nodes[j].op else { return None };
     (0..2).find_map(|slot| {
         let t = *g.nodes[j].inputs.get(slot)?;
-        let uses = g.nodes.iter().flat_map(|n| &n.inputs).filter(|&&u| u == t).count();
-        if uses != 1 || g.outputs.contains(&t) {
+        // The only use (graph outputs count as uses) is this operand.
+        if uses[t] != 1 {
             return None;
         }
-        let i = g.nodes.iter().position(|n| n.output == t)?;
+        let i = producers[t]?;
         let Op::Copy(Copies(copies)) = &g.nodes[i].op else { return None };
         let [c] = copies.as_slice() else { return None };
         let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));

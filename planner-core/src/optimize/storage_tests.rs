@@ -1,0 +1,207 @@
+//! The storage passes on hand-built graphs: views, in-place chains, elided concatenations, `io:
+//! arena`, and the storage verifier's rejections.
+
+use super::{storage, Optimizations};
+use crate::boundary::bind_outputs;
+use crate::ir::Node;
+use crate::ir::{Graph, Io, Op, TensorId, TensorKind};
+use crate::liveness::{Liveness, Storage, ARENA_ALIGN};
+use crate::ops::binary::{Binary, BinaryOp};
+use crate::ops::copy::{Copies, StridedCopy};
+use crate::ops::unary::Unary;
+use crate::ops::view::View;
+use crate::problem::Lifetime;
+use crate::tensor::DType;
+
+/// input -> relu a -> view b -> relu c -> relu d (output): `a` is read through the view at step 2.
+fn chain_with_view() -> Graph {
+    let mut g = Graph::default();
+    let x = g.add_tensor("x", vec![2, 8], DType::F32, TensorKind::Input(0));
+    let a = g.add_tensor("a", vec![2, 8], DType::F32, TensorKind::Activation);
+    let b = g.add_tensor("b", vec![16], DType::F32, TensorKind::Activation);
+    let c = g.add_tensor("c", vec![16], DType::F32, TensorKind::Activation);
+    let d = g.add_tensor("d", vec![16], DType::F32, TensorKind::Activation);
+    let node = |name: &str, op: Op, input: TensorId, output: TensorId| Node::new(name, op, vec![input], output);
+    g.nodes = vec![
+        node("relu_a", Op::Unary(Unary::Relu), x, a),
+        node("view_b", Op::View(View), a, b),
+        node("relu_c", Op::Unary(Unary::Relu), b, c),
+        node("relu_d", Op::Unary(Unary::Relu), c, d),
+    ];
+    g.inputs = vec![x];
+    g.outputs = vec![d];
+    g
+}
+
+#[test]
+fn with_io_in_the_arena_inputs_live_from_the_start_and_outputs_to_the_end() {
+    let mut g = chain_with_view();
+    g.io = Io::Arena;
+    bind_outputs(&mut g);
+    let life = |l: &Liveness, t: TensorId| match l.storage[t] {
+        Storage::Arena(b) => l.problem.buffers[b].lifetime.clone(),
+        other => panic!("tensor {t} is not in the arena: {other:?}"),
+    };
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!(life(&l, 0), Lifetime::new(0, 0), "x: written by the caller, read by step 0");
+    assert_eq!(life(&l, 4), Lifetime::new(3, 3), "d: written by the last step, read by the caller after it");
+    crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
+
+    // In place, the last relu may write the output over `c`, and the first may overwrite `x`:
+    // the buffer then lives from step 0 (x) to the end (d).
+    let l = storage(&g, &Optimizations { in_place: true, ..Optimizations::NONE });
+    assert_eq!(l.in_place.iter().flatten().count(), 3, "{:?}", l.in_place);
+    assert_eq!(l.storage[0], l.storage[4], "one buffer from the input to the output");
+    assert_eq!(life(&l, 0), Lifetime::new(0, 3));
+    crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
+}
+
+#[test]
+fn views_share_their_roots_buffer_and_extend_its_life() {
+    let mut g = chain_with_view();
+    bind_outputs(&mut g);
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!(l.storage[0], Storage::Input(0));
+    assert_eq!(l.storage[1], l.storage[2], "the view shares its root's bytes");
+    assert_eq!(l.storage[4], Storage::Output(0), "the last node writes the caller's buffer");
+    // Two arena buffers: `a` (written at step 0, read through the view at step 2) and `c`.
+    assert_eq!(l.problem.buffers.len(), 2);
+    assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 2));
+    assert_eq!(l.problem.buffers[1].lifetime, Lifetime::new(2, 3));
+    assert!(l.problem.buffers.iter().all(|b| b.size == 64 && b.align == ARENA_ALIGN));
+}
+
+fn sub(shape: &[usize]) -> Op {
+    let s = crate::ir::strides_of(shape);
+    Op::Binary(BinaryOp { kind: Binary::Sub, a_strides: s.clone(), b_strides: s })
+}
+
+const IN_PLACE: Optimizations = Optimizations { in_place: true, ..Optimizations::NONE };
+
+#[test]
+fn an_elementwise_chain_runs_in_one_buffer() {
+    let mut g = chain_with_view();
+    bind_outputs(&mut g);
+    let l = storage(&g, &IN_PLACE);
+    // relu_c overwrites `a` (through the view), which it reads last; relu_d writes the output.
+    assert_eq!(l.in_place, [None, None, Some(0), None]);
+    assert_eq!(l.problem.buffers.len(), 1);
+    assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 3));
+    assert_eq!(l.storage[1], l.storage[3]);
+    crate::verify::verify_in_place(&g, &l).unwrap();
+}
+
+#[test]
+fn an_input_read_later_or_owned_by_the_caller_is_not_overwritten() {
+    // a = relu(x); b = x - a; c = b - a; d = c - b (the output).
+    let mut g = Graph::default();
+    let x = g.add_tensor("x", vec![8], DType::F32, TensorKind::Input(0));
+    let a = g.add_tensor("a", vec![8], DType::F32, TensorKind::Activation);
+    let b = g.add_tensor("b", vec![8], DType::F32, TensorKind::Activation);
+    let c = g.add_tensor("c", vec![8], DType::F32, TensorKind::Activation);
+    let d = g.add_tensor("d", vec![8], DType::F32, TensorKind::Activation);
+    g.nodes = vec![
+        Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
+        Node::new("b", sub(&[8]), vec![x, a], b),
+        Node::new("c", sub(&[8]), vec![b, a], c),
+        Node::new("d", sub(&[8]), vec![c, b], d),
+    ];
+    (g.inputs, g.outputs) = (vec![x], vec![d]);
+    bind_outputs(&mut g);
+    let l = storage(&g, &IN_PLACE);
+    // a: x is the caller's. b: reads x (caller's) and a (read again at step 2); Sub cannot
+    // overwrite its second operand anyway. c: overwrites b? b is read at step 3: no; a (its
+    // last reader) is Sub's second operand: no. d: overwrites c, its first operand, read last.
+    assert_eq!(l.in_place, [None, None, None, None]);
+    assert_eq!(l.storage[d], Storage::Output(0), "the output is the caller's buffer");
+    crate::verify::verify_in_place(&g, &l).unwrap();
+    // With e = relu(d) as the output instead, d overwrites c (its first operand, read last);
+    // e writes the caller's buffer.
+    let e = g.add_tensor("e", vec![8], DType::F32, TensorKind::Activation);
+    g.nodes.push(Node::new("e", Op::Unary(Unary::Relu), vec![d], e));
+    g.outputs = vec![e];
+    let l = storage(&g, &IN_PLACE);
+    assert_eq!(l.in_place, [None, None, None, Some(0), None]);
+    assert_eq!(l.storage[c], l.storage[d]);
+    crate::verify::verify_in_place(&g, &l).unwrap();
+}
+
+/// x -> relu a, x -> relu b, c = concat(a, b) on the outer axis, d = relu(c) (the output).
+fn concat_graph() -> Graph {
+    let mut g = Graph::default();
+    let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
+    let a = g.add_tensor("a", vec![4], DType::F32, TensorKind::Activation);
+    let b = g.add_tensor("b", vec![4], DType::F32, TensorKind::Activation);
+    let c = g.add_tensor("c", vec![2, 4], DType::F32, TensorKind::Activation);
+    let d = g.add_tensor("d", vec![2, 4], DType::F32, TensorKind::Activation);
+    let part = |input: usize| StridedCopy {
+        input,
+        shape: vec![1, 4],
+        src_offset: 0,
+        src_strides: vec![4, 1],
+        dst_offset: input * 4,
+        dst_strides: vec![4, 1],
+    };
+    g.nodes = vec![
+        Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
+        Node::new("b", Op::Unary(Unary::Relu), vec![x], b),
+        Node::new("concat", Op::Copy(Copies(vec![part(0), part(1)])), vec![a, b], c),
+        Node::new("d", Op::Unary(Unary::Relu), vec![c], d),
+    ];
+    (g.inputs, g.outputs) = (vec![x], vec![d]);
+    g
+}
+
+#[test]
+fn an_elided_concat_has_its_inputs_written_into_its_output() {
+    let mut g = concat_graph();
+    bind_outputs(&mut g);
+    let o = Optimizations { elide_concat: true, ..Optimizations::NONE };
+    let l = storage(&g, &o);
+    assert_eq!(l.elided, [false, false, true, false]);
+    assert_eq!(l.problem.buffers.len(), 1, "one buffer: the concatenation's");
+    assert_eq!((l.storage[1], l.storage[2]), (l.storage[3], l.storage[3]));
+    assert_eq!((l.offset_in_buffer[1], l.offset_in_buffer[2]), (0, 16));
+    assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 3), "born with its first input");
+    crate::verify::verify_in_place(&g, &l).unwrap();
+
+    // Placing `b` over `a` is caught: both are needed until the concatenation.
+    let mut bad = l.clone();
+    bad.offset_in_buffer[2] = 0;
+    let err = crate::verify::verify_in_place(&g, &bad).unwrap_err();
+    assert!(err.contains("tensors `a` (steps 0..=2) and `b` (steps 1..=2) share buffer `c`"), "{err}");
+
+    // Without elision: three buffers, the concatenation copies.
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!((l.elided.iter().filter(|&&e| e).count(), l.problem.buffers.len()), (0, 3));
+}
+
+#[test]
+fn the_storage_verifier_rejects_sharing_that_is_not_in_place() {
+    let mut g = chain_with_view();
+    bind_outputs(&mut g);
+    let mut l = storage(&g, &IN_PLACE);
+    // Forget the decision: `a` and `c` still share a buffer, and both are needed at step 2.
+    l.in_place[2] = None;
+    let err = crate::verify::verify_in_place(&g, &l).unwrap_err();
+    assert!(err.contains("tensors `a` (steps 0..=2) and `c` (steps 2..=3) share buffer `a`"), "{err}");
+    // A buffer whose planned life is shorter than its tensors'.
+    let mut l = storage(&g, &IN_PLACE);
+    l.problem.buffers[0].lifetime = Lifetime::new(0, 2);
+    let err = crate::verify::verify_in_place(&g, &l).unwrap_err();
+    assert!(err.contains("planned for steps 0..=2 but holds tensors live over steps 0..=3"), "{err}");
+}
+
+#[test]
+fn an_output_that_is_an_input_gets_a_copy() {
+    let mut g = Graph::default();
+    let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
+    g.inputs = vec![x];
+    g.outputs = vec![x, x];
+    bind_outputs(&mut g);
+    assert_eq!(g.nodes.len(), 2, "each output gets its own copy");
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!(l.storage[g.outputs[0]], Storage::Output(0));
+    assert_eq!(l.storage[g.outputs[1]], Storage::Output(1));
+    assert!(l.problem.buffers.is_empty());
+}
