@@ -162,11 +162,10 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
     let mut born: Vec<Option<usize>> = vec![None; n];
     let mut last: Vec<Option<usize>> = vec![None; n];
     let mut holds_output = vec![false; n];
-    for t in 0..n {
+    for (t, &o) in owner.iter().enumerate() {
         if uses.roots[t] != t {
             continue;
         }
-        let o = owner[t];
         if let Some(p) = uses.producer[t] {
             born[o] = Some(born[o].map_or(p, |b: usize| b.min(p)));
         }
