@@ -710,6 +710,9 @@ _transpose_case("transpose_5d_41302", "Transpose perm [4,1,3,0,2] on [2,3,1,4,5]
 
 _matmul_case("matmul_batch_bcast_rank", "MatMul [2,1,3,4] x [5,4,6] (rank and batch broadcast) -> [2,5,3,6]",
              [2, 1, 3, 4], [5, 4, 6], b_is_input=True)
+_matmul_case("matmul_one_token", "MatMul of two inputs [1,4,1,8] x [1,4,8,1] (one-token attention scores: "
+             "the output's last two axes are 1, its innermost axis a batch axis for tract)",
+             [1, 4, 1, 8], [1, 4, 8, 1], b_is_input=True)
 
 
 # --------------------------------------------------------------------------- #

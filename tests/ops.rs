@@ -84,6 +84,7 @@ common::fixtures! {
     matmul_4d_attention => "tests/models/ops/matmul_4d_attention.onnx",
     matmul_batch_bcast_rank => "tests/models/ops/matmul_batch_bcast_rank.onnx",
     matmul_bcast_both => "tests/models/ops/matmul_bcast_both.onnx",
+    matmul_one_token => "tests/models/ops/matmul_one_token.onnx",
     max_variadic => "tests/models/ops/max_variadic.onnx",
     maxpool3d_2x2x2_s2 => "tests/models/ops/maxpool3d_2x2x2_s2.onnx",
     maxpool_2x2_s2 => "tests/models/ops/maxpool_2x2_s2.onnx",

@@ -139,10 +139,12 @@ pub fn lower(axes: &[EinAxis]) -> Result<(MatMul, bool), String> {
     if k.len() > 1 {
         return Err("the summed axes are not contiguous in both operands".into());
     }
+    // Without an n axis every row of C is one element, so the column stride never matters: the
+    // output's innermost axis may then be a batch or m axis (one-token attention, [.., 1, 1]).
     let inner_n = n.iter().position(|x| x.c == Some(1));
     let (n_axis, extra_n) = match inner_n {
         Some(i) => (Some(n[i]), n.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| *x).collect()),
-        None if n.is_empty() && m.iter().chain(&batch).all(|x| x.c != Some(1)) => (None, Vec::new()),
+        None if n.is_empty() => (None, Vec::new()),
         None => return Err("the output's innermost axis is a batch axis".into()),
     };
     // The m axis is the one with the smallest output stride; other m axes become batch axes.
@@ -261,6 +263,17 @@ mod tests {
         // And the other way round: B broadcast on a batch axis A has.
         let axes = axes_from_positions(&positions, &[2, 3, 4], &[1, 4, 5], &[2, 3, 5]);
         assert_eq!(axes[0], ax(2, Some(12), Some(0), Some(15)));
+    }
+
+    #[test]
+    fn one_token_attention_has_a_batch_axis_innermost() {
+        // [4,1,8] x [4,8,1] -> [4,1,1]: the extent-1 axes drop out, leaving the batch axis (C stride
+        // 1) and k; each batch writes one element.
+        let positions = [(Some(0), Some(0), Some(0)), (Some(1), None, Some(1)), (Some(2), Some(1), None), (None, Some(2), Some(2))];
+        let axes = axes_from_positions(&positions, &[4, 1, 8], &[4, 8, 1], &[4, 1, 1]);
+        let (p, _) = lower(&axes).unwrap();
+        assert_eq!((p.batch[0], p.a_batch_strides[0], p.b_batch_strides[0], p.c_batch_strides[0]), (4, 8, 8, 1));
+        assert_eq!((p.m, p.n, p.k, p.a_col_stride, p.b_row_stride), (1, 1, 8, 1, 1));
     }
 
     #[test]
