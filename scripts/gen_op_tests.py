@@ -716,6 +716,31 @@ _matmul_case("matmul_one_token", "MatMul of two inputs [1,4,1,8] x [1,4,8,1] (on
 
 
 # --------------------------------------------------------------------------- #
+# CumSum
+# --------------------------------------------------------------------------- #
+def _cumsum_case(name, doc, shape, axis, **attrs):
+    @case(name, doc)
+    def _(b):
+        x = b.input("input", shape)
+        ax = b.init_i64("cumsum.axis", axis)
+        b.node("CumSum", [x, ax], "cumsum", out=out(b), **attrs)
+
+
+_cumsum_case("cumsum_axis1", "CumSum over axis 1 of [2,5,3]", [2, 5, 3], 1)
+@case("cumsum_after_relu", "Relu, exclusive CumSum over axis 0 of [4,6], Neg (the sum overwrites the Relu's output in place)")
+def _(b):
+    x = b.input("input", [4, 6])
+    r = b.node("Relu", [x], "relu")
+    ax = b.init_i64("cumsum.axis", 0)
+    c = b.node("CumSum", [r, ax], "cumsum", exclusive=1)
+    b.node("Neg", [c], "neg", out=out(b))
+
+
+_cumsum_case("cumsum_exclusive_reverse", "CumSum exclusive, reverse, over the last axis (-1) of [3,7]", [3, 7], -1,
+             exclusive=1, reverse=1)
+
+
+# --------------------------------------------------------------------------- #
 # Variadic Sum / Max / Min / Mean
 # --------------------------------------------------------------------------- #
 def _variadic_case(op):

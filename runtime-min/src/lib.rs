@@ -41,6 +41,7 @@
 //!   [`reduce_mean`], [`reduce_max`], [`reduce_min`], [`reduce_prod`],
 //!   [`reduce_sum_square`], [`reduce_mean_square`], [`reduce_l1`], [`reduce_l2`],
 //!   [`reduce_log_sum_exp`] (global pooling = mean / max over H, W).
+//! - **Cumulative sum**: [`cumsum`], [`cumsum_in_place`] ([`CumSum`]).
 //! - **Softmax**: [`softmax`], [`log_softmax`] over the middle axis of an
 //!   `[outer, axis, inner]` view.
 //! - **Data movement**: [`copy_strided`] ([`Strided`]; Transpose, Slice,
@@ -63,6 +64,7 @@
 mod activation;
 mod binary;
 mod conv;
+mod cumsum;
 mod depthwise;
 mod dtype;
 mod gemm;
@@ -82,6 +84,7 @@ mod util;
 pub use activation::Activation;
 pub use binary::*;
 pub use conv::*;
+pub use cumsum::*;
 pub use dtype::DType;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;

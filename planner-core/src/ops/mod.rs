@@ -153,6 +153,8 @@ operators! {
     copy => Copy(copy::Copies),
     /// Padding of input 0.
     pad => Pad(pad::PadOp),
+    /// Cumulative sum along one axis.
+    cumsum => CumSum(rt::CumSum),
 }
 
 impl Op {
