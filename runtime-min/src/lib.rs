@@ -9,8 +9,8 @@
 //! Shape parameters are plain `Copy` structs with public fields (or slices of
 //! at most [`MAX_RANK`] axes), so generated code can write them as `const`
 //! struct literals. Kernels assume correctly sized slices; wrong sizes panic
-//! (never UB: the crate denies `unsafe` outside its
-//! x86-64 FMA intrinsics module, whose loads and stores take array references).
+//! (never UB: the crate denies `unsafe` outside its x86-64 module,
+//! `arch/x86_64`, whose intrinsics' loads and stores take slices).
 //!
 //! Semantics follow ONNX unless stated otherwise.
 //!
@@ -59,25 +59,29 @@
 #![deny(missing_docs)]
 
 mod activation;
+mod arch;
 mod binary;
 mod conv;
-mod depthwise;
+mod conv_shape;
+mod epilogue;
+mod facts;
 mod gemm;
 mod norm;
 mod pool;
 mod reduce;
 mod resize;
 mod select;
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-mod simd;
 mod softmax;
 mod strided;
 mod unary;
 mod util;
 
 pub use activation::Activation;
+pub use arch::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath, UnsupportedKernelPath};
 pub use binary::*;
 pub use conv::*;
+pub use conv_shape::{Conv2d, ConvWeights};
+pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
 pub use pool::*;
