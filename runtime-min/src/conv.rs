@@ -1,10 +1,10 @@
 //! 2-D (and 1-D) convolution and transposed convolution, NCHW.
 
 use crate::arch::{self, KernelCall, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
 use crate::gemm::gemm;
 use crate::util::{gather_strided, valid_range};
-use crate::Conv2d;
 
 /// Number of output positions processed per im2col tile; bounds the scratch
 /// memory of [`conv2d`] to `in_channels/groups * kernel_h * kernel_w *
@@ -124,7 +124,9 @@ fn conv2d_on(
     let tile = (scratch.len() / kb).min(CONV_TILE);
     let implicit = !pointwise && kernels.implicit_conv(ocg, tile, positions);
     if !implicit && (icg == 1 || (!pointwise && tile == 0)) {
-        if !kernels.depthwise(p, ocg, x, w, bias, y) {
+        let bias_rows = bias.map_or(Bias::None, Bias::Row);
+        let ops = ConvOperands { icg, ocg, x, w, bias: bias_rows, y: &mut *y };
+        if !kernels.depthwise(p, ops) {
             conv_direct(p, icg, ocg, x, w, bias, y);
         }
         return;
@@ -161,7 +163,7 @@ fn conv2d_on(
                 continue;
             }
             if implicit {
-                kernels.conv_implicit(p, icg, ocg, xg, wg, gb, yg);
+                kernels.conv_implicit(p, ConvOperands { icg, ocg, x: xg, w: wg, bias: gb, y: yg });
                 continue;
             }
             let mut p0 = 0;

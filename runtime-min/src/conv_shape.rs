@@ -1,6 +1,7 @@
 //! The parameters of a 2-D convolution ([`Conv2d`]) and the layouts of its weights
 //! ([`ConvWeights`]): read by the portable convolution and by the architecture kernels alike.
 
+use crate::epilogue::Bias;
 use crate::Activation;
 
 /// Parameters of [`conv2d`](crate::conv2d): ONNX Conv on NCHW data, with the weights in ONNX's OIHW order
@@ -80,4 +81,19 @@ impl ConvWeights {
             ConvWeights::KMajor => (g * ocg * kk, 1, ocg),
         }
     }
+}
+
+/// The operands of a convolution (or of one of its groups) as the architecture kernels take them:
+/// input `x`, weights `w` (to the end of the weights: the FMA kernels may read a whole vector past
+/// a group's last output channel), bias per output channel, output `y`; `icg` input and `ocg`
+/// output channels per group. (Only architecture kernels read them: none on targets other than
+/// x86-64.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) struct ConvOperands<'a> {
+    pub icg: usize,
+    pub ocg: usize,
+    pub x: &'a [f32],
+    pub w: &'a [f32],
+    pub bias: Bias<'a>,
+    pub y: &'a mut [f32],
 }

@@ -1,19 +1,22 @@
 //! The one place where the portable kernels reach instruction-set-specific code.
 //!
 //! A build can run one or more kernel paths ([`KernelPath`]): the portable kernels always, and on
-//! x86-64 the FMA micro-kernels of [`x86_64`] for AVX2 + FMA or AVX-512F, chosen at run time from
+//! x86-64 the FMA micro-kernels of `x86_64/` for AVX2 + FMA or AVX-512F, chosen at run time from
 //! what the CPU and the operating system support (detected once, then cached), whatever flags
 //! the crate was built with. The portable code asks for the path in force once per kernel call
-//! ([`Kernels::current`]) and calls the architecture kernels only through [`Kernels`]' methods
-//! and the [`dispatch!`] macro, which compiles a kernel's whole body once per path with that
-//! path's target features. Adding Arm kernels means an `arm` module beside `x86_64`, a variant
-//! of [`KernelPath`], and arms in [`Kernels`]' methods.
+//! ([`Kernels::current`]) and reaches the architecture kernels only through [`Kernels`]' methods
+//! and [`run`], which compiles a kernel's whole body once per path with that path's target
+//! features. Each target has one architecture module with the same functions (`this_arch`):
+//! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else. Adding Arm
+//! kernels means an `arm/` module used on Arm targets, a variant of [`KernelPath`], and its
+//! figures in [`crate::facts`]; the portable kernels do not change.
 //!
 //! Every path gives the same bits as before this module existed: the AVX2 and AVX-512 kernels
 //! compute each output as the same k-ascending chain of fused multiply-adds (bit-identical to
 //! each other), and the portable kernels compute exactly what they compute on a microcontroller
 //! (compiling them with wider vectors changes no result: Rust never contracts `a * b + c`).
 
+mod path;
 #[cfg(not(target_arch = "x86_64"))]
 mod portable;
 pub(crate) mod x86_64_facts;
@@ -24,45 +27,18 @@ mod x86_64;
 #[cfg(target_arch = "x86_64")]
 use x86_64 as this_arch;
 
-use crate::epilogue::{Bias, Gemm};
-use crate::Conv2d;
+pub(crate) use path::{KernelCall, Kernels};
+pub use path::{KernelPath, UnsupportedKernelPath};
 
-/// A set of kernels a build can run. `Ord` follows preference: a later path is faster where the
-/// CPU supports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum KernelPath {
-    /// The portable kernels: any target, what a microcontroller runs.
-    Portable,
-    /// x86-64 with AVX2 and FMA: the FMA micro-kernels on 8-lane vectors.
-    Avx2Fma,
-    /// x86-64 with AVX-512F (and AVX2, FMA): the same micro-kernels on 16-lane vectors, giving
-    /// the same bits as [`KernelPath::Avx2Fma`].
-    Avx512,
-}
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{Bias, Gemm};
 
 impl KernelPath {
-    /// Every path, in order of preference from the slowest.
-    pub const ALL: [KernelPath; 3] = [KernelPath::Portable, KernelPath::Avx2Fma, KernelPath::Avx512];
-
-    /// Its short name: `"portable"`, `"avx2+fma"` or `"avx512"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            KernelPath::Portable => "portable",
-            KernelPath::Avx2Fma => "avx2+fma",
-            KernelPath::Avx512 => "avx512",
-        }
-    }
-
     /// Whether this build can run the path on this CPU (the portable one always).
     pub fn is_supported(self) -> bool {
         self <= detected_kernel_path()
     }
 }
-
-/// The path a [`force_kernel_path`] asked for cannot run here (the CPU or the OS lacks its
-/// features, the target is not x86-64, or the crate's `portable` feature is on).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UnsupportedKernelPath(pub KernelPath);
 
 /// The kernel path in force: the one the next kernel call runs.
 ///
@@ -93,12 +69,6 @@ pub fn force_kernel_path(path: KernelPath) -> Result<KernelPath, UnsupportedKern
     Ok(this_arch::force(path))
 }
 
-/// The kernel path of one kernel call, read once at its start so that a call never mixes paths.
-/// Only [`Kernels::current`] makes one, from the path in force, which the CPU supports: that is
-/// what makes calling the architecture kernels of the path it names sound.
-#[derive(Clone, Copy)]
-pub(crate) struct Kernels(KernelPath);
-
 impl Kernels {
     /// The path in force.
     #[inline(always)]
@@ -111,12 +81,6 @@ impl Kernels {
     #[cfg(test)]
     pub(crate) fn supported(path: KernelPath) -> Option<Self> {
         path.is_supported().then_some(Kernels(path))
-    }
-
-    /// The path.
-    #[inline(always)]
-    pub(crate) fn path(self) -> KernelPath {
-        self.0
     }
 
     /// Computes `C = act(alpha * A B + bias)` on this path's GEMM micro-kernels (`g.k > 0`) and
@@ -136,47 +100,19 @@ impl Kernels {
     }
 
     /// The convolution of one (image, group) as an implicit GEMM without scratch (only where
-    /// [`Kernels::implicit_conv`] said so): `xg` the group's input planes, `wg` its weights
-    /// (to the end of the weights), `yg` its output planes.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Kernels::implicit_conv`] said so): `ops` holds the group's input planes, weights and
+    /// output planes.
     #[inline(always)]
-    pub(crate) fn conv_implicit(
-        self,
-        p: &Conv2d,
-        icg: usize,
-        ocg: usize,
-        xg: &[f32],
-        wg: &[f32],
-        bias: Bias,
-        yg: &mut [f32],
-    ) {
-        this_arch::conv_implicit(self.0, p, icg, ocg, xg, wg, bias, yg)
+    pub(crate) fn conv_implicit(self, p: &Conv2d, ops: ConvOperands) {
+        this_arch::conv_implicit(self.0, p, ops)
     }
 
-    /// Computes a depthwise convolution (`in_channels / groups == 1`, `ocg` output channels per
-    /// group) on this path's depthwise kernels and returns true, or returns false when the
-    /// portable direct convolution is to run.
-    #[allow(clippy::too_many_arguments)]
+    /// Computes a depthwise convolution (one input channel per group) on this path's depthwise
+    /// kernels and returns true, or returns false when the portable direct convolution is to run.
     #[inline(always)]
-    pub(crate) fn depthwise(
-        self,
-        p: &Conv2d,
-        ocg: usize,
-        x: &[f32],
-        w: &[f32],
-        bias: Option<&[f32]>,
-        y: &mut [f32],
-    ) -> bool {
-        this_arch::depthwise(self.0, p, ocg, x, w, bias, y)
+    pub(crate) fn depthwise(self, p: &Conv2d, ops: ConvOperands) -> bool {
+        this_arch::depthwise(self.0, p, ops)
     }
-}
-
-/// One call of a kernel whose whole body is compiled once per path ([`run`]).
-pub(crate) trait KernelCall {
-    /// The kernel's body, run with the path in force. Mark it `#[inline(always)]`, and the
-    /// portable helpers it reaches `#[cfg_attr(target_arch = "x86_64", inline(always))]`: what is
-    /// not inlined into [`run`]'s per-path copies is compiled for the baseline CPU only.
-    fn run(self, kernels: Kernels);
 }
 
 /// Runs `call` with the [`Kernels`] in force, compiled for that path: on x86-64 the body gets a

@@ -3,9 +3,9 @@
 //! says "not here", so the portable kernels run, compiled exactly as they would be without this
 //! module.
 
-use super::{KernelCall, Kernels};
+use super::path::{KernelCall, KernelPath, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::{Conv2d, KernelPath};
 
 /// The only path.
 #[inline(always)]
@@ -37,17 +37,7 @@ pub(super) fn implicit_conv(_path: KernelPath, _ocg: usize, _tile: usize, _posit
 }
 
 /// Never called: [`implicit_conv`] is false.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn conv_implicit(
-    _path: KernelPath,
-    _p: &Conv2d,
-    _icg: usize,
-    _ocg: usize,
-    _xg: &[f32],
-    _wg: &[f32],
-    _bias: Bias,
-    _yg: &mut [f32],
-) {
+pub(super) fn conv_implicit(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) {
     unreachable!("no implicit convolution on the portable path")
 }
 
@@ -55,15 +45,7 @@ pub(super) fn conv_implicit(
 /// kernels executed more instructions than it does, and their padded plane takes 32 KiB of
 /// stack).
 #[inline(always)]
-pub(super) fn depthwise(
-    _path: KernelPath,
-    _p: &Conv2d,
-    _ocg: usize,
-    _x: &[f32],
-    _w: &[f32],
-    _bias: Option<&[f32]>,
-    _y: &mut [f32],
-) -> bool {
+pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> bool {
     false
 }
 

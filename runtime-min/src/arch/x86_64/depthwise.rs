@@ -19,8 +19,9 @@
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
 use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::Bias;
 use crate::util::valid_range;
-use crate::Conv2d;
 
 // What the kernel facts say [`depthwise_3x3`]'s buffers take (it keeps them even when a plane is
 // too large for them and the row-wise kernel runs).
@@ -29,7 +30,8 @@ const _: () = assert!(core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_B
 /// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
 /// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
 #[inline(always)]
-pub(super) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
+    let ConvOperands { ocg, x, w, bias, y, .. } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let mut padded = PaddedPlane::new(p);
@@ -39,7 +41,11 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: 
             let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
             let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
             let wk: [f32; 9] = core::array::from_fn(|t| w[w0 + (oc % ocg) * a_rs + t * ws]);
-            let (wk, b) = (&wk[..], bias.map_or(0.0, |b| b[oc]));
+            let b = match bias {
+                Bias::Row(b) => b[oc],
+                _ => 0.0,
+            };
+            let wk = &wk[..];
             match padded.as_mut() {
                 Some(padded) => padded.conv(p, xplane, wk, b, yplane),
                 None => row_wise(p, xplane, wk, b, yplane),

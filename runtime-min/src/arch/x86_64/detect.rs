@@ -11,7 +11,7 @@
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use crate::KernelPath;
+use crate::arch::path::KernelPath;
 
 /// The detected path plus one; 0 until the first detection.
 static DETECTED: AtomicU8 = AtomicU8::new(0);

@@ -22,9 +22,9 @@
 
 use super::lanes::Lanes;
 use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES};
+use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{finish, Bias, Gemm};
 use crate::util::valid_range;
-use crate::Conv2d;
 
 // The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
 // narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
@@ -541,17 +541,9 @@ impl<const C: usize> Positions<C> {
 /// time ([`crate::ConvWeights::KMajor`]) are read in place, each tile running over all of `k` with
 /// its sums in registers; other weights are packed one `KC`-deep panel at a time. Results are
 /// bit-identical to im2col followed by [`gemm`]: same k order, same fused multiply-adds.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn conv_implicit<S: Lanes>(
-    p: &Conv2d,
-    icg: usize,
-    ocg: usize,
-    xg: &[f32],
-    wg: &[f32],
-    bias: Bias,
-    yg: &mut [f32],
-) {
+pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
+    let ConvOperands { icg, ocg, x: xg, w: wg, bias, y: yg } = ops;
     let kk = icg * p.kernel_h * p.kernel_w;
     let positions = p.out_h * p.out_w;
     let g = conv_gemm(p, ocg, kk, positions);

@@ -20,9 +20,9 @@ mod lanes;
 
 pub(super) use detect::{current, detected, force};
 
-use super::{KernelCall, Kernels};
+use super::path::{KernelCall, KernelPath, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::{Conv2d, KernelPath};
 use lanes::{Avx2, Avx512};
 
 use super::x86_64_facts::FMA_MIN_ROWS;
@@ -47,31 +47,15 @@ macro_rules! entry_points {
             }
 
             /// [`fma::conv_implicit`].
-            #[allow(clippy::too_many_arguments)]
             #[target_feature(enable = $features)]
-            pub(super) fn conv_implicit(
-                p: &Conv2d,
-                icg: usize,
-                ocg: usize,
-                xg: &[f32],
-                wg: &[f32],
-                bias: Bias,
-                yg: &mut [f32],
-            ) {
-                fma::conv_implicit::<$lanes>(p, icg, ocg, xg, wg, bias, yg)
+            pub(super) fn conv_implicit(p: &Conv2d, ops: ConvOperands) {
+                fma::conv_implicit::<$lanes>(p, ops)
             }
 
             /// [`depthwise::depthwise_3x3`].
             #[target_feature(enable = $features)]
-            pub(super) fn depthwise_3x3(
-                p: &Conv2d,
-                ocg: usize,
-                x: &[f32],
-                w: &[f32],
-                bias: Option<&[f32]>,
-                y: &mut [f32],
-            ) {
-                depthwise::depthwise_3x3(p, ocg, x, w, bias, y)
+            pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
+                depthwise::depthwise_3x3(p, ops)
             }
 
             /// A kernel call's whole body.
@@ -113,46 +97,28 @@ pub(super) fn implicit_conv(path: KernelPath, ocg: usize, tile: usize, positions
 }
 
 /// See [`Kernels::conv_implicit`].
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn conv_implicit(
-    path: KernelPath,
-    p: &Conv2d,
-    icg: usize,
-    ocg: usize,
-    xg: &[f32],
-    wg: &[f32],
-    bias: Bias,
-    yg: &mut [f32],
-) {
+pub(super) fn conv_implicit(path: KernelPath, p: &Conv2d, ops: ConvOperands) {
     match path {
         KernelPath::Portable => unreachable!("no implicit convolution on the portable path"),
         // SAFETY (both): `path` is supported by this CPU (see the module docs).
-        KernelPath::Avx2Fma => unsafe { avx2::conv_implicit(p, icg, ocg, xg, wg, bias, yg) },
-        KernelPath::Avx512 => unsafe { avx512::conv_implicit(p, icg, ocg, xg, wg, bias, yg) },
+        KernelPath::Avx2Fma => unsafe { avx2::conv_implicit(p, ops) },
+        KernelPath::Avx512 => unsafe { avx512::conv_implicit(p, ops) },
     }
 }
 
 /// See [`Kernels::depthwise`]: the 3x3 kernels on the FMA paths (elsewhere the direct
 /// convolution is faster or as fast).
 #[inline(always)]
-pub(super) fn depthwise(
-    path: KernelPath,
-    p: &Conv2d,
-    ocg: usize,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) -> bool {
-    if p.in_channels != p.groups || p.kernel_h != 3 || p.kernel_w != 3 {
+pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool {
+    if ops.icg != 1 || p.kernel_h != 3 || p.kernel_w != 3 {
         return false;
     }
     match path {
         KernelPath::Portable => return false,
         // SAFETY (both): `path` is supported by this CPU (see the module docs).
-        KernelPath::Avx2Fma => unsafe { avx2::depthwise_3x3(p, ocg, x, w, bias, y) },
-        KernelPath::Avx512 => unsafe { avx512::depthwise_3x3(p, ocg, x, w, bias, y) },
+        KernelPath::Avx2Fma => unsafe { avx2::depthwise_3x3(p, ops) },
+        KernelPath::Avx512 => unsafe { avx512::depthwise_3x3(p, ops) },
     }
     true
 }
@@ -160,7 +126,7 @@ pub(super) fn depthwise(
 /// See [`super::run`]: the body compiled for the path of `kernels`.
 #[inline(always)]
 pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
-    match kernels.path() {
+    match kernels.0 {
         KernelPath::Portable => call.run(kernels),
         // SAFETY (both): `kernels` holds a path this CPU supports (see the module docs).
         KernelPath::Avx2Fma => unsafe { avx2::run(kernels, call) },
