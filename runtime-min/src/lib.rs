@@ -54,6 +54,17 @@
 //!   f)` with broadcasting (Elu, Selu, PRelu as tract expands them).
 //! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
 //!   [`CoordMode`], [`NearestMode`]).
+//!
+//! # Kernel paths and facts
+//!
+//! On x86-64, [`conv2d`] and [`matmul`] run FMA micro-kernels (AVX2 + FMA or
+//! AVX-512F) when the CPU has them, detected at run time whatever flags the
+//! crate was built with; elsewhere, and on older CPUs, the portable kernels
+//! ([`KernelPath`], [`kernel_path`], [`force_kernel_path`]; the `portable`
+//! feature keeps the portable path everywhere). The AVX2 and AVX-512 paths give
+//! the same bits. The stack the kernels' local arrays take on a build's
+//! [`Target`] is stated by `const fn`s for the planner
+//! ([`conv2d_stack_bytes`], [`matmul_stack_bytes`], ...).
 #![no_std]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
