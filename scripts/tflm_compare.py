@@ -29,6 +29,21 @@ tf.lite.Interpreter.
 
 Usage: python3 scripts/tflm_compare.py   (pip-installs tensorflow if missing; needs cargo for the
 sramfit side: `cargo run -p sramfit-cli -- inspect` on each ONNX file)
+
+Second mode, on .tflite files themselves (issue 17, item 4):
+
+    python3 scripts/tflm_compare.py FILE.tflite ...   # any .tflite files
+    python3 scripts/tflm_compare.py --mlperf          # the files of ../shared/mlperf-tiny/
+    python3 scripts/tflm_compare.py --keras           # tests/models/tflite/keras/*.tflite
+    (add --no-sramfit to skip cargo)
+
+prints one row per file: TFLM's tensor arena (head) and whole arena (head + tail, the smallest
+arena_size that runs), whether TFLM reproduces the outputs of the fixture made from that file
+(tests/models/tflite/**/*.ref.json, found by sha256: "equal" or the differing element count),
+and sramfit's ARENA_BYTES with and without `io: arena` (`sramfit inspect FILE --json`). While
+sramfit cannot read .tflite files its columns say so instead of failing. sramfit's outputs are
+not computed here (the CLI has no command that runs a model): the Rust tests compare sramfit
+with the same fixtures. Needs the virtualenv of scripts/requirements-tflite.txt.
 """
 import json
 import os
@@ -201,7 +216,102 @@ def sramfit_arena(onnx_path, rewrites, io_arena=False):
     return report["arena_bytes"], report["lower_bound_bytes"]
 
 
+# -- .tflite files: TFLM next to sramfit ------------------------------------------------------ #
+def sramfit_try(path, io_arena=False):
+    """(arena bytes, None) from `sramfit inspect PATH --json`, or (None, why not)."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = ["cargo", "run", "-q", "-p", "sramfit-cli", "--", "inspect", os.path.abspath(path), "--json", out.name]
+        if io_arena:
+            cmd.append("--io-arena")
+        child = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if child.returncode != 0:
+            lines = [ln for ln in (child.stderr + child.stdout).splitlines() if ln.strip()]
+            why = lines[-1].strip() if lines else f"exit status {child.returncode}"
+            if path.endswith(".tflite"):
+                return None, f"cannot load .tflite yet ({why[:100]})"
+            return None, why[:120]
+        return json.load(open(out.name))["arena_bytes"], None
+
+
+def tflite_fixtures():
+    """sha256 -> (ref.json path, ref) of every .tflite fixture."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import glob
+
+    import fixture_json as fj
+    found = {}
+    for p in sorted(glob.glob(os.path.join(ROOT, "tests", "models", "tflite", "**", "*.ref.json"), recursive=True)):
+        ref = fj.load(p)
+        found[ref["model_sha256"]] = (p, ref)
+    return found
+
+
+def compare_tflite(paths, with_sramfit):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import hashlib
+
+    import numpy as np
+
+    import fixture_json as fj
+    import tflm_lib
+    fixtures = tflite_fixtures()
+    print(f"TFLM: tflite-micro {tflm_lib.tflm_version()} (Python interpreter, reference kernels)")
+    print()
+    print("| model | TFLM tensor arena (head) | TFLM whole arena | TFLM vs fixture | sramfit ARENA_BYTES "
+          "| sramfit, io: arena | sramfit / TFLM head |")
+    print("|---|--:|--:|---|--:|--:|--:|")
+    for path in paths:
+        data = open(path, "rb").read()
+        name = os.path.basename(path)
+        try:
+            a = tflm_lib.arena(data)
+            head, whole = f"{a['head']:,}", f"{a['total']:,}"
+        except RuntimeError as e:
+            a, head, whole = None, "refused", "-"
+            refusal = str(e).split(" (")[0].replace("TFLM refuses the model: ", "")
+        fx = fixtures.get(hashlib.sha256(data).hexdigest())
+        if fx is None:
+            vs = "no fixture"
+        elif a is None:
+            vs = f"TFLM refuses it: {refusal[-90:]}"
+        elif fx[1].get("engine_name") != "tflm":
+            vs = f"fixture from {fx[1].get('engine_name')}"
+        else:
+            ref = fx[1]
+            samples = [ref] + ref.get("extra_samples", [])
+            got = tflm_lib.run(data, [[fj.array(e) for e in s["inputs"]] for s in samples])
+            diff = sum(int(np.sum(h != fj.array(e))) for s, o in zip(samples, got) for e, h in zip(s["outputs"], o))
+            vs = f"equal ({len(samples)} samples)" if diff == 0 else f"{diff} elements differ"
+        if with_sramfit:
+            arena, why = sramfit_try(path)
+            whole_sf, why_io = sramfit_try(path, io_arena=True)
+            sf = f"{arena:,}" if arena is not None else f"sramfit: {why}"
+            sf_io = f"{whole_sf:,}" if whole_sf is not None else "-"
+            ratio = f"{arena / a['head']:.3f}" if arena is not None and a and a["head"] else "-"
+        else:
+            sf, sf_io, ratio = "not run (--no-sramfit)", "-", "-"
+        print(f"| {name} | {head} | {whole} | {vs} | {sf} | {sf_io} | {ratio} |")
+
+
 def main():
+    argv = sys.argv[1:]
+    paths = [a for a in argv if a.endswith(".tflite")]
+    if "--mlperf" in argv:
+        import glob
+        paths += sorted(glob.glob(os.path.join(os.path.dirname(ROOT), "shared", "mlperf-tiny", "*.tflite")))
+    if "--keras" in argv:
+        import glob
+        paths += sorted(glob.glob(os.path.join(ROOT, "tests", "models", "tflite", "keras", "*.tflite")))
+    if paths or "--mlperf" in argv or "--keras" in argv:
+        if not paths:
+            print("no .tflite files found (../shared/mlperf-tiny/ absent?)")
+            return
+        compare_tflite(paths, with_sramfit="--no-sramfit" not in argv)
+        return
+    main_keras_rebuilds()
+
+
+def main_keras_rebuilds():
     ensure_packages()
     import tensorflow as tf
 

@@ -1,7 +1,7 @@
 //! Arena ownership and the few unsafe slice constructors generated code relies on.
 //!
-//! Generated code never builds a slice from a raw pointer itself: it calls [`arena_f32`],
-//! [`arena_f32_mut`] and [`weights_f32`], which check bounds and alignment. What they cannot check —
+//! Generated code never builds a slice from a raw pointer itself: it calls [`arena_slice`],
+//! [`arena_slice_mut`] and [`weights_slice`], which check bounds and alignment. What they cannot check —
 //! that two slices alive at once never share bytes — is what the planner's verified plan proves,
 //! and each call site in the expansion says so.
 
@@ -9,6 +9,7 @@ use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use crate::tensor::Element;
 use crate::Error;
 
 /// An arena owned by a `static`, handed out to one caller at a time.
@@ -65,47 +66,52 @@ impl<A> Drop for ArenaGuard<'_, A> {
 }
 
 #[inline(always)]
-fn check(arena_len: usize, offset: usize, len: usize) {
-    let end = len.checked_mul(4).and_then(|b| b.checked_add(offset));
-    assert!(offset.is_multiple_of(4) && end.is_some_and(|e| e <= arena_len), "sramfit: tensor outside the arena");
+fn check<T: Element>(arena_len: usize, offset: usize, len: usize) {
+    let size = core::mem::size_of::<T>();
+    let end = len.checked_mul(size).and_then(|b| b.checked_add(offset));
+    assert!(offset.is_multiple_of(size) && end.is_some_and(|e| e <= arena_len), "sramfit: tensor outside the arena");
 }
 
-/// A shared `f32` view of `len` elements at byte `offset` of the arena starting at `base`.
+/// A shared view of `len` elements of `T` at byte `offset` of the arena starting at `base`.
 ///
 /// Bounds and alignment are checked (they are constants in generated code, so the check folds away).
 ///
 /// # Safety
-/// `base` must point to `arena_len` bytes, 4-aligned, valid for the returned lifetime, and no
-/// mutable slice overlapping `offset..offset + 4 * len` may be alive at the same time.
+/// `base` must point to `arena_len` bytes, aligned for `T`, valid for the returned lifetime, and no
+/// mutable slice overlapping `offset..offset + size_of::<T>() * len` may be alive at the same time.
 #[inline(always)]
-pub unsafe fn arena_f32<'a>(base: *mut u8, arena_len: usize, offset: usize, len: usize) -> &'a [f32] {
-    check(arena_len, offset, len);
-    // SAFETY: in bounds and aligned (checked above, base is 4-aligned); disjointness from live
-    // mutable slices is the caller's contract.
-    unsafe { core::slice::from_raw_parts(base.add(offset).cast::<f32>(), len) }
+pub unsafe fn arena_slice<'a, T: Element>(base: *mut u8, arena_len: usize, offset: usize, len: usize) -> &'a [T] {
+    check::<T>(arena_len, offset, len);
+    // SAFETY: in bounds and aligned (checked above, base is aligned for T); every bit pattern is a
+    // valid `T` (`Element`); disjointness from live mutable slices is the caller's contract.
+    unsafe { core::slice::from_raw_parts(base.add(offset).cast::<T>(), len) }
 }
 
-/// A mutable `f32` view of `len` elements at byte `offset` of the arena starting at `base`.
+/// A mutable view of `len` elements of `T` at byte `offset` of the arena starting at `base`.
 ///
 /// # Safety
-/// As for [`arena_f32`], and no other slice overlapping these bytes may be alive at the same time.
+/// As for [`arena_slice`], and no other slice overlapping these bytes may be alive at the same time.
 #[inline(always)]
-pub unsafe fn arena_f32_mut<'a>(base: *mut u8, arena_len: usize, offset: usize, len: usize) -> &'a mut [f32] {
-    check(arena_len, offset, len);
+pub unsafe fn arena_slice_mut<'a, T: Element>(
+    base: *mut u8,
+    arena_len: usize,
+    offset: usize,
+    len: usize,
+) -> &'a mut [T] {
+    check::<T>(arena_len, offset, len);
     // SAFETY: in bounds and aligned (checked above); exclusivity is the caller's contract.
-    unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<f32>(), len) }
+    unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<T>(), len) }
 }
 
-/// An `f32` view of `len` weights at byte `offset` of a read-only weight blob.
+/// A view of `len` weights of `T` at byte `offset` of a read-only weight blob.
 ///
-/// The blob is a 16-byte-aligned `static` of little-endian `f32` values written at build time.
-/// Safe: bounds and alignment are checked, the blob is immutable, and every bit pattern is a valid
-/// `f32`.
+/// The blob is a 16-byte-aligned `static` of little-endian values written at build time. Safe:
+/// bounds and alignment are checked, the blob is immutable, and every bit pattern is a valid `T`.
 #[inline(always)]
-pub fn weights_f32(blob: &'static [u8], offset: usize, len: usize) -> &'static [f32] {
-    check(blob.len(), offset, len);
-    assert!((blob.as_ptr() as usize).is_multiple_of(4), "sramfit: misaligned weight blob");
+pub fn weights_slice<T: Element>(blob: &'static [u8], offset: usize, len: usize) -> &'static [T] {
+    check::<T>(blob.len(), offset, len);
+    assert!((blob.as_ptr() as usize).is_multiple_of(core::mem::align_of::<T>()), "sramfit: misaligned weight blob");
     const { assert!(cfg!(target_endian = "little"), "sramfit weights are little-endian") };
-    // SAFETY: in bounds, 4-aligned (checked), immutable `'static` data, any bits are a valid f32.
-    unsafe { core::slice::from_raw_parts(blob.as_ptr().add(offset).cast::<f32>(), len) }
+    // SAFETY: in bounds, aligned (checked), immutable `'static` data, any bits are a valid `T`.
+    unsafe { core::slice::from_raw_parts(blob.as_ptr().add(offset).cast::<T>(), len) }
 }

@@ -2,7 +2,10 @@
 
 use core::fmt;
 
-/// Which argument of a `run_dyn*` call an [`Error::Shape`] is about.
+use crate::DType;
+
+/// Which argument of a `run_dyn*` / `run_typed*` call an [`Error::Shape`] or [`Error::Type`] is
+/// about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Port {
     /// The number of input slices.
@@ -32,6 +35,16 @@ pub enum Error {
         expected: usize,
         /// The count or length that was passed.
         found: usize,
+    },
+    /// A `run_typed*` port holds another element type than the model's port (`INPUT_TYPES`,
+    /// `OUTPUT_TYPES`).
+    Type {
+        /// The port.
+        port: Port,
+        /// The model's element type for it.
+        expected: DType,
+        /// The element type that was passed.
+        found: DType,
     },
     /// Checked mode only (feature `checked`): the run-time plan check found a tensor that does not
     /// hold what the plan says: after step `step` a live tensor that step must not write had
@@ -69,6 +82,14 @@ impl fmt::Display for Error {
                     ),
                     _ => write!(f, "{what}: expected {expected}, found {found}"),
                 }
+            }
+            Error::Type { port, expected, found } => {
+                match port {
+                    Port::Input(i) => write!(f, "input {i}")?,
+                    Port::Output(i) => write!(f, "output {i}")?,
+                    other => write!(f, "{other:?}")?,
+                }
+                write!(f, ": expected `{expected}` elements, found `{found}`")
             }
             Error::PlanViolation { step, op, tensor } => write!(
                 f,

@@ -26,6 +26,7 @@
 mod arena;
 mod checked;
 mod error;
+mod tensor;
 
 pub use arena::ArenaGuard;
 pub use error::{Error, Port};
@@ -33,11 +34,14 @@ pub use sramfit_macros::model;
 /// The kernels generated code calls (`sramfit-runtime-min`), re-exported for generated code and for
 /// users who want to call a kernel directly.
 pub use sramfit_runtime_min as kernels;
+pub use sramfit_runtime_min::DType;
+pub use tensor::{Element, TensorMut, TensorRef};
 
 /// Support code for the expansion of [`model!`]. Not a stable API: only generated code should use it.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::arena::{arena_f32, arena_f32_mut, weights_f32, ArenaGuard, StaticArena};
+    pub use crate::arena::{arena_slice, arena_slice_mut, weights_slice, ArenaGuard, StaticArena};
+    pub use crate::tensor::{port_mut, port_ref};
     /// Run-time plan checks, called only by expansions generated in checked mode.
     pub mod checked {
         pub use crate::checked::{Buffer, Checker, Step, CANARY};

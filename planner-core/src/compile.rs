@@ -192,7 +192,10 @@ pub(crate) fn finish(prepared: Prepared, plan: Plan, plan_source: PlanSource) ->
     applied.in_place_steps = live.in_place.iter().flatten().count();
     applied.elided_concats = live.elided.iter().filter(|&&e| e).count();
     applied.reduced_scratch = (graph.nodes.iter().zip(&live.scratch))
-        .filter(|(n, s)| s.map_or(0, |b| live.problem.buffers[b].size / 4) < n.op.scratch_elems() as u64)
+        .filter(|(n, s)| {
+            let need = n.op.kind().scratch();
+            s.map_or(0, |b| live.problem.buffers[b].size) < (need.preferred * need.dtype.size()) as u64
+        })
         .count();
     let weights = weights::layout(&graph, &live);
     Ok(Program { graph, live, plan, plan_source, optimizations: (optimizations, applied), weights })

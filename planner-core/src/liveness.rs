@@ -15,8 +15,9 @@
 //! input's buffer, whose life extends to the output's last use; [`Liveness::in_place`] records
 //! the decision and [`crate::verify::verify_in_place`] checks it independently.
 
-use crate::boundary::root_of;
 use crate::ir::{Graph, Io, Op, TensorId, TensorKind};
+use crate::ops::copy::Copies;
+use crate::ops::Scratch;
 use crate::optimize::Optimizations;
 use crate::problem::{Buffer, Lifetime, Problem};
 
@@ -70,7 +71,7 @@ pub struct Liveness {
 /// under the activation peak when the [`Optimizations`] say so. Expects
 /// [`crate::boundary::bind_outputs`] to have run.
 pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
-    let view_roots: Vec<TensorId> = (0..g.tensors.len()).map(|t| root_of(g, t)).collect();
+    let view_roots = g.view_roots();
     let producer_step: Vec<Option<usize>> = {
         let mut p = vec![None; g.tensors.len()];
         for (i, n) in g.nodes.iter().enumerate() {
@@ -81,7 +82,7 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
     // Last step reading each view root (through any view).
     let mut last_use: Vec<Option<usize>> = vec![None; g.tensors.len()];
     for (i, n) in g.nodes.iter().enumerate() {
-        if n.op == Op::View {
+        if n.op.is_view() {
             continue;
         }
         for &t in &n.inputs {
@@ -198,14 +199,15 @@ pub fn analyze(g: &Graph, o: &Optimizations) -> Liveness {
     let peak = live_bytes.iter().copied().max().unwrap_or(0);
     let mut scratch = vec![None; g.nodes.len()];
     for (i, n) in g.nodes.iter().enumerate() {
+        let need = n.op.kind().scratch();
         let elems = match o.fit_scratch {
-            true => fitted_scratch(&n.op, peak.saturating_sub(live_bytes[i])),
-            false => n.op.scratch_elems(),
+            true => fitted_scratch(&need, peak.saturating_sub(live_bytes[i])),
+            false => need.preferred,
         };
         if elems > 0 {
             problem.buffers.push(Buffer {
                 name: format!("{}.scratch", n.name),
-                size: elems as u64 * 4,
+                size: (elems * need.dtype.size()) as u64,
                 align: ARENA_ALIGN,
                 lifetime: Lifetime::new(i as u32, i as u32),
             });
@@ -228,7 +230,7 @@ fn elidable_concat(
     in_arena: &dyn Fn(TensorId) -> bool,
 ) -> Option<Vec<(TensorId, u64)>> {
     let n = &g.nodes[c];
-    let Op::Copy(copies) = &n.op else { return None };
+    let Op::Copy(Copies(copies)) = &n.op else { return None };
     if !in_arena(n.output) || copies.len() != n.inputs.len() {
         return None;
     }
@@ -242,7 +244,7 @@ fn elidable_concat(
         if copy.input != k
             || view_roots[t] != t
             || !in_arena(t)
-            || g.nodes[producer].op == Op::View
+            || g.nodes[producer].op.is_view()
             || producer >= c
             || !only_reader
             || n.inputs.iter().filter(|&&u| u == t).count() != 1
@@ -251,7 +253,7 @@ fn elidable_concat(
         {
             return None;
         }
-        parts.push((t, copy.dst_offset as u64 * 4));
+        parts.push((t, (copy.dst_offset * g.tensors[t].dtype.size()) as u64));
     }
     Some(parts)
 }
@@ -259,16 +261,16 @@ fn elidable_concat(
 /// Smallest im2col tile worth having, in output positions: below it the direct kernel is as fast.
 const MIN_SCRATCH_TILE: usize = 8;
 
-/// The scratch elements to give `op` when `slack` arena bytes are free at its step below the
-/// activation peak: its preferred amount if that fits, else the largest smaller tile that fits,
-/// else none (the kernel's variant without working memory). Never raises the peak unless the
-/// preferred amount already fits.
-fn fitted_scratch(op: &Op, slack: u64) -> usize {
-    let (preferred, step) = (op.scratch_elems(), op.scratch_step());
-    if (preferred as u64 * 4).next_multiple_of(ARENA_ALIGN) <= slack || step == 0 {
+/// The scratch elements to give a kernel needing `need` when `slack` arena bytes are free at its
+/// step below the activation peak: its preferred amount if that fits, else the largest smaller tile
+/// that fits, else none (the kernel's variant without working memory). Never raises the peak unless
+/// the preferred amount already fits.
+fn fitted_scratch(need: &Scratch, slack: u64) -> usize {
+    let (preferred, step, size) = (need.preferred, need.step, need.dtype.size() as u64);
+    if (preferred as u64 * size).next_multiple_of(ARENA_ALIGN) <= slack || step == 0 {
         return preferred;
     }
-    let tile = (slack / 4 / step as u64) as usize;
+    let tile = (slack / size / step as u64) as usize;
     if tile >= MIN_SCRATCH_TILE {
         tile * step
     } else {
@@ -295,20 +297,25 @@ fn live_bytes_per_step(p: &Problem, steps: usize) -> Vec<u64> {
 mod tests {
     use super::*;
     use crate::boundary::bind_outputs;
-    use crate::ir::{Node, Unary};
+    use crate::ir::Node;
+    use crate::ops::binary::{Binary, BinaryOp};
+    use crate::ops::copy::StridedCopy;
+    use crate::ops::unary::Unary;
+    use crate::ops::view::View;
+    use crate::tensor::DType;
 
     /// input -> relu a -> view b -> relu c -> relu d (output): `a` is read through the view at step 2.
     fn chain_with_view() -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![2, 8], TensorKind::Input(0));
-        let a = g.add_tensor("a", vec![2, 8], TensorKind::Activation);
-        let b = g.add_tensor("b", vec![16], TensorKind::Activation);
-        let c = g.add_tensor("c", vec![16], TensorKind::Activation);
-        let d = g.add_tensor("d", vec![16], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![2, 8], DType::F32, TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![2, 8], DType::F32, TensorKind::Activation);
+        let b = g.add_tensor("b", vec![16], DType::F32, TensorKind::Activation);
+        let c = g.add_tensor("c", vec![16], DType::F32, TensorKind::Activation);
+        let d = g.add_tensor("d", vec![16], DType::F32, TensorKind::Activation);
         let node = |name: &str, op: Op, input: TensorId, output: TensorId| Node::new(name, op, vec![input], output);
         g.nodes = vec![
             node("relu_a", Op::Unary(Unary::Relu), x, a),
-            node("view_b", Op::View, a, b),
+            node("view_b", Op::View(View), a, b),
             node("relu_c", Op::Unary(Unary::Relu), b, c),
             node("relu_d", Op::Unary(Unary::Relu), c, d),
         ];
@@ -357,7 +364,7 @@ mod tests {
 
     fn sub(shape: &[usize]) -> Op {
         let s = crate::ir::strides_of(shape);
-        Op::Binary { kind: crate::ir::Binary::Sub, a_strides: s.clone(), b_strides: s }
+        Op::Binary(BinaryOp { kind: Binary::Sub, a_strides: s.clone(), b_strides: s })
     }
 
     const IN_PLACE: Optimizations = Optimizations { in_place: true, ..Optimizations::NONE };
@@ -379,11 +386,11 @@ mod tests {
     fn an_input_read_later_or_owned_by_the_caller_is_not_overwritten() {
         // a = relu(x); b = x - a; c = b - a; d = c - b (the output).
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![8], TensorKind::Input(0));
-        let a = g.add_tensor("a", vec![8], TensorKind::Activation);
-        let b = g.add_tensor("b", vec![8], TensorKind::Activation);
-        let c = g.add_tensor("c", vec![8], TensorKind::Activation);
-        let d = g.add_tensor("d", vec![8], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![8], DType::F32, TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![8], DType::F32, TensorKind::Activation);
+        let b = g.add_tensor("b", vec![8], DType::F32, TensorKind::Activation);
+        let c = g.add_tensor("c", vec![8], DType::F32, TensorKind::Activation);
+        let d = g.add_tensor("d", vec![8], DType::F32, TensorKind::Activation);
         g.nodes = vec![
             Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
             Node::new("b", sub(&[8]), vec![x, a], b),
@@ -401,7 +408,7 @@ mod tests {
         crate::verify::verify_in_place(&g, &l).unwrap();
         // With e = relu(d) as the output instead, d overwrites c (its first operand, read last);
         // e writes the caller's buffer.
-        let e = g.add_tensor("e", vec![8], TensorKind::Activation);
+        let e = g.add_tensor("e", vec![8], DType::F32, TensorKind::Activation);
         g.nodes.push(Node::new("e", Op::Unary(Unary::Relu), vec![d], e));
         g.outputs = vec![e];
         let l = analyze(&g, &IN_PLACE);
@@ -413,12 +420,12 @@ mod tests {
     /// x -> relu a, x -> relu b, c = concat(a, b) on the outer axis, d = relu(c) (the output).
     fn concat_graph() -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
-        let a = g.add_tensor("a", vec![4], TensorKind::Activation);
-        let b = g.add_tensor("b", vec![4], TensorKind::Activation);
-        let c = g.add_tensor("c", vec![2, 4], TensorKind::Activation);
-        let d = g.add_tensor("d", vec![2, 4], TensorKind::Activation);
-        let part = |input: usize| crate::ir::StridedCopy {
+        let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
+        let a = g.add_tensor("a", vec![4], DType::F32, TensorKind::Activation);
+        let b = g.add_tensor("b", vec![4], DType::F32, TensorKind::Activation);
+        let c = g.add_tensor("c", vec![2, 4], DType::F32, TensorKind::Activation);
+        let d = g.add_tensor("d", vec![2, 4], DType::F32, TensorKind::Activation);
+        let part = |input: usize| StridedCopy {
             input,
             shape: vec![1, 4],
             src_offset: 0,
@@ -429,7 +436,7 @@ mod tests {
         g.nodes = vec![
             Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
             Node::new("b", Op::Unary(Unary::Relu), vec![x], b),
-            Node::new("concat", Op::Copy(vec![part(0), part(1)]), vec![a, b], c),
+            Node::new("concat", Op::Copy(Copies(vec![part(0), part(1)])), vec![a, b], c),
             Node::new("d", Op::Unary(Unary::Relu), vec![c], d),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![d]);
@@ -479,7 +486,7 @@ mod tests {
     #[test]
     fn an_output_that_is_an_input_gets_a_copy() {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
+        let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
         g.inputs = vec![x];
         g.outputs = vec![x, x];
         bind_outputs(&mut g);

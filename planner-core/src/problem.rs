@@ -117,3 +117,30 @@ pub struct Problem {
     /// The buffers; the index is the buffer id used by [`crate::plan::Plan::offsets`].
     pub buffers: Vec<Buffer>,
 }
+
+impl Problem {
+    /// For each step `0..steps`, the sum of `size(buffer)` over the buffers live there (steps past
+    /// `steps` are ignored). Linear in the buffers' spans and the steps.
+    pub fn live_bytes_per_step(&self, steps: usize, size: impl Fn(&Buffer) -> u64) -> Vec<u64> {
+        // Differences at span boundaries, then a running sum.
+        let mut delta = vec![0i128; steps + 1];
+        for b in &self.buffers {
+            let bytes = size(b) as i128;
+            for s in b.lifetime.spans() {
+                let first = s.first as usize;
+                if first < steps {
+                    delta[first] += bytes;
+                    delta[(s.last as usize + 1).min(steps)] -= bytes;
+                }
+            }
+        }
+        let mut live = 0i128;
+        delta[..steps]
+            .iter()
+            .map(|d| {
+                live += d;
+                live as u64
+            })
+            .collect()
+    }
+}

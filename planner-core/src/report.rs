@@ -8,11 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::boundary::root_of;
 use crate::compile::Program;
-use crate::ir::{Graph, Op};
 use crate::liveness::{BufferOwner, Storage};
 use crate::plan::Algorithm;
+use crate::tensor::Quant;
 
 /// Everything a person needs to see how a model's memory was planned.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -89,9 +88,16 @@ pub enum StorageKind {
 pub struct TensorReport {
     /// The tensor's name (`NODE.scratch` for a scratch buffer).
     pub name: String,
-    /// Static shape, row-major (a scratch buffer's is its `f32` element count).
+    /// Static shape, row-major (a scratch buffer's is its element count).
     pub shape: Vec<usize>,
-    /// Size in bytes (`f32` elements).
+    /// Element type (`f32`, `i8`, `u8`, `i16`, `i32`).
+    #[serde(default = "f32_name")]
+    pub dtype: String,
+    /// Quantization of an integer tensor standing for real numbers (`scale S, zero point Z`, or
+    /// per axis), else `null`.
+    #[serde(default)]
+    pub quant: Option<String>,
+    /// Size in bytes.
     pub size: u64,
     /// Byte offset of its arena buffer; `null` outside the arena.
     pub offset: Option<u64>,
@@ -131,48 +137,12 @@ pub struct DeviceMap {
     pub sram_total_bytes: u64,
 }
 
-/// A rough upper estimate of the bytes of local arrays a `runtime-min` kernel keeps on the stack
-/// (call frames, spills and interrupt handlers not counted), from the kernels' sources:
-/// the tiled GEMM behind `matmul` and non-depthwise `conv2d` packs a 4x64 and a 64x8 `f32` panel
-/// (3 KiB); `softmax` keeps two 64-entry `f32` blocks (512 B); strided kernels (binary, reduce,
-/// copy, pad, select) keep rank-8 index layouts (about 256 B); `resize` keeps 64-entry index and
-/// weight arrays (1 KiB with 32-bit `usize`); the rest use O(1) locals (64 B nominal). These are
-/// the portable kernels a microcontroller runs; an x86-64 build with AVX2+FMA runs `simd.rs`
-/// instead, whose GEMM and convolution panels take up to about 24 KiB of stack.
-pub fn kernel_stack_estimate(op: &Op) -> u64 {
-    match op {
-        Op::MatMul(_) => 3072,
-        Op::Conv(c) if c.groups == 0 || c.in_channels / c.groups != 1 => 3072,
-        Op::Resize { .. } => 1024,
-        Op::Softmax { .. } => 512,
-        Op::Binary { .. } | Op::Reduce { .. } | Op::Copy(_) | Op::Pad { .. } | Op::Select { .. } => 256,
-        Op::View => 0,
-        _ => 64,
-    }
-}
-
-/// Multiply-accumulates of one op (see [`StepReport::macs`]).
-pub fn macs(op: &Op, g: &Graph, output: usize) -> u64 {
-    match op {
-        Op::Conv(c) => {
-            let per_out = (c.kernel_h * c.kernel_w * c.in_channels / c.groups.max(1)) as u64;
-            g.tensors[output].len() as u64 * per_out
-        }
-        Op::ConvTranspose(c) => {
-            // Every input element is scattered into kernel_h * kernel_w * out_channels / groups outputs.
-            let inputs = (c.batch * c.in_channels * c.in_h * c.in_w) as u64;
-            inputs * (c.kernel_h * c.kernel_w * c.out_channels / c.groups.max(1)) as u64
-        }
-        Op::MatMul(m) => m.batch.iter().map(|&b| b as u64).product::<u64>() * (m.m * m.n * m.k) as u64,
-        _ => 0,
-    }
-}
-
 impl PlanReport {
     /// Builds the report of a compiled program.
     pub fn from_program(p: &Program, model_name: &str) -> PlanReport {
         let g = &p.graph;
         let problem = &p.live.problem;
+        let live_bytes = problem.live_bytes_per_step(g.nodes.len(), |b| b.size);
         let steps = g
             .nodes
             .iter()
@@ -180,10 +150,10 @@ impl PlanReport {
             .map(|(i, n)| StepReport {
                 op: n.source_op.clone(),
                 node: n.name.clone(),
-                kernel: n.op.kernel_name().to_owned(),
+                kernel: n.op.kind().kernel_name().to_owned(),
                 output: g.tensors[n.output].name.clone(),
-                macs: macs(&n.op, g, n.output),
-                live_bytes: problem.buffers.iter().filter(|b| b.lifetime.contains(i as u32)).map(|b| b.size).sum(),
+                macs: n.op.kind().macs(&n.operands(&g.tensors)),
+                live_bytes: live_bytes[i],
             })
             .collect();
 
@@ -193,21 +163,28 @@ impl PlanReport {
             let offset = p.plan.offsets[b] + within;
             (Some(offset), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b))
         };
+        let roots = g.view_roots();
+        let producers = g.producers();
+        let mut elided_into: Vec<Option<usize>> = vec![None; g.tensors.len()];
+        for (i, n) in g.nodes.iter().enumerate().filter(|&(i, _)| p.live.elided[i]) {
+            for &t in &n.inputs {
+                elided_into[t].get_or_insert(i);
+            }
+        }
         let mut tensors: Vec<TensorReport> = g
             .tensors
             .iter()
             .enumerate()
             .map(|(t, tensor)| {
-                let root = root_of(g, t);
+                let root = roots[t];
                 // A view names the tensor it views; an in-place output the input it overwrote; an
                 // input of an elided concatenation the concatenation's output.
-                let elided_into = g.nodes.iter().enumerate().find(|(i, n)| p.live.elided[*i] && n.inputs.contains(&t));
                 let alias_of = if root != t {
                     Some(g.tensors[root].name.clone())
-                } else if let Some((_, n)) = elided_into {
-                    Some(g.tensors[n.output].name.clone())
+                } else if let Some(c) = elided_into[t] {
+                    Some(g.tensors[g.nodes[c].output].name.clone())
                 } else {
-                    g.producer(t).and_then(|s| p.live.in_place[s].map(|k| g.tensors[g.nodes[s].inputs[k]].name.clone()))
+                    producers[t].and_then(|s| p.live.in_place[s].map(|k| g.tensors[g.nodes[s].inputs[k]].name.clone()))
                 };
                 let (storage, (offset, first_step, last_step, buffer)) = match p.live.storage[t] {
                     Storage::Arena(b) => (StorageKind::Arena, arena_fields(b, p.live.offset_in_buffer[t])),
@@ -218,6 +195,8 @@ impl PlanReport {
                 TensorReport {
                     name: tensor.name.clone(),
                     shape: tensor.shape.clone(),
+                    dtype: tensor.dtype.to_string(),
+                    quant: tensor.quant.as_ref().map(quant_str),
                     size: tensor.bytes(),
                     offset,
                     first_step,
@@ -229,12 +208,15 @@ impl PlanReport {
             })
             .collect();
         for (b, owner) in p.live.owners.iter().enumerate() {
-            if let BufferOwner::Scratch(_) = owner {
+            if let BufferOwner::Scratch(step) = *owner {
                 let buf = &problem.buffers[b];
                 let (offset, first_step, last_step, buffer) = arena_fields(b, 0);
+                let dtype = g.nodes[step].op.kind().scratch().dtype;
                 tensors.push(TensorReport {
                     name: buf.name.clone(),
-                    shape: vec![(buf.size / 4) as usize],
+                    shape: vec![(buf.size / dtype.size() as u64) as usize],
+                    dtype: dtype.to_string(),
+                    quant: None,
                     size: buf.size,
                     offset,
                     first_step,
@@ -280,6 +262,24 @@ fn entry(name: String, bytes: Option<u64>, estimate: bool, note: impl Into<Strin
     DeviceEntry { name, bytes, estimate, note: note.into() }
 }
 
+fn f32_name() -> String {
+    "f32".into()
+}
+
+/// `scale S, zero point Z`, or `per axis A: N scales in [lo, hi], zero points [..]`.
+fn quant_str(q: &Quant) -> String {
+    match q {
+        Quant::PerTensor { scale, zero_point } => format!("scale {scale}, zero point {zero_point}"),
+        Quant::PerAxis { axis, scales, zero_points } => {
+            let lo = scales.iter().copied().fold(f32::INFINITY, f32::min);
+            let hi = scales.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let zero = zero_points.iter().all(|&z| z == 0);
+            let zp = if zero { "0".to_string() } else { format!("{zero_points:?}") };
+            format!("per axis {axis}: {} scales in [{lo}, {hi}], zero points {zp}", scales.len())
+        }
+    }
+}
+
 fn shape_str(s: &[usize]) -> String {
     format!("{s:?}")
 }
@@ -312,13 +312,13 @@ fn device_map(p: &Program) -> DeviceMap {
         "`AtomicBool` guarding the module's static arena (`run`, `run_dyn`)",
     ));
     // The first of the deepest kernels (`max_by_key` keeps the last maximum, hence `rev`).
-    let deepest = g.nodes.iter().rev().max_by_key(|n| kernel_stack_estimate(&n.op));
+    let deepest = g.nodes.iter().rev().max_by_key(|n| n.op.kind().stack_bytes());
     let (stack, note) = match deepest {
         Some(n) => (
-            kernel_stack_estimate(&n.op),
+            n.op.kind().stack_bytes(),
             format!(
                 "estimate: local arrays of the deepest kernel, `{}` (step `{}`); frames and interrupts not counted",
-                n.op.kernel_name(),
+                n.op.kind().kernel_name(),
                 n.name
             ),
         ),
@@ -342,19 +342,22 @@ fn device_map(p: &Program) -> DeviceMap {
 mod tests {
     use super::*;
     use crate::compile::compile_graph;
-    use crate::ir::{Node, TensorId, TensorKind, Unary};
+    use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
+    use crate::ops::unary::Unary;
+    use crate::ops::view::View;
+    use crate::tensor::{DType, Data};
     use sramfit_runtime_min as rt;
 
     /// x -> conv a (3x3, 2->4 channels) -> relu b -> view c -> matmul d (output), weights in flash.
     fn conv_view_matmul() -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![1, 2, 6, 6], TensorKind::Input(0));
-        let w = g.add_tensor("w", vec![4, 2, 3, 3], TensorKind::Const(vec![0.5; 72]));
-        let a = g.add_tensor("a", vec![1, 4, 4, 4], TensorKind::Activation);
-        let b = g.add_tensor("b", vec![1, 4, 4, 4], TensorKind::Activation);
-        let c = g.add_tensor("c", vec![1, 64], TensorKind::Activation);
-        let m = g.add_tensor("m", vec![64, 10], TensorKind::Const(vec![0.25; 640]));
-        let d = g.add_tensor("d", vec![1, 10], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![1, 2, 6, 6], DType::F32, TensorKind::Input(0));
+        let w = g.add_const("w", vec![4, 2, 3, 3], Data::F32(vec![0.5; 72]));
+        let a = g.add_tensor("a", vec![1, 4, 4, 4], DType::F32, TensorKind::Activation);
+        let b = g.add_tensor("b", vec![1, 4, 4, 4], DType::F32, TensorKind::Activation);
+        let c = g.add_tensor("c", vec![1, 64], DType::F32, TensorKind::Activation);
+        let m = g.add_const("m", vec![64, 10], Data::F32(vec![0.25; 640]));
+        let d = g.add_tensor("d", vec![1, 10], DType::F32, TensorKind::Activation);
         let conv = rt::Conv2d {
             batch: 1,
             in_channels: 2,
@@ -386,7 +389,7 @@ mod tests {
         g.nodes = vec![
             node("conv", Op::Conv(conv), vec![x, w], a),
             node("relu", Op::Unary(Unary::Relu), vec![a], b),
-            node("flatten", Op::View, vec![b], c),
+            node("flatten", Op::View(View), vec![b], c),
             node("fc", Op::MatMul(mm), vec![c, m], d),
         ];
         g.inputs = vec![x];

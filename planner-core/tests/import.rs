@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use sramfit_planner_core::import::{import, InputShape};
-use sramfit_planner_core::ir::{Graph, Op, TensorKind, Unary};
+use sramfit_planner_core::ir::{Graph, Op, TensorKind};
+use sramfit_planner_core::ops::unary::Unary;
+use sramfit_planner_core::tensor::Data;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(name)
@@ -16,7 +18,7 @@ fn kernels(g: &Graph) -> Vec<String> {
         .iter()
         .map(|n| match &n.op {
             Op::Unary(u) => format!("{}:{u:?}", n.source_op),
-            op => format!("{}:{}", n.source_op, op.kernel_name()),
+            op => format!("{}:{}", n.source_op, op.kind().kernel_name()),
         })
         .collect()
 }
@@ -62,7 +64,7 @@ fn weights_computed_in_the_graph_are_folded_at_build_time() {
     let k = kernels(&g);
     assert!(!g.nodes.iter().any(|n| n.name.contains(".weight")), "{k:#?}");
     let conv = g.nodes.iter().find(|n| n.name == "layer4_1_conv2").expect("layer4_1_conv2");
-    let TensorKind::Const(values) = &g.tensors[conv.inputs[1]].kind else {
+    let TensorKind::Const(Data::F32(values)) = &g.tensors[conv.inputs[1]].kind else {
         panic!("layer4_1_conv2's weight is not a constant: {k:#?}")
     };
     assert_eq!(values.len(), 512 * 512 * 9);

@@ -54,6 +54,8 @@
 //!   f)` with broadcasting (Elu, Selu, PRelu as tract expands them).
 //! - **Resize**: [`resize_nearest`], [`resize_linear`] ([`Resize`],
 //!   [`CoordMode`], [`NearestMode`]).
+//! - **Quantized (int8 / uint8)**: the [`quant`] module, TFLite's integer
+//!   arithmetic bit for bit.
 //!
 //! # Kernel paths and facts
 //!
@@ -74,11 +76,13 @@ mod arch;
 mod binary;
 mod conv;
 mod conv_shape;
+mod dtype;
 mod epilogue;
 mod facts;
 mod gemm;
 mod norm;
 mod pool;
+pub mod quant;
 mod reduce;
 mod resize;
 mod select;
@@ -92,6 +96,7 @@ pub use arch::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath,
 pub use binary::*;
 pub use conv::*;
 pub use conv_shape::{Conv2d, ConvWeights};
+pub use dtype::DType;
 pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;

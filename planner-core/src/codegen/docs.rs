@@ -5,7 +5,6 @@
 use std::fmt::Write;
 
 use crate::compile::Program;
-use crate::ir::Op;
 use crate::liveness::Storage;
 use crate::offline::PlanSource;
 
@@ -35,13 +34,13 @@ pub fn location(p: &Program, t: usize) -> String {
 /// One line per tensor: `name [shape] f32 @ location`.
 fn tensor_line(p: &Program, t: usize) -> String {
     let tensor = &p.graph.tensors[t];
-    format!("`{}` {} f32 @ {}", tensor.name, shape(&tensor.shape), location(p, t))
+    format!("`{}` {} {} @ {}", tensor.name, shape(&tensor.shape), tensor.dtype, location(p, t))
 }
 
 /// The doc comment of step `i`.
 pub fn step_doc(p: &Program, i: usize) -> String {
     let n = &p.graph.nodes[i];
-    let mut s = format!(" Step {i}: `{}` ({} -> {})", n.name, n.source_op, n.op.kernel_name());
+    let mut s = format!(" Step {i}: `{}` ({} -> {})", n.name, n.source_op, n.op.kind().kernel_name());
     for &t in &n.inputs {
         let _ = write!(s, "\n - in:  {}", tensor_line(p, t));
     }
@@ -73,12 +72,12 @@ pub fn schedule_doc(p: &Program) -> String {
     );
     for (i, n) in p.graph.nodes.iter().enumerate() {
         let t = &p.graph.tensors[n.output];
-        let kernel = if n.op == Op::View {
+        let kernel = if n.op.is_view() {
             "(view: no code)"
         } else if p.live.elided[i] {
             "(concat elided: its inputs were written into place, no code)"
         } else {
-            n.op.kernel_name()
+            n.op.kind().kernel_name()
         };
         let _ = writeln!(
             s,

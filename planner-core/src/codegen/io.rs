@@ -7,8 +7,10 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::{arena_slice_expr, elem_type};
 use crate::compile::Program;
 use crate::liveness::Storage;
+use crate::tensor::DType;
 
 /// Identifiers the accessors must not take (the `Arena` methods that exist anyway).
 pub const RESERVED: &[&str] = &["new", "default", "inputs_mut", "outputs"];
@@ -24,47 +26,73 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
     };
     let describe = |t: usize| {
         let tensor = &g.tensors[t];
-        let (off, len) = place(t);
-        format!("`{}` {:?} f32, arena bytes {off}..{}", tensor.name, tensor.shape, off + 4 * len)
+        let (off, _) = place(t);
+        format!(
+            "`{}` {:?} {}, arena bytes {off}..{}",
+            tensor.name,
+            tensor.shape,
+            tensor.dtype,
+            off as u64 + tensor.bytes()
+        )
     };
     let input_fns = inputs.iter().zip(&g.inputs).map(|(id, &t)| {
         let (off, len) = place(t);
+        let (ty, dtype) = (elem_type(g.tensors[t].dtype), g.tensors[t].dtype);
+        let slice = arena_slice_expr(quote!(self.0.as_mut_ptr()), off, len, dtype, true);
         let doc = format!(
             "Input {}: write it before [`run_in`]. A run may overwrite it (the plan reuses its bytes once its last reader ran).",
             describe(t)
         );
         quote! {
             #[doc = #doc]
-            pub fn #id(&mut self) -> &mut [f32; #len] {
+            pub fn #id(&mut self) -> &mut [#ty; #len] {
                 // SAFETY: the verified plan puts this input inside the arena at a 16-byte-aligned
                 // offset; `&mut self` makes it the only slice of the arena alive.
-                let s = unsafe { ::sramfit::__private::arena_f32_mut(self.0.as_mut_ptr(), ARENA_BYTES, #off, #len) };
+                let s = #slice;
                 match s.try_into() { Ok(a) => a, Err(_) => unreachable!() }
             }
         }
     });
     let output_fns = outputs.iter().zip(&g.outputs).map(|(id, &t)| {
         let (off, len) = place(t);
+        let (ty, dtype) = (elem_type(g.tensors[t].dtype), g.tensors[t].dtype);
+        let slice = arena_slice_expr(quote!(self.0.as_ptr().cast_mut()), off, len, dtype, false);
         let doc = format!("Output {}: read it after [`run_in`] (no step writes it after its producer).", describe(t));
         quote! {
             #[doc = #doc]
-            pub fn #id(&self) -> &[f32; #len] {
+            pub fn #id(&self) -> &[#ty; #len] {
                 // SAFETY: inside the arena (verified plan), aligned; `&self` rules out any mutable
                 // slice of the arena while this one lives.
-                let s = unsafe { ::sramfit::__private::arena_f32(self.0.as_ptr().cast_mut(), ARENA_BYTES, #off, #len) };
+                let s = #slice;
                 match s.try_into() { Ok(a) => a, Err(_) => unreachable!() }
             }
         }
     });
     let (n_in, n_out) = (g.inputs.len(), g.outputs.len());
-    let all_inputs = g.inputs.iter().map(|&t| {
-        let (off, len) = place(t);
-        quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, #off, #len) })
-    });
-    let all_outputs = g.outputs.iter().map(|&t| {
-        let (off, len) = place(t);
-        quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, #off, #len) })
-    });
+    // Ports of one element type come as plain slices, mixed ones as tagged `TensorMut`/`TensorRef`.
+    let port_list = |ports: &[usize], mutable: bool| {
+        let types: Vec<DType> = ports.iter().map(|&t| g.tensors[t].dtype).collect();
+        let uniform = types.windows(2).all(|w| w[0] == w[1]);
+        let slices = ports.iter().map(move |&t| {
+            let (off, len) = place(t);
+            let s = arena_slice_expr(quote!(base), off, len, g.tensors[t].dtype, mutable);
+            if uniform {
+                s
+            } else {
+                quote!((#s).into())
+            }
+        });
+        let ty = elem_type(types.first().copied().unwrap_or(DType::F32));
+        let elem = match (uniform, mutable) {
+            (true, true) => quote!(&mut [#ty]),
+            (true, false) => quote!(&[#ty]),
+            (false, true) => quote!(::sramfit::TensorMut<'_>),
+            (false, false) => quote!(::sramfit::TensorRef<'_>),
+        };
+        (elem, slices.collect::<Vec<_>>())
+    };
+    let (in_elem, all_inputs) = port_list(&g.inputs, true);
+    let (out_elem, all_outputs) = port_list(&g.outputs, false);
     quote! {
         impl Arena {
             #(#input_fns)*
@@ -72,7 +100,7 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
 
             /// Every input, in graph order: write them before [`run_in`].
             #[allow(unused_unsafe)]
-            pub fn inputs_mut(&mut self) -> [&mut [f32]; #n_in] {
+            pub fn inputs_mut(&mut self) -> [#in_elem; #n_in] {
                 let base = self.0.as_mut_ptr();
                 // SAFETY: inside the arena and aligned (verified plan); pairwise disjoint, because the
                 // inputs are all live at step 0 and the verified plan gives live buffers disjoint
@@ -82,7 +110,7 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
 
             /// Every output, in graph order: read them after [`run_in`].
             #[allow(unused_unsafe)]
-            pub fn outputs(&self) -> [&[f32]; #n_out] {
+            pub fn outputs(&self) -> [#out_elem; #n_out] {
                 let base = self.0.as_ptr().cast_mut();
                 // SAFETY: inside the arena and aligned (verified plan); `&self` rules out any
                 // mutable slice of the arena while these live.

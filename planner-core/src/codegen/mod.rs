@@ -12,9 +12,7 @@ mod docs;
 pub mod dynamic;
 mod io;
 pub use docs::plan_source_note;
-mod kernels;
 mod names;
-mod params;
 pub mod weights;
 
 use std::path::PathBuf;
@@ -23,8 +21,10 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::compile::Program;
-use crate::ir::Io;
+use crate::ir::{Io, Node};
 use crate::liveness::Storage;
+use crate::ops::Step;
+use crate::tensor::DType;
 
 /// Choices the caller of the generator makes.
 #[derive(Clone, Debug, Default)]
@@ -48,19 +48,16 @@ pub(crate) struct Access<'a> {
 }
 
 impl Access<'_> {
-    /// A slice of `len` floats at byte `offset` of arena buffer `buffer`.
-    fn arena_slice(&self, buffer: usize, offset: u64, len: usize, mutable: bool) -> TokenStream {
+    /// A slice of `len` elements of `dtype` at byte `offset` of arena buffer `buffer`.
+    fn arena_slice(&self, buffer: usize, offset: u64, len: usize, dtype: DType, mutable: bool) -> TokenStream {
         let off = (self.p.plan.offsets[buffer] + offset) as usize;
-        if mutable {
-            quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, #off, #len) })
-        } else {
-            quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, #off, #len) })
-        }
+        arena_slice_expr(quote!(base), off, len, dtype, mutable)
     }
 
-    /// A `&[f32]` expression for tensor `t`.
-    fn read(&self, t: usize, _step: usize) -> TokenStream {
-        let len = self.tensors[t].len();
+    /// A `&[T]` expression for tensor `t`.
+    fn read(&self, t: usize) -> TokenStream {
+        let tensor = &self.tensors[t];
+        let len = tensor.len();
         match self.p.live.storage[t] {
             Storage::Input(i) => {
                 let id = &self.inputs[i];
@@ -72,33 +69,63 @@ impl Access<'_> {
             }
             Storage::Const(root) => {
                 let off = self.p.weights.offsets[root].unwrap_or(0);
-                quote!(::sramfit::__private::weights_f32(&WEIGHTS.0, #off, #len))
+                let ty = elem_type(tensor.dtype);
+                quote!(::sramfit::__private::weights_slice::<#ty>(&WEIGHTS.0, #off, #len))
             }
-            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], len, false),
+            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], len, tensor.dtype, false),
         }
     }
 
-    /// A `&mut [f32]` expression for tensor `t` (an activation: in the arena or a caller's output).
-    fn write(&self, t: usize, _step: usize) -> TokenStream {
-        let len = self.tensors[t].len();
+    /// A `&mut [T]` expression for tensor `t` (an activation: in the arena or a caller's output).
+    fn write(&self, t: usize) -> TokenStream {
+        let tensor = &self.tensors[t];
         match self.p.live.storage[t] {
             Storage::Output(j) => {
                 let id = &self.outputs[j];
                 quote!(&mut #id[..])
             }
-            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], len, true),
+            Storage::Arena(b) => self.arena_slice(b, self.p.live.offset_in_buffer[t], tensor.len(), tensor.dtype, true),
             Storage::Input(_) | Storage::Const(_) => {
                 unreachable!("boundary::bind_outputs makes every written tensor an activation")
             }
         }
     }
 
-    /// The step's scratch slice, if its kernel needs one.
-    fn scratch(&self, step: usize) -> Option<TokenStream> {
+    /// The step's scratch slice of `dtype`, if the plan gives it one.
+    fn scratch(&self, step: usize, dtype: DType) -> Option<TokenStream> {
         self.p.live.scratch[step].map(|b| {
-            let len = (self.p.live.problem.buffers[b].size / 4) as usize;
-            self.arena_slice(b, 0, len, true)
+            let len = (self.p.live.problem.buffers[b].size / dtype.size() as u64) as usize;
+            self.arena_slice(b, 0, len, dtype, true)
         })
+    }
+
+    /// The statements of one step: its operator's kernel call on the step's slices.
+    fn step(&self, node: &Node, step: usize) -> TokenStream {
+        let kind = node.op.kind();
+        let s = Step {
+            operands: node.operands(self.tensors),
+            inputs: node.inputs.iter().map(|&t| self.read(t)).collect(),
+            output: self.write(node.output),
+            scratch: self.scratch(step, kind.scratch().dtype),
+            in_place: self.p.live.in_place[step],
+        };
+        kind.emit(&s)
+    }
+}
+
+/// The element type `dtype` as a Rust type.
+pub(crate) fn elem_type(dtype: DType) -> Ident {
+    format_ident!("{}", dtype.rust_name())
+}
+
+/// `unsafe { arena_slice[_mut]::<T>(base, ARENA_BYTES, off, len) }`: a checked slice of the arena
+/// whose first byte `base` evaluates to.
+pub(crate) fn arena_slice_expr(base: TokenStream, off: usize, len: usize, dtype: DType, mutable: bool) -> TokenStream {
+    let ty = elem_type(dtype);
+    if mutable {
+        quote!(unsafe { ::sramfit::__private::arena_slice_mut::<#ty>(#base, ARENA_BYTES, #off, #len) })
+    } else {
+        quote!(unsafe { ::sramfit::__private::arena_slice::<#ty>(#base, ARENA_BYTES, #off, #len) })
     }
 }
 
@@ -125,28 +152,85 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     }
     let in_lens: Vec<usize> = g.inputs.iter().map(|&t| g.tensors[t].len()).collect();
     let out_lens: Vec<usize> = g.outputs.iter().map(|&t| g.tensors[t].len()).collect();
+    let in_types: Vec<Ident> = g.inputs.iter().map(|&t| elem_type(g.tensors[t].dtype)).collect();
+    let out_types: Vec<Ident> = g.outputs.iter().map(|&t| elem_type(g.tensors[t].dtype)).collect();
     let (n_in, n_out) = (inputs.len(), outputs.len());
 
-    let in_params = inputs.iter().zip(&in_lens).map(|(id, n)| quote!(#id: &[f32; #n]));
-    let out_params = outputs.iter().zip(&out_lens).map(|(id, n)| quote!(#id: &mut [f32; #n]));
+    let in_params = (inputs.iter().zip(&in_lens).zip(&in_types)).map(|((id, n), ty)| quote!(#id: &[#ty; #n]));
+    let out_params = (outputs.iter().zip(&out_lens).zip(&out_types)).map(|((id, n), ty)| quote!(#id: &mut [#ty; #n]));
     let params: Vec<TokenStream> = in_params.chain(out_params).collect();
     let args: Vec<&Ident> = inputs.iter().chain(&outputs).collect();
 
-    let dyn_in = (0..n_in).map(|i| format_ident!("__in_{i}"));
-    let dyn_out = (0..n_out).map(|i| format_ident!("__out_{i}"));
-    let in_checks = inputs.iter().enumerate().zip(&in_lens).map(|((i, id), n)| {
-        let d = format_ident!("__in_{i}");
-        quote! {
-            let #id: &[f32; #n] = (*#d).try_into().map_err(|_| ::sramfit::Error::Shape {
-                port: ::sramfit::Port::Input(#i), expected: #n, found: #d.len() })?;
-        }
+    let dyn_in: Vec<Ident> = (0..n_in).map(|i| format_ident!("__in_{i}")).collect();
+    let dyn_out: Vec<Ident> = (0..n_out).map(|i| format_ident!("__out_{i}")).collect();
+    let counts = quote! {
+        let [#(#dyn_in),*] = inputs else {
+            return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
+        };
+        let __outputs = outputs.len();
+        let [#(#dyn_out),*] = outputs else {
+            return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
+        };
+    };
+    let typed_in = (inputs.iter().enumerate()).map(|(i, id)| {
+        let d = &dyn_in[i];
+        quote!(let #id = ::sramfit::__private::port_ref(#d, #i)?;)
     });
-    let out_checks = outputs.iter().enumerate().zip(&out_lens).map(|((i, id), n)| {
-        let d = format_ident!("__out_{i}");
+    let typed_out = (outputs.iter().enumerate()).map(|(i, id)| {
+        let d = &dyn_out[i];
+        quote!(let #id = ::sramfit::__private::port_mut(#d, #i)?;)
+    });
+    let typed = quote! {
+        /// Like [`run`], with tagged slices of any element type whose count, types and lengths are
+        /// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
+        /// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+        /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
+        pub fn run_typed(inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
+            let mut arena = SHARED.try_lock()?;
+            run_typed_in(&mut arena, inputs, outputs)
+        }
+
+        /// Like [`run_typed`], in a caller-owned arena.
+        pub fn run_typed_in(arena: &mut Arena, inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
+            #counts
+            #(#typed_in)*
+            #(#typed_out)*
+            run_in(arena, #(#args),*)
+        }
+    };
+    // `run_dyn` takes plain `f32` slices: only models whose ports are all `f32` have it.
+    let all_f32 = g.inputs.iter().chain(&g.outputs).all(|&t| g.tensors[t].dtype == DType::F32);
+    let untyped = all_f32.then(|| {
+        let in_checks = inputs.iter().enumerate().zip(&in_lens).map(|((i, id), n)| {
+            let d = &dyn_in[i];
+            quote! {
+                let #id: &[f32; #n] = (*#d).try_into().map_err(|_| ::sramfit::Error::Shape {
+                    port: ::sramfit::Port::Input(#i), expected: #n, found: #d.len() })?;
+            }
+        });
+        let out_checks = outputs.iter().enumerate().zip(&out_lens).map(|((i, id), n)| {
+            let d = &dyn_out[i];
+            quote! {
+                let __found = #d.len();
+                let #id: &mut [f32; #n] = (&mut **#d).try_into().map_err(|_| ::sramfit::Error::Shape {
+                    port: ::sramfit::Port::Output(#i), expected: #n, found: __found })?;
+            }
+        });
         quote! {
-            let __found = #d.len();
-            let #id: &mut [f32; #n] = (&mut **#d).try_into().map_err(|_| ::sramfit::Error::Shape {
-                port: ::sramfit::Port::Output(#i), expected: #n, found: __found })?;
+            /// Like [`run`], with slices whose count and lengths are checked at run time
+            /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
+            pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+                let mut arena = SHARED.try_lock()?;
+                run_dyn_in(&mut arena, inputs, outputs)
+            }
+
+            /// Like [`run_dyn`], in a caller-owned arena.
+            pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
+                #counts
+                #(#in_checks)*
+                #(#out_checks)*
+                run_in(arena, #(#args),*)
+            }
         }
     });
 
@@ -163,26 +247,8 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
             run_in(&mut arena, #(#args),*)
         }
 
-        /// Like [`run`], with slices whose count and lengths are checked at run time
-        /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
-        pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-            let mut arena = SHARED.try_lock()?;
-            run_dyn_in(&mut arena, inputs, outputs)
-        }
-
-        /// Like [`run_dyn`], in a caller-owned arena.
-        pub fn run_dyn_in(arena: &mut Arena, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-            let [#(#dyn_in),*] = inputs else {
-                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
-            };
-            let __outputs = outputs.len();
-            let [#(#dyn_out),*] = outputs else {
-                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
-            };
-            #(#in_checks)*
-            #(#out_checks)*
-            run_in(arena, #(#args),*)
-        }
+        #untyped
+        #typed
 
         #[doc = #run_in_doc]
         #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
@@ -206,7 +272,7 @@ pub(crate) fn port_idents(g: &crate::ir::Graph) -> (Vec<Ident>, Vec<Ident>) {
 
 /// Whether node `i` runs code (views and elided concatenations run none).
 fn runs(p: &Program, i: usize) -> bool {
-    p.graph.nodes[i].op != crate::ir::Op::View && !p.live.elided[i]
+    !p.graph.nodes[i].op.is_view() && !p.live.elided[i]
 }
 
 /// The kernel call of every node that runs code (`None` for the others), in schedule order.
@@ -214,7 +280,7 @@ pub(crate) fn step_bodies(p: &Program) -> Vec<Option<TokenStream>> {
     let g = &p.graph;
     let (inputs, outputs) = port_idents(g);
     let access = Access { p, tensors: &g.tensors, inputs, outputs };
-    g.nodes.iter().enumerate().map(|(i, n)| runs(p, i).then(|| kernels::step(n, i, &access))).collect()
+    g.nodes.iter().enumerate().map(|(i, n)| runs(p, i).then(|| access.step(n, i))).collect()
 }
 
 /// The body of `run_in`: the arena base pointer, then every step that runs code (`bodies`, from
@@ -248,6 +314,11 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
     let weight_bytes = p.weights.bytes.len();
     let in_shapes = g.inputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
     let out_shapes = g.outputs.iter().map(|&t| params_slice(&g.tensors[t].shape));
+    let dtype = |t: &usize| {
+        let v = format_ident!("{}", g.tensors[*t].dtype.variant_name());
+        quote!(::sramfit::DType::#v)
+    };
+    let (in_types, out_types) = (g.inputs.iter().map(dtype), g.outputs.iter().map(dtype));
     let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
     let check_items = if o.checked && uses_arena { checks::items(p) } else { TokenStream::new() };
     let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
@@ -260,7 +331,7 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
     let summary = docs::module_doc(p) + note.unwrap_or_default();
     let arena_use = match g.io {
         Io::Arena => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
-        Io::Caller => " give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].",
+        Io::Caller => " give each concurrent caller its own and use [`run_in`] / [`run_typed_in`].",
     };
 
     quote! {
@@ -278,6 +349,10 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         pub const INPUT_SHAPES: &[&[usize]] = &[#(#in_shapes),*];
         /// Shapes of the graph outputs, in graph order.
         pub const OUTPUT_SHAPES: &[&[usize]] = &[#(#out_shapes),*];
+        /// Element types of the graph inputs, in graph order.
+        pub const INPUT_TYPES: &[::sramfit::DType] = &[#(#in_types),*];
+        /// Element types of the graph outputs, in graph order.
+        pub const OUTPUT_TYPES: &[::sramfit::DType] = &[#(#out_types),*];
 
         #(#track)*
         #weights_static

@@ -1,5 +1,5 @@
-//! The weight blob: every constant tensor the schedule reads, little-endian `f32`, each at a
-//! 16-byte-aligned offset of one read-only `static` (flash on a microcontroller).
+//! The weight blob: every constant tensor the schedule reads, little-endian values of its element
+//! type, each at a 16-byte-aligned offset of one read-only `static` (flash on a microcontroller).
 
 use std::path::Path;
 
@@ -30,10 +30,10 @@ pub fn layout(g: &Graph, live: &Liveness) -> WeightLayout {
             if out.offsets[root].is_some() {
                 continue;
             }
-            let TensorKind::Const(values) = &g.tensors[root].kind else { continue };
+            let TensorKind::Const(data) = &g.tensors[root].kind else { continue };
             out.bytes.resize(out.bytes.len().next_multiple_of(WEIGHT_ALIGN), 0);
             out.offsets[root] = Some(out.bytes.len());
-            out.bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+            data.extend_le_bytes(&mut out.bytes);
         }
     }
     out
@@ -54,7 +54,7 @@ pub fn emit_static(layout: &WeightLayout, file: Option<&Path>) -> TokenStream {
         }
     };
     quote! {
-        /// The model's weights: little-endian `f32`, each tensor 16-byte aligned, read in place.
+        /// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
         #[repr(C, align(16))]
         #[allow(dead_code)]
         struct Weights([u8; #len]);

@@ -95,7 +95,7 @@ type Key = (Vec<(String, String, bool)>, Vec<(crate::problem::Lifetime, u64)>);
 fn key(p: &compile::Prepared) -> Key {
     let g = &p.graph;
     let nodes = (g.nodes.iter().enumerate())
-        .map(|(i, n)| (n.name.clone(), n.source_op.clone(), n.op != crate::ir::Op::View && !p.live.elided[i]))
+        .map(|(i, n)| (n.name.clone(), n.source_op.clone(), !n.op.is_view() && !p.live.elided[i]))
         .collect();
     let buffers = p.live.problem.buffers.iter().map(|b| (b.lifetime.clone(), b.align)).collect();
     (nodes, buffers)

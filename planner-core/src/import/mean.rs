@@ -4,7 +4,10 @@
 //! shape: a model with a bounded dynamic dimension averaged over that dimension keeps the same
 //! weights at every length.
 
-use crate::ir::{Binary, Graph, Op, Reducer, TensorKind};
+use crate::ir::{Graph, Op};
+use crate::ops::binary::{Binary, BinaryOp};
+use crate::ops::reduce::{ReduceOp, Reducer};
+use crate::ops::view::View;
 
 /// Rewrites every such pair in `g`: the reduction becomes [`Reducer::Mean`] and the multiplication
 /// a view of its output. Returns how many were rewritten.
@@ -12,12 +15,12 @@ pub fn fuse_mean(g: &mut Graph) -> usize {
     let mut fused = 0;
     for m in 0..g.nodes.len() {
         let Some(r) = mean_pair(g, m) else { continue };
-        if let Op::Reduce { kind, .. } = &mut g.nodes[r].op {
+        if let Op::Reduce(ReduceOp { kind, .. }) = &mut g.nodes[r].op {
             *kind = Reducer::Mean;
         }
         let sum = g.nodes[r].output;
         let node = &mut g.nodes[m];
-        node.op = Op::View;
+        node.op = Op::View(View);
         node.inputs = vec![sum];
         fused += 1;
     }
@@ -28,11 +31,11 @@ pub fn fuse_mean(g: &mut Graph) -> usize {
 /// a sum reduction that nothing else reads and that is not a graph output.
 fn mean_pair(g: &Graph, m: usize) -> Option<usize> {
     let node = &g.nodes[m];
-    if !matches!(node.op, Op::Binary { kind: Binary::Mul, .. }) || node.inputs.len() != 2 {
+    if !matches!(node.op, Op::Binary(BinaryOp { kind: Binary::Mul, .. })) || node.inputs.len() != 2 {
         return None;
     }
-    let scalar = |t: usize| match &g.tensors[t].kind {
-        TensorKind::Const(v) if v.len() == 1 => Some(v[0]),
+    let scalar = |t: usize| match g.tensors[t].data()?.as_f32()? {
+        [v] => Some(*v),
         _ => None,
     };
     let (sum, c) = match (scalar(node.inputs[0]), scalar(node.inputs[1])) {
@@ -41,7 +44,7 @@ fn mean_pair(g: &Graph, m: usize) -> Option<usize> {
         _ => return None,
     };
     let r = g.nodes.iter().position(|n| n.output == sum)?;
-    let Op::Reduce { kind: Reducer::Sum, red_shape, .. } = &g.nodes[r].op else { return None };
+    let Op::Reduce(ReduceOp { kind: Reducer::Sum, red_shape, .. }) = &g.nodes[r].op else { return None };
     let count = red_shape.iter().product::<usize>();
     let readers = g.nodes.iter().filter(|n| n.inputs.contains(&sum)).count();
     let same_shape = g.tensors[node.output].shape == g.tensors[sum].shape;

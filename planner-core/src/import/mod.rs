@@ -8,9 +8,7 @@
 //! handles what tract really produces. Constant subgraphs tract leaves unfolded (large computed
 //! weights) are evaluated at build time by `fold.rs` first.
 
-mod einsum;
 mod fold;
-mod lower;
 mod mean;
 mod proto;
 
@@ -20,9 +18,12 @@ use std::path::Path;
 use tract_onnx::prelude::*;
 
 use crate::error::{CompileError, UnsupportedOp};
-use crate::ir::{Graph, TensorId, TensorKind};
+use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
+use crate::ops::copy::transpose;
+use crate::ops::lowering::{self, permutation, Lowered, Src, TractNode};
+use crate::ops::select::lower::is_fused_comparison;
+use crate::tensor::{DType, Data};
 
-pub use einsum::{axes_from_positions, lower as lower_einsum, EinAxis};
 pub use proto::{declared_inputs, DeclaredInput};
 
 /// A fixed shape for a graph input (the macro's `inputs: { "name": [..] }`).
@@ -157,7 +158,7 @@ impl Lowering<'_> {
     fn source(&mut self, o: OutletId, i: usize) -> Result<(), CompileError> {
         let shape = self.shape(o)?;
         self.check_f32(o)?;
-        let t = self.graph.add_tensor(self.outlet_name(o), shape, TensorKind::Input(i));
+        let t = self.graph.add_tensor(self.outlet_name(o), shape, DType::F32, TensorKind::Input(i));
         self.tensors.insert(o, t);
         Ok(())
     }
@@ -181,14 +182,9 @@ impl Lowering<'_> {
             tensor: name.clone(),
             dtype: format!("{:?}", k.datum_type()),
         })?;
-        let t = self.graph.add_tensor(name, k.shape().to_vec(), TensorKind::Const(values));
+        let t = self.graph.add_const(name, k.shape().to_vec(), Data::F32(values));
         self.tensors.insert(o, t);
         Ok(t)
-    }
-
-    /// Adds a constant tensor computed at build time (e.g. an expanded bias).
-    fn add_const(&mut self, name: String, shape: Vec<usize>, values: Vec<f32>) -> TensorId {
-        self.graph.add_tensor(name, shape, TensorKind::Const(values))
     }
 
     fn node(&mut self, node: &TypedNode) -> Result<(), CompileError> {
@@ -206,7 +202,7 @@ impl Lowering<'_> {
         if self.konst(node.id.into()).is_some() {
             return Ok(()); // folded by tract: a constant, materialised on use
         }
-        if lower::is_fused_comparison(self.model, node) {
+        if is_fused_comparison(self.model, node) {
             return Ok(()); // a bool condition: fused into the `Iff` nodes that read it
         }
         if node.outputs.len() != 1 {
@@ -214,14 +210,69 @@ impl Lowering<'_> {
             return Ok(());
         }
         self.check_f32(node.id.into())?;
-        if let Err(reason) = lower::lower(self, node)? {
+        if let Err(reason) = self.lower(node)? {
             self.unsupported(node, &reason);
             // A stand-in output lets the walk go on, so that every unsupported node is listed.
             let shape = self.shape(node.id.into())?;
-            let t = self.graph.add_tensor(node.name.clone(), shape, TensorKind::Activation);
+            let t = self.graph.add_tensor(node.name.clone(), shape, DType::F32, TensorKind::Activation);
             self.tensors.insert(node.id.into(), t);
         }
         Ok(())
+    }
+
+    /// Lowers `node` through the operator registry ([`crate::ops`]), appending its IR node (and
+    /// any copy its inputs need) to the graph; `Ok(Err(reason))` when no operator supports it.
+    fn lower(&mut self, node: &TypedNode) -> Result<Result<(), String>, CompileError> {
+        let Some(lowerer) = lowering::find(node) else { return Ok(Err(String::new())) };
+        let out_shape = self.shape(node.id.into())?;
+        let in_shapes: Vec<Vec<usize>> = node.inputs.iter().map(|&i| self.shape(i)).collect::<Result<_, _>>()?;
+        if in_shapes.len() < lowerer.min_inputs {
+            return Ok(Err(format!("{} inputs where the operator needs {}", in_shapes.len(), lowerer.min_inputs)));
+        }
+        let tract_node = TractNode { model: self.model, node, in_shapes, out_shape };
+        let Lowered { op, inputs: sources } = match (lowerer.lower)(&tract_node) {
+            Ok(l) => l,
+            Err(reason) => return Ok(Err(reason)),
+        };
+        let mut inputs = Vec::with_capacity(sources.len());
+        for src in sources {
+            inputs.push(self.input(node, src)?);
+        }
+        let output = self.graph.add_tensor(node.name.clone(), tract_node.out_shape, DType::F32, TensorKind::Activation);
+        self.tensors.insert(node.id.into(), output);
+        let (name, source_op) = (node.name.clone(), node.op.name().to_string());
+        self.graph.nodes.push(Node { name, source_op, op, inputs, output });
+        Ok(Ok(()))
+    }
+
+    /// The IR tensor of one input of a lowered node.
+    fn input(&mut self, node: &TypedNode, src: Src) -> Result<TensorId, CompileError> {
+        Ok(match src {
+            Src::Input(i) => {
+                let o = *node.inputs.get(i).ok_or_else(|| invalid(format!("node `{}` has no input {i}", node.name)))?;
+                self.data(o)?
+            }
+            Src::Outlet(o) => self.data(o)?,
+            Src::Const { name, shape, data } => self.graph.add_const(format!("{}.{name}", node.name), shape, data),
+            Src::Permuted { input, perm } => {
+                let source = self.data(node.inputs[input])?;
+                let in_shape = self.graph.tensors[source].shape.clone();
+                let shape: Vec<usize> = perm.iter().map(|&p| in_shape[p]).collect();
+                let name = format!("{}.transposed{input}", node.name);
+                if let TensorKind::Const(data) = &self.graph.tensors[source].kind {
+                    // Weights are permuted once, at build time: no copy and no arena bytes at run time.
+                    let data = data.gather(permutation(&in_shape, &perm));
+                    self.graph.add_const(name, shape, data)
+                } else {
+                    let dtype = self.graph.tensors[source].dtype;
+                    let t = self.graph.add_tensor(name.clone(), shape.clone(), dtype, TensorKind::Activation);
+                    let op = Op::Copy(transpose(&perm, &in_shape, &shape));
+                    let source_op = "Transpose".into();
+                    self.graph.nodes.push(Node { name, source_op, op, inputs: vec![source], output: t });
+                    t
+                }
+            }
+        })
     }
 
     fn unsupported(&mut self, node: &TypedNode, reason: &str) {

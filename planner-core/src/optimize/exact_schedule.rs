@@ -17,8 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::boundary::root_of;
-use crate::ir::{Graph, Op, TensorKind};
+use crate::ir::{Graph, TensorKind};
 use crate::liveness::ARENA_ALIGN;
 use crate::optimize::Optimizations;
 
@@ -55,13 +54,13 @@ struct Model {
 impl Model {
     fn new(g: &Graph, o: &Optimizations) -> Model {
         let n = g.nodes.len();
-        let root: Vec<usize> = (0..g.tensors.len()).map(|t| root_of(g, t)).collect();
+        let root: Vec<usize> = g.view_roots();
         let is_output_root = |r: usize| g.outputs.iter().any(|&t| root[t] == r);
         let arena_bytes = |r: usize| match g.tensors[r].kind {
             TensorKind::Activation if !is_output_root(r) => g.tensors[r].bytes().next_multiple_of(ARENA_ALIGN),
             _ => 0,
         };
-        let view: Vec<bool> = g.nodes.iter().map(|nd| nd.op == Op::View).collect();
+        let view: Vec<bool> = g.nodes.iter().map(|nd| nd.op.is_view()).collect();
         let mut readers = vec![Vec::new(); g.tensors.len()];
         let mut reads = vec![Vec::new(); n];
         let mut preds = vec![Vec::new(); n];
@@ -215,8 +214,11 @@ pub fn exact_order(g: &Graph, o: &Optimizations, bound: u64) -> Option<ExactOrde
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Binary, Node, TensorId, Unary};
+    use crate::ir::{Node, Op, TensorId};
+    use crate::ops::binary::{Binary, BinaryOp};
+    use crate::ops::unary::Unary;
     use crate::optimize::schedule::{memory_aware_order, reorder};
+    use crate::tensor::DType;
     use crate::{liveness, plan};
 
     /// Bytes of one unit: 4 floats, one 16-byte aligned block.
@@ -232,8 +234,10 @@ mod tests {
     /// optimum is 110 U = 1,760 bytes, reached only by orders that start a1 a2.
     fn branches() -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
-        let t = |g: &mut Graph, name: &str, units: usize| g.add_tensor(name, vec![4 * units], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
+        let t = |g: &mut Graph, name: &str, units: usize| {
+            g.add_tensor(name, vec![4 * units], DType::F32, TensorKind::Activation)
+        };
         let (a1, b1, a2, a3, b2) =
             (t(&mut g, "a1", 10), t(&mut g, "b1", 5), t(&mut g, "a2", 100), t(&mut g, "a3", 1), t(&mut g, "b2", 20));
         let out = t(&mut g, "out", 1);
@@ -247,7 +251,12 @@ mod tests {
             relu("a2", a1, a2),
             relu("a3", a2, a3),
             relu("b2", b1, b2),
-            Node::new("add", Op::Binary { kind: Binary::Add, a_strides: s.clone(), b_strides: s }, vec![a3, b2], out),
+            Node::new(
+                "add",
+                Op::Binary(BinaryOp { kind: Binary::Add, a_strides: s.clone(), b_strides: s }),
+                vec![a3, b2],
+                out,
+            ),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![out]);
         g

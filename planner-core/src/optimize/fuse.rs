@@ -9,7 +9,8 @@
 
 use sramfit_runtime_min::Activation;
 
-use crate::ir::{Graph, Op, Unary};
+use crate::ir::{Graph, Op};
+use crate::ops::unary::Unary;
 
 /// The epilogue equivalent to an elementwise node, if there is one.
 fn activation_of(u: &Unary) -> Option<Activation> {
@@ -100,6 +101,7 @@ fn fusable_reader(g: &Graph, i: usize) -> Option<(usize, Activation)> {
 mod tests {
     use super::*;
     use crate::ir::{Node, Tensor, TensorKind};
+    use crate::tensor::{DType, Data};
     use sramfit_runtime_min::MatMul;
 
     fn matmul() -> Op {
@@ -109,20 +111,20 @@ mod tests {
     /// x -> matmul -> h -> (activations...) -> y, with `extra_reader` also reading h.
     fn graph(acts: &[Unary], extra_reader: bool) -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![1, 4], TensorKind::Input(0));
-        let w = g.add_tensor("w", vec![4, 4], TensorKind::Const(vec![0.5; 16]));
-        let h = g.add_tensor("h", vec![1, 4], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![1, 4], DType::F32, TensorKind::Input(0));
+        let w = g.add_const("w", vec![4, 4], Data::F32(vec![0.5; 16]));
+        let h = g.add_tensor("h", vec![1, 4], DType::F32, TensorKind::Activation);
         let node = Node::new;
         g.nodes.push(node("mm", matmul(), vec![x, w], h));
         let mut prev = h;
         for (i, a) in acts.iter().enumerate() {
-            let t = g.add_tensor(format!("a{i}"), vec![1, 4], TensorKind::Activation);
+            let t = g.add_tensor(format!("a{i}"), vec![1, 4], DType::F32, TensorKind::Activation);
             g.nodes.push(node(&format!("act{i}"), Op::Unary(*a), vec![prev], t));
             prev = t;
         }
         g.outputs.push(prev);
         if extra_reader {
-            let t = g.add_tensor("other", vec![1, 4], TensorKind::Activation);
+            let t = g.add_tensor("other", vec![1, 4], DType::F32, TensorKind::Activation);
             g.nodes.push(node("other", Op::Unary(Unary::Neg), vec![h], t));
             g.outputs.push(t);
         }

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use sramfit_runtime_min::ConvWeights;
 
-use crate::ir::{Graph, Op, TensorId, TensorKind};
+use crate::ir::{Graph, Op, TensorId};
+use crate::tensor::Data;
 
 /// Zeros after the packed weights of `out_channels` channels: up to the next multiple of 16. The
 /// kernels load the output channels of one input value in vectors of 8 or 16 from multiples of 16
@@ -31,7 +32,7 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
     for i in 0..g.nodes.len() {
         let Op::Conv(p) = &g.nodes[i].op else { continue };
         let Some(&w) = g.nodes[i].inputs.get(1) else { continue };
-        let TensorKind::Const(values) = &g.tensors[w].kind else { continue };
+        let Some(values) = g.tensors[w].data().and_then(|d| d.as_f32()) else { continue };
         let (oc, kk) = (p.out_channels, p.in_channels * p.kernel_h * p.kernel_w);
         if p.weights != ConvWeights::Oihw || p.groups != 1 || oc < 2 || values.len() != oc * kk {
             continue;
@@ -46,7 +47,7 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
                     }
                 }
                 let name = format!("{}.packed", g.tensors[w].name);
-                let copy = g.add_tensor(name, vec![k_major.len()], TensorKind::Const(k_major));
+                let copy = g.add_const(name, vec![k_major.len()], Data::F32(k_major));
                 *copies.entry(w).or_insert(copy)
             }
         };
@@ -65,7 +66,8 @@ mod tests {
     use sramfit_runtime_min::{Activation, Conv2d};
 
     use super::*;
-    use crate::ir::Node;
+    use crate::ir::{Node, TensorKind};
+    use crate::tensor::{DType, Data};
 
     fn conv(in_channels: usize, out_channels: usize, groups: usize) -> Conv2d {
         Conv2d {
@@ -94,9 +96,9 @@ mod tests {
     fn graph(p: Conv2d) -> Graph {
         let mut g = Graph::default();
         let w_len = p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w;
-        let x = g.add_tensor("x", vec![1, p.in_channels, 4, 4], TensorKind::Input(0));
-        let w = g.add_tensor("w", vec![w_len], TensorKind::Const((0..w_len).map(|v| v as f32).collect()));
-        let y = g.add_tensor("y", vec![1, p.out_channels, 4, 4], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![1, p.in_channels, 4, 4], DType::F32, TensorKind::Input(0));
+        let w = g.add_const("w", vec![w_len], Data::F32((0..w_len).map(|v| v as f32).collect()));
+        let y = g.add_tensor("y", vec![1, p.out_channels, 4, 4], DType::F32, TensorKind::Activation);
         let op = Op::Conv(p);
         g.nodes.push(Node::new("conv", op, vec![x, w], y));
         g.inputs.push(x);
@@ -111,7 +113,7 @@ mod tests {
         let Op::Conv(p) = &g.nodes[0].op else { panic!("still a convolution") };
         assert_eq!(p.weights, ConvWeights::KMajor);
         let w = &g.tensors[g.nodes[0].inputs[1]];
-        let TensorKind::Const(values) = &w.kind else { panic!("still a constant") };
+        let TensorKind::Const(Data::F32(values)) = &w.kind else { panic!("still a constant") };
         // OIHW row o is `4o..4o + 4` (kk = 2 input channels x 2 taps); k-major puts the three
         // output channels of each k side by side.
         let mut want = vec![0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0, 3.0, 7.0, 11.0];
@@ -125,7 +127,7 @@ mod tests {
     fn convolutions_sharing_weights_share_the_packed_copy() {
         let mut g = graph(conv(2, 3, 1));
         let (x, w) = (g.nodes[0].inputs[0], g.nodes[0].inputs[1]);
-        let y2 = g.add_tensor("y2", vec![1, 3, 4, 4], TensorKind::Activation);
+        let y2 = g.add_tensor("y2", vec![1, 3, 4, 4], DType::F32, TensorKind::Activation);
         let op = Op::Conv(conv(2, 3, 1));
         g.nodes.push(Node::new("conv2", op, vec![x, w], y2));
         g.outputs.push(y2);

@@ -8,7 +8,7 @@
 //! cost nothing). The caller keeps the new order only if the real planned arena is smaller
 //! ([`crate::compile`] compares the lower bounds of both orders), so this never makes a plan worse.
 
-use crate::ir::{Graph, Op, TensorId, TensorKind};
+use crate::ir::{Graph, TensorId, TensorKind};
 
 /// A topological order of `g.nodes` (indices) that greedily keeps the live bytes low.
 pub fn memory_aware_order(g: &Graph) -> Vec<usize> {
@@ -30,7 +30,7 @@ pub fn memory_aware_order(g: &Graph) -> Vec<usize> {
     let is_output: Vec<bool> = (0..g.tensors.len()).map(|t| g.outputs.contains(&t)).collect();
     let activation = |t: TensorId| matches!(g.tensors[t].kind, TensorKind::Activation);
     // Bytes a node's output adds (views add nothing: they share their input's bytes).
-    let adds = |i: usize| if g.nodes[i].op == Op::View { 0 } else { g.tensors[g.nodes[i].output].bytes() };
+    let adds = |i: usize| if g.nodes[i].op.is_view() { 0 } else { g.tensors[g.nodes[i].output].bytes() };
 
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
@@ -44,11 +44,11 @@ pub fn memory_aware_order(g: &Graph) -> Vec<usize> {
             for (k, &t) in node.inputs.iter().enumerate() {
                 let repeats = node.inputs[..k].contains(&t);
                 let last = pending[t] == node.inputs.iter().filter(|&&u| u == t).count();
-                if !repeats && last && activation(t) && !is_output[t] && node.op != Op::View {
+                if !repeats && last && activation(t) && !is_output[t] && !node.op.is_view() {
                     freed += g.tensors[t].bytes();
                 }
             }
-            let view_first = node.op != Op::View;
+            let view_first = !node.op.is_view();
             (view_first, adds(i) as i128 - freed as i128, i)
         });
         let i = best.expect("a graph in topological order always has a ready node");
@@ -70,7 +70,10 @@ pub fn reorder(g: &mut Graph, order: &[usize]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{Node, Unary};
+    use crate::ir::{Node, Op};
+    use crate::ops::binary::{Binary, BinaryOp};
+    use crate::ops::unary::Unary;
+    use crate::tensor::DType;
 
     fn relu(name: &str, input: TensorId, output: TensorId) -> Node {
         Node::new(name, Op::Unary(Unary::Relu), vec![input], output)
@@ -81,12 +84,12 @@ mod tests {
     #[test]
     fn runs_a_branch_to_its_end_when_that_frees_memory() {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![4], TensorKind::Input(0));
-        let a1 = g.add_tensor("a1", vec![64], TensorKind::Activation);
-        let b1 = g.add_tensor("b1", vec![1024], TensorKind::Activation);
-        let a2 = g.add_tensor("a2", vec![64], TensorKind::Activation);
-        let b2 = g.add_tensor("b2", vec![64], TensorKind::Activation);
-        let out = g.add_tensor("out", vec![64], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![4], DType::F32, TensorKind::Input(0));
+        let a1 = g.add_tensor("a1", vec![64], DType::F32, TensorKind::Activation);
+        let b1 = g.add_tensor("b1", vec![1024], DType::F32, TensorKind::Activation);
+        let a2 = g.add_tensor("a2", vec![64], DType::F32, TensorKind::Activation);
+        let b2 = g.add_tensor("b2", vec![64], DType::F32, TensorKind::Activation);
+        let out = g.add_tensor("out", vec![64], DType::F32, TensorKind::Activation);
         let s = crate::ir::strides_of(&[64]);
         g.nodes = vec![
             relu("a1", x, a1),
@@ -95,7 +98,7 @@ mod tests {
             relu("b2", b1, b2),
             Node::new(
                 "add",
-                Op::Binary { kind: crate::ir::Binary::Add, a_strides: s.clone(), b_strides: s },
+                Op::Binary(BinaryOp { kind: Binary::Add, a_strides: s.clone(), b_strides: s }),
                 vec![a2, b2],
                 out,
             ),

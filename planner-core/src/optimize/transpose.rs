@@ -15,7 +15,8 @@
 
 use sramfit_runtime_min::MatMul;
 
-use crate::ir::{strides_of, Graph, Op, StridedCopy};
+use crate::ir::{strides_of, Graph, Op};
+use crate::ops::copy::{Copies, StridedCopy};
 
 /// Most element positions checked for one fold; a larger operand keeps its copy.
 const MAX_CHECKED: usize = 1 << 24;
@@ -81,7 +82,7 @@ fn foldable_operand(g: &Graph, j: usize) -> Option<(usize, usize, [usize; 6])> {
             return None;
         }
         let i = g.nodes.iter().position(|n| n.output == t)?;
-        let Op::Copy(copies) = &g.nodes[i].op else { return None };
+        let Op::Copy(Copies(copies)) = &g.nodes[i].op else { return None };
         let [c] = copies.as_slice() else { return None };
         let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));
         let whole = c.shape.iter().product::<usize>() == g.tensors[t].len();
@@ -142,22 +143,23 @@ fn restride(c: &StridedCopy, (ext, old): Operand) -> Option<[usize; 6]> {
 mod tests {
     use super::*;
     use crate::ir::{Node, TensorKind};
+    use crate::tensor::{DType, Data};
 
     /// x [2, 3] -> transpose -> xt [3, 2] -> matmul with w [2, 4] -> y [3, 4].
     fn graph(perm_copy: StridedCopy, extra_reader: bool) -> Graph {
         let mut g = Graph::default();
-        let x = g.add_tensor("x", vec![2, 3], TensorKind::Input(0));
-        let xt = g.add_tensor("xt", vec![3, 2], TensorKind::Activation);
-        let w = g.add_tensor("w", vec![2, 4], TensorKind::Const(vec![0.5; 8]));
-        let y = g.add_tensor("y", vec![3, 4], TensorKind::Activation);
+        let x = g.add_tensor("x", vec![2, 3], DType::F32, TensorKind::Input(0));
+        let xt = g.add_tensor("xt", vec![3, 2], DType::F32, TensorKind::Activation);
+        let w = g.add_const("w", vec![2, 4], Data::F32(vec![0.5; 8]));
+        let y = g.add_tensor("y", vec![3, 4], DType::F32, TensorKind::Activation);
         let node = Node::new;
         let mm = MatMul::row_major(3, 4, 2);
-        g.nodes.push(node("transpose", Op::Copy(vec![perm_copy]), vec![x], xt));
+        g.nodes.push(node("transpose", Op::Copy(Copies(vec![perm_copy])), vec![x], xt));
         g.nodes.push(node("mm", Op::MatMul(mm), vec![xt, w], y));
         (g.inputs, g.outputs) = (vec![x], vec![y]);
         if extra_reader {
-            let z = g.add_tensor("z", vec![3, 2], TensorKind::Activation);
-            g.nodes.push(node("neg", Op::Unary(crate::ir::Unary::Neg), vec![xt], z));
+            let z = g.add_tensor("z", vec![3, 2], DType::F32, TensorKind::Activation);
+            g.nodes.push(node("neg", Op::Unary(crate::ops::unary::Unary::Neg), vec![xt], z));
             g.outputs.push(z);
         }
         g

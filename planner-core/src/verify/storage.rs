@@ -3,17 +3,24 @@
 //! [`super::verify`] proves that buffers whose lifetimes overlap get disjoint bytes. That is only
 //! enough if each buffer's lifetime covers every tensor stored in it, and if tensors sharing a
 //! buffer never need their bytes at the same time. Views of a tensor share its bytes by design
-//! (they are the same data). The only other sharing allowed is in-place execution: step `s`
-//! overwrites input `a` with output `b` when `a`'s last read is step `s` itself, the kernel is
-//! elementwise in that input ([`crate::ir::Node::in_place_inputs`]), and no other input of the
-//! step lives in the same buffer. This check re-derives all of that from the graph, sharing no code
-//! with the decision in [`crate::liveness`].
+//! (they are the same data). The only other sharing allowed is what the storage passes introduce
+//! and record in [`Liveness`]: in-place execution (step `s` overwrites input `a` with output `b`
+//! when `a`'s last read is step `s` itself, the kernel is elementwise in that input
+//! ([`crate::ir::Node::in_place_inputs`]), and no other input of the step lives in the same
+//! buffer), and elided concatenations (each input already in its exact slice of the output). This
+//! check re-derives all of that from the graph, sharing no code with the decisions in
+//! [`crate::optimize`] and [`crate::liveness`].
+//!
+//! It is near-linear: the view roots, producers and last reads come from one pass over the nodes,
+//! and each buffer's tensors are swept in order of birth against the ones still alive, so a chain
+//! of in-place steps costs a constant per step.
 
-use crate::boundary::root_of;
 use crate::ir::{Graph, Op, TensorId};
 use crate::liveness::{Liveness, Storage};
+use crate::ops::copy::Copies;
 
 /// One group of tensors with the same bytes: a view root and its views.
+#[derive(Clone, Copy)]
 struct Resident {
     root: TensorId,
     /// Byte range inside the buffer.
@@ -24,48 +31,76 @@ struct Resident {
     last: usize,
 }
 
+/// What the verifier derives from the graph alone.
+struct Facts {
+    /// The tensor owning each tensor's bytes (views followed back).
+    root: Vec<TensorId>,
+    /// The step writing each tensor.
+    producer: Vec<Option<usize>>,
+    /// The last step reading each root through any view (the caller's read after the last step
+    /// counts for graph outputs).
+    last_read: Vec<Option<usize>>,
+}
+
+impl Facts {
+    fn of(g: &Graph) -> Facts {
+        let n = g.tensors.len();
+        let (mut root, mut producer, mut last_read): (Vec<TensorId>, _, Vec<Option<usize>>) =
+            ((0..n).collect(), vec![None; n], vec![None; n]);
+        for (i, node) in g.nodes.iter().enumerate() {
+            producer[node.output] = Some(i);
+            if node.op.is_view() {
+                root[node.output] = root[node.inputs[0]];
+                continue;
+            }
+            for &t in &node.inputs {
+                let r = root[t];
+                last_read[r] = Some(last_read[r].map_or(i, |l: usize| l.max(i)));
+            }
+        }
+        let end = g.nodes.len().saturating_sub(1);
+        for &o in &g.outputs {
+            let r = root[o];
+            last_read[r] = Some(last_read[r].map_or(end, |l| l.max(end)));
+        }
+        Facts { root, producer, last_read }
+    }
+}
+
 /// Checks that the schedule reads every tensor after the step that writes it, and that every arena
 /// buffer's tensors may share it; the error names the tensors and step.
 pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
+    let facts = Facts::of(g);
     // The schedule itself: every step reads only tensors written by earlier steps.
     for (i, n) in g.nodes.iter().enumerate() {
-        if let Some(&t) = n.inputs.iter().find(|&&t| g.producer(t).is_some_and(|p| p >= i)) {
+        if let Some(&t) = n.inputs.iter().find(|&&t| facts.producer[t].is_some_and(|p| p >= i)) {
             return Err(format!(
                 "step {i} (`{}`) reads `{}` before the step that writes it",
                 n.name, g.tensors[t].name
             ));
         }
     }
-    let buffers = live.problem.buffers.len();
-    let mut residents: Vec<Vec<Resident>> = (0..buffers).map(|_| Vec::new()).collect();
-    for t in 0..g.tensors.len() {
-        let Storage::Arena(b) = live.storage[t] else { continue };
-        if root_of(g, t) != t {
-            continue; // a view: accounted to its root below
+    let mut is_input = vec![false; g.tensors.len()];
+    g.inputs.iter().for_each(|&t| is_input[t] = true);
+    let mut residents: Vec<Vec<Resident>> = vec![Vec::new(); live.problem.buffers.len()];
+    for (t, &storage) in live.storage.iter().enumerate() {
+        let Storage::Arena(b) = storage else { continue };
+        if facts.root[t] != t {
+            continue; // a view: accounted to its root
         }
-        // A graph input in the arena is written by the caller before step 0; a graph output in the
-        // arena is read by the caller after the last step.
-        let first = match (g.producer(t), g.inputs.contains(&t)) {
+        // A graph input in the arena is written by the caller before step 0.
+        let first = match (facts.producer[t], is_input[t]) {
             (Some(step), _) => step,
             (None, true) => 0,
             (None, false) => return Err(format!("arena tensor `{}` has no producer", g.tensors[t].name)),
         };
-        let read_by_caller = g.outputs.iter().any(|&o| root_of(g, o) == t);
-        let last = g
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.op != Op::View && n.inputs.iter().any(|&i| root_of(g, i) == t))
-            .map(|(s, _)| s)
-            .chain(read_by_caller.then(|| g.nodes.len().saturating_sub(1)))
-            .max()
-            .unwrap_or(first);
+        let last = facts.last_read[t].map_or(first, |l| l.max(first));
         let start = live.offset_in_buffer[t];
         residents[b].push(Resident { root: t, bytes: (start, start + g.tensors[t].bytes()), first, last });
     }
     let name = |t: TensorId| &g.tensors[t].name;
     for (b, list) in residents.iter_mut().enumerate() {
-        list.sort_by_key(|r| r.first);
+        list.sort_by_key(|r| (r.first, r.root));
         if let (Some(head), Some(end)) = (list.first(), list.iter().map(|r| r.last).max()) {
             let life = &live.problem.buffers[b].lifetime;
             if head.first < life.first() as usize || end > life.last() as usize {
@@ -78,11 +113,13 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
                 ));
             }
         }
-        for (i, a) in list.iter().enumerate() {
-            for c in &list[i + 1..] {
-                let (disjoint_time, disjoint_bytes) =
-                    (a.last < c.first, a.bytes.1 <= c.bytes.0 || c.bytes.1 <= a.bytes.0);
-                if disjoint_time || disjoint_bytes || legal_handover(g, live, b, a, c) {
+        // Sweep in order of birth against the tensors still alive.
+        let mut alive: Vec<Resident> = Vec::new();
+        for c in list.iter() {
+            alive.retain(|a| a.last >= c.first);
+            for a in &alive {
+                let disjoint_bytes = a.bytes.1 <= c.bytes.0 || c.bytes.1 <= a.bytes.0;
+                if disjoint_bytes || legal_handover(g, live, &facts, b, a, c) {
                     continue;
                 }
                 return Err(format!(
@@ -96,6 +133,7 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
                     live.problem.buffers[b].name
                 ));
             }
+            alive.push(*c);
         }
     }
     Ok(())
@@ -103,22 +141,23 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
 
 /// Whether `a` (born first) hands its bytes over to `c` at the step that writes `c` and reads `a`
 /// last: an in-place step, or an elided concatenation that finds `a` already in place.
-fn legal_handover(g: &Graph, live: &Liveness, b: usize, a: &Resident, c: &Resident) -> bool {
+fn legal_handover(g: &Graph, live: &Liveness, facts: &Facts, b: usize, a: &Resident, c: &Resident) -> bool {
     let step = c.first;
     let node = &g.nodes[step];
-    if a.last != step || root_of(g, node.output) != c.root {
+    if a.last != step || facts.root[node.output] != c.root {
         return false;
     }
     let in_place = live.in_place[step].is_some_and(|k| {
-        root_of(g, node.inputs[k]) == a.root
+        facts.root[node.inputs[k]] == a.root
             && a.bytes == c.bytes
             && node.in_place_inputs(&g.tensors).contains(&k)
             && node.inputs.iter().enumerate().all(|(j, &i)| j == k || live.storage[i] != Storage::Arena(b))
     });
     let elided = live.elided[step]
-        && matches!(&node.op, Op::Copy(copies) if copies.iter().any(|copy| {
+        && matches!(&node.op, Op::Copy(Copies(copies)) if copies.iter().any(|copy| {
+            let at = c.bytes.0 + (copy.dst_offset * g.tensors[a.root].dtype.size()) as u64;
             node.inputs[copy.input] == a.root
-                && a.bytes == (c.bytes.0 + copy.dst_offset as u64 * 4, c.bytes.0 + copy.dst_offset as u64 * 4 + g.tensors[a.root].bytes())
+                && a.bytes == (at, at + g.tensors[a.root].bytes())
                 && copy.src_offset == 0
                 && copy.is_contiguous_block()
                 && copy.shape.iter().product::<usize>() == g.tensors[a.root].len()

@@ -20,7 +20,11 @@ pub const WEIGHT_BYTES: usize = 3872usize;
 pub const INPUT_SHAPES: &[&[usize]] = &[&[1usize, 4usize, 16usize, 16usize]];
 /// Shapes of the graph outputs, in graph order.
 pub const OUTPUT_SHAPES: &[&[usize]] = &[&[1usize, 8usize, 16usize, 16usize]];
-/// The model's weights: little-endian `f32`, each tensor 16-byte aligned, read in place.
+/// Element types of the graph inputs, in graph order.
+pub const INPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// Element types of the graph outputs, in graph order.
+pub const OUTPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]
 struct Weights([u8; 3872usize]);
@@ -29,7 +33,7 @@ static WEIGHTS: Weights = Weights(*b"<3872 bytes, fnv1a64 8297dc6abe424962>");
 /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
 ///
 /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
-/// give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].
+/// give each concurrent caller its own and use [`run_in`] / [`run_typed_in`].
 #[repr(C, align(16))]
 pub struct Arena([u8; ARENA_BYTES]);
 impl Arena {
@@ -105,6 +109,42 @@ pub fn run_dyn_in(
         })?;
     run_in(arena, input, relu_low)
 }
+/// Like [`run`], with tagged slices of any element type whose count, types and lengths are
+/// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
+/// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+/// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
+pub fn run_typed(
+    inputs: &[::sramfit::TensorRef<'_>],
+    outputs: &mut [::sramfit::TensorMut<'_>],
+) -> ::core::result::Result<(), ::sramfit::Error> {
+    let mut arena = SHARED.try_lock()?;
+    run_typed_in(&mut arena, inputs, outputs)
+}
+/// Like [`run_typed`], in a caller-owned arena.
+pub fn run_typed_in(
+    arena: &mut Arena,
+    inputs: &[::sramfit::TensorRef<'_>],
+    outputs: &mut [::sramfit::TensorMut<'_>],
+) -> ::core::result::Result<(), ::sramfit::Error> {
+    let [__in_0] = inputs else {
+        return Err(::sramfit::Error::Shape {
+            port: ::sramfit::Port::InputCount,
+            expected: 1usize,
+            found: inputs.len(),
+        });
+    };
+    let __outputs = outputs.len();
+    let [__out_0] = outputs else {
+        return Err(::sramfit::Error::Shape {
+            port: ::sramfit::Port::OutputCount,
+            expected: 1usize,
+            found: __outputs,
+        });
+    };
+    let input = ::sramfit::__private::port_ref(__in_0, 0usize)?;
+    let relu_low = ::sramfit::__private::port_mut(__out_0, 0usize)?;
+    run_in(arena, input, relu_low)
+}
 /** Runs the model in a caller-owned arena.
 
  # Schedule
@@ -156,18 +196,19 @@ pub fn run_in(
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
             },
             &input[..],
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 0usize, 296usize),
-            Some(::sramfit::__private::weights_f32(&WEIGHTS.0, 1184usize, 8usize)),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 0usize, 296usize),
+            Some(
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1184usize, 8usize),
+            ),
             unsafe {
-                ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 0usize, 2048usize)
             },
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    8192usize,
-                    2304usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 8192usize, 2304usize)
             },
         );
     }
@@ -202,25 +243,23 @@ pub fn run_in(
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
             },
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_slice::<
+                    f32,
+                >(base, ARENA_BYTES, 0usize, 2048usize)
             },
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 1216usize, 584usize),
-            Some(::sramfit::__private::weights_f32(&WEIGHTS.0, 3552usize, 8usize)),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1216usize, 584usize),
+            Some(
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3552usize, 8usize),
+            ),
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    8192usize,
-                    2048usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 8192usize, 2048usize)
             },
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    16384usize,
-                    2016usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 16384usize, 2016usize)
             },
         );
     }
@@ -248,18 +287,17 @@ pub fn run_in(
                 alpha: 1f32,
                 act: ::sramfit::kernels::Activation::None,
             },
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3584usize, 64usize),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3584usize, 64usize),
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 0usize, 2048usize)
+                ::sramfit::__private::arena_slice::<
+                    f32,
+                >(base, ARENA_BYTES, 0usize, 2048usize)
             },
             None,
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    16384usize,
-                    2048usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 16384usize, 2048usize)
             },
         );
     }
@@ -278,14 +316,11 @@ pub fn run_in(
                 b_strides: &[0usize, 1usize, 0usize, 0usize],
             },
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    16384usize,
-                    2048usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 16384usize, 2048usize)
             },
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 3840usize, 8usize),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3840usize, 8usize),
         );
     }
     /** Step 4: `add` (Add -> binary)
@@ -303,15 +338,14 @@ pub fn run_in(
                 b_strides: &[0usize, 256usize, 16usize, 1usize],
             },
             unsafe {
-                ::sramfit::__private::arena_f32_mut(
-                    base,
-                    ARENA_BYTES,
-                    8192usize,
-                    2048usize,
-                )
+                ::sramfit::__private::arena_slice_mut::<
+                    f32,
+                >(base, ARENA_BYTES, 8192usize, 2048usize)
             },
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 16384usize, 2048usize)
+                ::sramfit::__private::arena_slice::<
+                    f32,
+                >(base, ARENA_BYTES, 16384usize, 2048usize)
             },
         );
     }
@@ -323,7 +357,9 @@ pub fn run_in(
     {
         ::sramfit::kernels::relu(
             unsafe {
-                ::sramfit::__private::arena_f32(base, ARENA_BYTES, 8192usize, 2048usize)
+                ::sramfit::__private::arena_slice::<
+                    f32,
+                >(base, ARENA_BYTES, 8192usize, 2048usize)
             },
             &mut relu_low[..],
         );

@@ -20,7 +20,11 @@ pub const WEIGHT_BYTES: usize = 1184usize;
 pub const INPUT_SHAPES: &[&[usize]] = &[&[1usize, 4usize, 16usize, 16usize]];
 /// Shapes of the graph outputs, in graph order.
 pub const OUTPUT_SHAPES: &[&[usize]] = &[&[1usize, 8usize, 16usize, 16usize]];
-/// The model's weights: little-endian `f32`, each tensor 16-byte aligned, read in place.
+/// Element types of the graph inputs, in graph order.
+pub const INPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// Element types of the graph outputs, in graph order.
+pub const OUTPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]
 struct Weights([u8; 1184usize]);
@@ -29,7 +33,7 @@ static WEIGHTS: Weights = Weights(*b"<1184 bytes, fnv1a64 ae2913fa3fb51cdf>");
 /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
 ///
 /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
-/// give each concurrent caller its own and use [`run_in`] / [`run_dyn_in`].
+/// give each concurrent caller its own and use [`run_in`] / [`run_typed_in`].
 #[repr(C, align(16))]
 pub struct Arena([u8; ARENA_BYTES]);
 impl Arena {
@@ -105,6 +109,42 @@ pub fn run_dyn_in(
         })?;
     run_in(arena, input, relu_low)
 }
+/// Like [`run`], with tagged slices of any element type whose count, types and lengths are
+/// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
+/// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+/// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
+pub fn run_typed(
+    inputs: &[::sramfit::TensorRef<'_>],
+    outputs: &mut [::sramfit::TensorMut<'_>],
+) -> ::core::result::Result<(), ::sramfit::Error> {
+    let mut arena = SHARED.try_lock()?;
+    run_typed_in(&mut arena, inputs, outputs)
+}
+/// Like [`run_typed`], in a caller-owned arena.
+pub fn run_typed_in(
+    arena: &mut Arena,
+    inputs: &[::sramfit::TensorRef<'_>],
+    outputs: &mut [::sramfit::TensorMut<'_>],
+) -> ::core::result::Result<(), ::sramfit::Error> {
+    let [__in_0] = inputs else {
+        return Err(::sramfit::Error::Shape {
+            port: ::sramfit::Port::InputCount,
+            expected: 1usize,
+            found: inputs.len(),
+        });
+    };
+    let __outputs = outputs.len();
+    let [__out_0] = outputs else {
+        return Err(::sramfit::Error::Shape {
+            port: ::sramfit::Port::OutputCount,
+            expected: 1usize,
+            found: __outputs,
+        });
+    };
+    let input = ::sramfit::__private::port_ref(__in_0, 0usize)?;
+    let relu_low = ::sramfit::__private::port_mut(__out_0, 0usize)?;
+    run_in(arena, input, relu_low)
+}
 /** Runs the model in a caller-owned arena.
 
  # Schedule
@@ -149,7 +189,7 @@ pub fn run_in(
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
             },
             &input[..],
-            ::sramfit::__private::weights_f32(&WEIGHTS.0, 0usize, 296usize),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 0usize, 296usize),
             None,
             &mut relu_low[..],
             &mut [],

@@ -1,0 +1,84 @@
+//! TFLite's fixed-point primitives (gemmlowp `fixedpoint.h`, TFLite `kernels/internal/common.cc`),
+//! bit for bit.
+//!
+//! # Rounding variant
+//!
+//! TFLite offers two `MultiplyByQuantizedMultiplier`s: the default *double rounding* one (a
+//! rounding doubling high multiply, then a rounding right shift) and a *single rounding* one
+//! (one 64-bit product, one rounding shift) selected by the `TFLITE_SINGLE_ROUNDING` macro.
+//! CMSIS-NN mirrors the choice with `CMSIS_NN_USE_SINGLE_ROUNDING`. Neither macro is defined by
+//! default in TFLite Micro's or CMSIS-NN's builds (checked in tflite-micro's makefiles and
+//! CMSIS-NN's `arm_nnsupportfunctions.h`, `arm_nn_requantize`), so TFLite Micro's reference kernels
+//! and CMSIS-NN both use **double rounding**, and so does this module.
+//!
+//! Overflow: TFLite's C++ would be undefined on signed overflow; these functions wrap instead
+//! (what the C compiles to on every target), and only where TFLite's own contracts already
+//! exclude it (a left shift of an accumulator, a sum of two rescaled inputs).
+
+/// gemmlowp `SaturatingRoundingDoublingHighMul`: `round(a * b / 2^31)` with ties rounded up
+/// (towards +infinity), saturating the one overflowing case `i32::MIN * i32::MIN` to
+/// `i32::MAX` (the Arm `SQRDMULH` instruction). CMSIS-NN's `arm_nn_doubling_high_mult` is the
+/// same function.
+#[inline(always)]
+pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = a as i64 * b as i64;
+    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // Division truncates towards zero, as in C++.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// gemmlowp `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero.
+/// `exponent` in `0..=31`.
+#[inline(always)]
+pub const fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
+    debug_assert!(exponent >= 0 && exponent <= 31);
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + (x < 0) as i32;
+    (x >> exponent) + (remainder > threshold) as i32
+}
+
+/// gemmlowp `SaturatingRoundingMultiplyByPOT`: `x * 2^exponent`; a positive `exponent` shifts
+/// left and saturates to `i32::MIN` / `i32::MAX`, a negative one is
+/// [`rounding_divide_by_pot`]. `exponent` in `-31..=31`.
+#[inline(always)]
+pub const fn saturating_rounding_multiply_by_pot(x: i32, exponent: i32) -> i32 {
+    if exponent > 0 {
+        let threshold = ((1i64 << (31 - exponent)) - 1) as i32;
+        if x > threshold {
+            i32::MAX
+        } else if x < -threshold {
+            i32::MIN
+        } else {
+            x << exponent
+        }
+    } else {
+        rounding_divide_by_pot(x, -exponent)
+    }
+}
+
+/// TFLite `MultiplyByQuantizedMultiplier` (double rounding, the default; see the module docs):
+/// `x * multiplier * 2^(shift - 31)`, rounded.
+///
+/// A positive `shift` multiplies `x` by `2^shift` first (wrapping, as TFLite's `x * (1 << shift)`
+/// compiles), then [`saturating_rounding_doubling_high_mul`] by `multiplier`, then
+/// [`rounding_divide_by_pot`] by `-shift` if `shift` is negative. `shift` in `-31..=31`.
+/// CMSIS-NN's `arm_nn_requantize` is the same function.
+#[inline(always)]
+pub const fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
+    debug_assert!(shift >= -31 && shift <= 31);
+    let (left, right) = if shift > 0 { (shift, 0) } else { (0, -shift) };
+    let scaled = x.wrapping_mul(1i32 << left);
+    rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scaled, multiplier), right)
+}
+
+/// gemmlowp `RoundingHalfSum`: `(a + b) / 2` rounded to nearest, ties away from zero.
+#[inline(always)]
+pub const fn rounding_half_sum(a: i32, b: i32) -> i32 {
+    let sum = a as i64 + b as i64;
+    let sign = if sum >= 0 { 1 } else { -1 };
+    ((sum + sign) / 2) as i32
+}

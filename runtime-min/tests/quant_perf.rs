@@ -1,0 +1,120 @@
+//! Rough throughput of the portable int8 kernels next to the f32 kernels on the same shapes
+//! (ignored by default; prints figures, asserts nothing about time):
+//! `cargo test --release -p sramfit-runtime-min --test quant_perf -- --ignored --nocapture`
+mod common;
+mod quant_common;
+
+use common::Rng;
+use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides};
+use sramfit_runtime_min::{conv2d, conv2d_scratch_len, Activation, Conv2d, ConvWeights};
+use std::time::Instant;
+
+/// Milliseconds per call of `f`: the best of 7 rounds of 10 calls (the machine is shared), after
+/// one warm-up call.
+fn millis(mut f: impl FnMut()) -> f64 {
+    f();
+    (0..7)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..10 {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e3 / 10.0
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+#[ignore]
+fn quant_perf() {
+    let mut rng = Rng::new(1);
+    // (in channels, out channels, input height x width, kernel, groups, stride), "same" padding:
+    // KWS DS-CNN's layers (25x5), VWW / MobileNet-style layers, ResNet-8's 3x3.
+    let shapes = [
+        (64, 64, (25, 5), 3, 64, 1),
+        (64, 64, (25, 5), 1, 1, 1),
+        (32, 32, (48, 48), 3, 32, 1),
+        (32, 64, (48, 48), 1, 1, 1),
+        (16, 16, (32, 32), 3, 1, 1),
+        (3, 16, (96, 96), 3, 1, 2),
+    ];
+    println!("{:40} {:>10} {:>10} {:>10} {:>10}", "shape", "int8 NHWC", "int8 NCHW", "f32", "GMAC/s i8");
+    for (ci, co, (h, w), k, groups, stride) in shapes {
+        let pad = k / 2;
+        let (oh, ow) = ((h + 2 * pad - k) / stride + 1, (w + 2 * pad - k) / stride + 1);
+        let cpg = ci / groups;
+        let macs = (co * oh * ow * k * k * cpg) as f64;
+        let qp = quant::Conv2d {
+            batch: 1,
+            in_channels: ci,
+            in_h: h,
+            in_w: w,
+            out_channels: co,
+            out_h: oh,
+            out_w: ow,
+            kernel_h: k,
+            kernel_w: k,
+            stride_h: stride,
+            stride_w: stride,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: pad,
+            pad_left: pad,
+            groups,
+            x_strides: ImageStrides::nhwc(ci, h, w),
+            y_strides: ImageStrides::nhwc(co, oh, ow),
+            x_zero_point: -3,
+            w_zero_point: 0,
+            y_zero_point: 5,
+            act_min: -128,
+            act_max: 127,
+        };
+        let x: Vec<i8> = quant_common::elems(&mut rng, ci * h * w);
+        let wq = quant_common::weights(&mut rng, co * k * k * cpg);
+        let bias = vec![100; co];
+        let (multipliers, shifts) = (vec![1_500_000_000; co], vec![-9; co]);
+        let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+        let mut y = vec![0i8; co * oh * ow];
+        let mut run_int8 = |p: &quant::Conv2d| {
+            let mut scratch = vec![0i8; quant::conv2d_scratch_len(p)];
+            millis(|| {
+                if groups == ci && groups > 1 {
+                    quant::depthwise_conv2d(p, &x, &wq, &q, &mut y);
+                } else {
+                    quant::conv2d(p, &x, &wq, &q, &mut y, &mut scratch);
+                }
+            })
+        };
+        let nhwc = run_int8(&qp);
+        let nchw_p =
+            quant::Conv2d { x_strides: ImageStrides::nchw(ci, h, w), y_strides: ImageStrides::nchw(co, oh, ow), ..qp };
+        let nchw = run_int8(&nchw_p);
+
+        let fp = Conv2d {
+            batch: 1,
+            in_channels: ci,
+            in_h: h,
+            in_w: w,
+            out_channels: co,
+            out_h: oh,
+            out_w: ow,
+            kernel_h: k,
+            kernel_w: k,
+            stride_h: stride,
+            stride_w: stride,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: pad,
+            pad_left: pad,
+            groups,
+            act: Activation::None,
+            weights: ConvWeights::Oihw,
+        };
+        let (xf, wf, bf) = (rng.vec(ci * h * w), rng.vec(co * k * k * cpg), rng.vec(co));
+        let mut yf = vec![0.0; co * oh * ow];
+        let mut scratch = vec![0.0; conv2d_scratch_len(&fp)];
+        let f32_ms = millis(|| conv2d(&fp, &xf, &wf, Some(&bf), &mut yf, &mut scratch));
+        let name = format!("{ci}->{co} {h}x{w} k{k} g{groups} s{stride}");
+        println!("{name:40} {nhwc:8.3}ms {nchw:8.3}ms {f32_ms:8.3}ms {:10.2}", macs / nhwc * 1e-6);
+    }
+}
