@@ -7,6 +7,10 @@
 //! spread, the ratios, the GFLOP/s sramfit reaches (2 x multiply-accumulates / median) and its share
 //! of this core's f32 FMA peak (derivation printed with the table).
 //!
+//! sramfit's kernels are the ones a user's own crate gets, built without any flags: the best path
+//! the CPU runs, detected at run time (the table's header names it); `-- --kernel-path NAME` forces
+//! another (`portable`, `avx2+fma`, `avx512`).
+//!
 //! `-- --rewrites` instead times each model with and without the memory-saving rewrites
 //! ([`rewrites`]).
 
@@ -145,8 +149,20 @@ fn fma_peak() -> (f64, String) {
     (peak, how)
 }
 
+/// Puts the kernel path named after `--kernel-path` in force, if given; returns the remaining
+/// arguments.
+fn kernel_path_option(args: Vec<String>) -> Vec<String> {
+    use sramfit::kernels::{KernelPath, force_kernel_path};
+    let Some(i) = args.iter().position(|a| a == "--kernel-path") else { return args };
+    let name = args.get(i + 1).expect("--kernel-path takes a name");
+    let path = KernelPath::ALL.into_iter().find(|p| p.name() == name).expect("portable, avx2+fma or avx512");
+    force_kernel_path(path).unwrap_or_else(|_| panic!("this CPU does not run the {name} kernels"));
+    args.into_iter().enumerate().filter(|&(j, _)| j != i && j != i + 1).map(|(_, a)| a).collect()
+}
+
 fn main() {
-    if std::env::args().any(|a| a == "--rewrites") {
+    let args = kernel_path_option(std::env::args().skip(1).collect());
+    if args.iter().any(|a| a == "--rewrites") {
         return rewrites::run();
     }
     let (peak, how) = fma_peak();
@@ -154,6 +170,11 @@ fn main() {
         Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());
     println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model");
     println!("{how}");
+    println!(
+        "sramfit kernels: {} (run-time detection, no build flags; detected: {})",
+        sramfit::kernels::kernel_path().name(),
+        sramfit::kernels::detected_kernel_path().name()
+    );
     if !with_ort {
         println!("(onnxruntime not found: `pip install onnxruntime` to add its column)");
     }
@@ -164,7 +185,7 @@ fn main() {
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
     // `cargo run --release -p sramfit-bench -- resnet mnist`: only the models whose name contains
     // one of the arguments (case-insensitive).
-    let filters: Vec<String> = std::env::args().skip(1).map(|a| a.to_lowercase()).collect();
+    let filters: Vec<String> = args.iter().map(|a| a.to_lowercase()).collect();
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);

@@ -1,6 +1,7 @@
 //! Elementwise binary kernels with NumPy (ONNX multidirectional)
 //! broadcasting.
 
+use crate::arch::{self, KernelCall, Kernels};
 use crate::util::{contiguous_strides, Layout};
 
 /// Broadcasting description for the binary kernels.
@@ -103,16 +104,48 @@ fn binary_in_place(p: &Broadcast, acc: &mut [f32], b: &[f32], f: impl Fn(f32, f3
     });
 }
 
+/// The arguments of one [`binary`] kernel, whose body [`arch::run`] compiles per kernel path
+/// (its loops vectorise on the wider vectors).
+struct BinaryCall<'a, F> {
+    p: &'a Broadcast<'a>,
+    a: &'a [f32],
+    b: &'a [f32],
+    y: &'a mut [f32],
+    f: F,
+}
+
+impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryCall<'_, F> {
+    #[inline(always)]
+    fn run(self, _kernels: Kernels) {
+        binary(self.p, self.a, self.b, self.y, self.f);
+    }
+}
+
+/// The arguments of one [`binary_in_place`] kernel, like [`BinaryCall`].
+struct BinaryInPlaceCall<'a, F> {
+    p: &'a Broadcast<'a>,
+    acc: &'a mut [f32],
+    b: &'a [f32],
+    f: F,
+}
+
+impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryInPlaceCall<'_, F> {
+    #[inline(always)]
+    fn run(self, _kernels: Kernels) {
+        binary_in_place(self.p, self.acc, self.b, self.f);
+    }
+}
+
 macro_rules! binary_kernels {
     ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {$(
         #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]).", $note)]
         pub fn $name(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
-            binary(p, a, b, y, $f);
+            arch::run(BinaryCall { p, a, b, y, f: $f });
         }
         #[doc = concat!("In place `acc = ", $doc, "` with `a = acc`: `acc` is contiguous with ",
             "`p.out_shape`, `b` is broadcast through `p.b_strides`; `p.a_strides` is ignored.")]
         pub fn $in_place(p: &Broadcast, acc: &mut [f32], b: &[f32]) {
-            binary_in_place(p, acc, b, $f);
+            arch::run(BinaryInPlaceCall { p, acc, b, f: $f });
         }
     )*};
 }

@@ -1,93 +1,15 @@
 //! 2-D (and 1-D) convolution and transposed convolution, NCHW.
 
-use crate::depthwise::{depthwise_3x3, is_depthwise_3x3};
-use crate::gemm::{gemm, Bias, Gemm};
+use crate::arch::{self, KernelCall, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{Bias, Gemm};
+use crate::gemm::gemm;
 use crate::util::{gather_strided, valid_range};
-use crate::Activation;
 
 /// Number of output positions processed per im2col tile; bounds the scratch
 /// memory of [`conv2d`] to `in_channels/groups * kernel_h * kernel_w *
 /// min(out_h * out_w, CONV_TILE)` floats.
 pub const CONV_TILE: usize = 64;
-
-/// Parameters of [`conv2d`]: ONNX Conv on NCHW data, with the weights in ONNX's OIHW order
-/// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`) or packed at build time for the
-/// GEMM kernels ([`ConvWeights`]).
-///
-/// ```text
-/// y[n, oc, oh, ow] = act(bias[oc] + sum_{ic, kh, kw} x[n, g * icg + ic, ih, iw] * w[oc, ic, kh, kw])
-/// ```
-/// with `g = oc / (out_channels / groups)`,
-/// `icg = in_channels / groups`, `ih = oh * stride_h + kh * dilation_h - pad_top`,
-/// `iw = ow * stride_w + kw * dilation_w - pad_left`; input positions outside
-/// `[0, in_h) x [0, in_w)` contribute zero (so bottom/right padding is implied
-/// by `out_h`/`out_w`). 1-D convolution: `in_h = out_h = kernel_h = 1`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Conv2d {
-    /// N.
-    pub batch: usize,
-    /// C of the input.
-    pub in_channels: usize,
-    /// Input height.
-    pub in_h: usize,
-    /// Input width.
-    pub in_w: usize,
-    /// C of the output.
-    pub out_channels: usize,
-    /// Output height.
-    pub out_h: usize,
-    /// Output width.
-    pub out_w: usize,
-    /// Kernel height.
-    pub kernel_h: usize,
-    /// Kernel width.
-    pub kernel_w: usize,
-    /// Vertical stride (>= 1).
-    pub stride_h: usize,
-    /// Horizontal stride (>= 1).
-    pub stride_w: usize,
-    /// Vertical dilation (>= 1).
-    pub dilation_h: usize,
-    /// Horizontal dilation (>= 1).
-    pub dilation_w: usize,
-    /// Zero rows added above the input.
-    pub pad_top: usize,
-    /// Zero columns added left of the input.
-    pub pad_left: usize,
-    /// Number of groups; divides both channel counts (depthwise:
-    /// `groups == in_channels`).
-    pub groups: usize,
-    /// Fused activation applied after the bias.
-    pub act: Activation,
-    /// Layout of the weights.
-    pub weights: ConvWeights,
-}
-
-/// Layout of a convolution's weights. Both hold the same values; which one a model uses changes
-/// no result bit (every kernel path sums the same products in the same order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConvWeights {
-    /// ONNX's `[out_channels, in_channels / groups, kernel_h, kernel_w]`: weight `(oc, k)` of
-    /// group `g` at `(g * ocg + oc) * kk + k`, where `ocg = out_channels / groups`,
-    /// `kk = in_channels / groups * kernel_h * kernel_w` and `k` runs over `(ic, kh, kw)`.
-    Oihw,
-    /// Packed at build time for the GEMM kernels: per group, the transpose of that group's OIHW
-    /// rows, weight `(oc, k)` of group `g` at `(g * kk + k) * ocg + oc`. The output channels of one
-    /// input value are contiguous, so the kernels load whole vectors of them in place: no packing
-    /// and no packing buffer at run time.
-    KMajor,
-}
-
-impl ConvWeights {
-    /// Where the weights of group `g` start, and their strides (between output channels, between
-    /// `k` values), as the GEMM's A operand.
-    pub(crate) const fn gemm_operand(self, g: usize, ocg: usize, kk: usize) -> (usize, usize, usize) {
-        match self {
-            ConvWeights::Oihw => (g * ocg * kk, kk, 1),
-            ConvWeights::KMajor => (g * ocg * kk, 1, ocg),
-        }
-    }
-}
 
 #[inline(always)]
 const fn conv_is_pointwise(p: &Conv2d) -> bool {
@@ -150,11 +72,46 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// multiplier) and convolutions without enough scratch for one im2col column
 /// are a direct row-wise convolution; everything else is im2col over tiles of
 /// up to [`CONV_TILE`] output positions followed by the tiled GEMM. On x86-64
-/// built with AVX2 and FMA, a non-pointwise convolution with at least 8 output
-/// channels per group runs as an implicit GEMM that reads the input in place
-/// and uses no scratch, unless it has at most 16 output positions and the
-/// scratch holds a whole im2col tile.
+/// CPUs with AVX2 and FMA (detected at run time, see
+/// [`kernel_path`](crate::kernel_path)), a non-pointwise convolution with at
+/// least 8 output channels per group runs as an implicit GEMM that reads the
+/// input in place and uses no scratch, unless it has at most 16 output
+/// positions and the scratch holds a whole im2col tile; and 3x3 depthwise
+/// convolutions run on kernels of their own.
 pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
+    arch::run(Conv2dCall { p, x, w, bias, y, scratch });
+}
+
+/// The arguments of one [`conv2d`], whose body [`arch::run`] compiles per kernel path.
+struct Conv2dCall<'a> {
+    p: &'a Conv2d,
+    x: &'a [f32],
+    w: &'a [f32],
+    bias: Option<&'a [f32]>,
+    y: &'a mut [f32],
+    scratch: &'a mut [f32],
+}
+
+impl KernelCall for Conv2dCall<'_> {
+    #[inline(always)]
+    fn run(self, kernels: Kernels) {
+        let Conv2dCall { p, x, w, bias, y, scratch } = self;
+        conv2d_on(kernels, p, x, w, bias, y, scratch);
+    }
+}
+
+/// [`conv2d`] on `kernels`.
+#[allow(clippy::too_many_arguments)]
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn conv2d_on(
+    kernels: Kernels,
+    p: &Conv2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
     let positions = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || positions == 0 {
         return;
@@ -165,9 +122,13 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     let pointwise = conv_is_pointwise(p);
     let kb = kk.min(IM2COL_K_BLOCK);
     let tile = (scratch.len() / kb).min(CONV_TILE);
-    let implicit = implicit_gemm(pointwise, ocg, tile, positions);
+    let implicit = !pointwise && kernels.implicit_conv(ocg, tile, positions);
     if !implicit && (icg == 1 || (!pointwise && tile == 0)) {
-        conv_direct(p, icg, ocg, x, w, bias, y);
+        let bias_rows = bias.map_or(Bias::None, Bias::Row);
+        let ops = ConvOperands { icg, ocg, x, w, bias: bias_rows, y: &mut *y };
+        if !kernels.depthwise(p, ops) {
+            conv_direct(p, icg, ocg, x, w, bias, y);
+        }
         return;
     }
     let in_plane = p.in_h * p.in_w;
@@ -198,12 +159,11 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                 epilogue: true,
             };
             if pointwise {
-                gemm(&gm, wg, xg, gb, yg);
+                gemm(kernels, &gm, wg, xg, gb, yg);
                 continue;
             }
-            #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
             if implicit {
-                crate::simd::conv_implicit(p, icg, ocg, xg, wg, gb, yg);
+                kernels.conv_implicit(p, ConvOperands { icg, ocg, x: xg, w: wg, bias: gb, y: yg });
                 continue;
             }
             let mut p0 = 0;
@@ -219,7 +179,7 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
                     gm.b_rs = t;
                     gm.add_to_c = k0 > 0;
                     gm.epilogue = k0 + kc == kk;
-                    gemm(&gm, &wg[k0 * a_cs..], cols, gb, &mut yg[p0..]);
+                    gemm(kernels, &gm, &wg[k0 * a_cs..], cols, gb, &mut yg[p0..]);
                     k0 += kc;
                 }
                 p0 += t;
@@ -228,31 +188,10 @@ pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f
     }
 }
 
-/// Whether [`conv2d`] runs the FMA kernels' implicit GEMM (`simd.rs`: im2col values read straight
-/// from the input, no scratch), for non-pointwise convolutions with at least
-/// [`crate::gemm::SIMD_MIN_ROWS`] output channels per group: unless the output has at most
-/// [`NARROW_POSITIONS`] positions and the scratch holds a whole im2col tile. It is faster (no
-/// copy, and with weights packed at build time each tile sums all of `k` in registers) except on
-/// those last layers of an image network, where most positions touch the padding: im2col gathers
-/// their columns once for all output channels, the implicit GEMM once per block of them.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-fn implicit_gemm(pointwise: bool, ocg: usize, tile: usize, positions: usize) -> bool {
-    !pointwise && ocg >= crate::gemm::SIMD_MIN_ROWS && (positions > NARROW_POSITIONS || tile < positions)
-}
-
-/// Most output positions for which [`conv2d`] prefers im2col to the implicit GEMM.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-const NARROW_POSITIONS: usize = 16;
-
-/// Without the FMA kernels there is no implicit GEMM.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma")))]
-fn implicit_gemm(_pointwise: bool, _ocg: usize, _tile: usize, _positions: usize) -> bool {
-    false
-}
-
 /// Fills `rows` (rows `k0..` of the im2col matrix, i.e. `(ic, kh, kw)` in row-major order, each
 /// with one value per output position `p0..p0 + t`) with the input values those positions see
 /// (zero outside the input).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut rows: core::slice::ChunksExactMut<f32>) {
     let in_plane = p.in_h * p.in_w;
     let ksize = p.kernel_h * p.kernel_w;
@@ -298,13 +237,10 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut row
 /// Direct convolution without working memory: each output row accumulates,
 /// for every input channel of its group, `kernel_h * kernel_w` scaled,
 /// strided input row segments. The path for depthwise convolutions (one input
-/// channel per group, any channel multiplier; 3x3 kernels go to
-/// [`depthwise_3x3`]), and for any convolution given no scratch.
+/// channel per group, any channel multiplier; except the 3x3 ones the
+/// architecture kernels compute), and for any convolution given no scratch.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    if is_depthwise_3x3(p, icg) {
-        depthwise_3x3(p, ocg, x, w, bias, y);
-        return;
-    }
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
@@ -335,6 +271,7 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
 /// input channel's contribution. The weights of a kernel row are copied contiguous first, up to
 /// [`ROW_TAPS`] at a time: reading them strided inside the loop made the Cortex-M4 build run 2.4x
 /// the instructions on the keyword-spotting model.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize, yrow: &mut [f32]) {
     for kh in 0..p.kernel_h {
         let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
@@ -365,6 +302,9 @@ fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize,
 
 /// Kernel-row weights [`accumulate_rows`] copies at a time.
 const ROW_TAPS: usize = 16;
+
+/// Stack bytes of the direct convolution's local arrays: one run of kernel-row weights.
+pub(crate) const DIRECT_STACK_BYTES: usize = core::mem::size_of::<[f32; ROW_TAPS]>();
 
 /// Parameters of [`conv_transpose2d`]: ONNX ConvTranspose on NCHW data, with
 /// the weights in OIHW order `[out_channels, in_channels / groups, kernel_h,

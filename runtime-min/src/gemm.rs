@@ -1,6 +1,9 @@
-//! Batched strided GEMM (`matmul`) and the register-tiled GEMM core shared
-//! with the convolution kernels.
+//! Batched strided GEMM (`matmul`), the GEMM the convolutions call ([`gemm`]: the architecture
+//! kernels where they apply, else the portable core), and that portable core, a register-tiled
+//! kernel over packed panels.
 
+use crate::arch::{self, KernelCall, Kernels};
+use crate::epilogue::{finish, Bias, Gemm};
 use crate::util::dot;
 use crate::Activation;
 
@@ -10,6 +13,9 @@ const MR: usize = 4;
 const NR: usize = 8;
 /// Depth of one packed panel (stack use: `MR*KC + KC*NR` floats = 3 KiB).
 const KC: usize = 64;
+
+/// Stack bytes of the portable GEMM's local arrays: the packed A and B panels of [`gemm_tiled`].
+pub(crate) const PORTABLE_PANELS_BYTES: usize = core::mem::size_of::<([f32; MR * KC], [f32; KC * NR])>();
 
 /// Batched, strided matrix multiplication parameters for [`matmul`].
 ///
@@ -80,14 +86,38 @@ impl MatMul {
 /// present, has length `n` and is added to every row of every `C` (ONNX Gemm
 /// with `beta * C` folded into a per-column bias at build time).
 ///
-/// Fast paths: on x86-64 built with AVX2 and FMA, C with at least 8 rows runs
-/// on the FMA micro-kernels (`simd.rs`, any strides, 19 KiB of stack panels
-/// with AVX-512). Otherwise (the portable path, e.g. Cortex-M): row-major `B`
+/// Fast paths: on x86-64 CPUs with AVX2 and FMA (detected at run time, see
+/// [`kernel_path`](crate::kernel_path)), C with at least 8 rows runs on the FMA
+/// micro-kernels (any strides, 24 KiB of stack panels). Otherwise (the
+/// portable path, e.g. Cortex-M): row-major `B`
 /// (`b_col_stride == 1`) uses a 4x8 register-tiled micro-kernel over packed
 /// `A` panels; `A` row-contiguous with `B` column-contiguous (`B` transposed,
 /// e.g. ONNX Gemm `transB=1`) uses dot products; any other strides use
 /// on-stack packed panels (3 KiB).
 pub fn matmul(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
+    arch::run(MatMulCall { p, a, b, bias, c });
+}
+
+/// The arguments of one [`matmul`], whose body [`arch::run`] compiles per kernel path.
+struct MatMulCall<'a> {
+    p: &'a MatMul,
+    a: &'a [f32],
+    b: &'a [f32],
+    bias: Option<&'a [f32]>,
+    c: &'a mut [f32],
+}
+
+impl KernelCall for MatMulCall<'_> {
+    #[inline(always)]
+    fn run(self, kernels: Kernels) {
+        let MatMulCall { p, a, b, bias, c } = self;
+        matmul_on(kernels, p, a, b, bias, c);
+    }
+}
+
+/// [`matmul`] on `kernels`.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn matmul_on(kernels: Kernels, p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f32]) {
     if p.m == 0 || p.n == 0 || p.batch.contains(&0) {
         return;
     }
@@ -117,73 +147,17 @@ pub fn matmul(p: &MatMul, a: &[f32], b: &[f32], bias: Option<&[f32]>, c: &mut [f
                     let ao = b0 * sa[0] + b1 * sa[1] + b2 * sa[2] + b3 * sa[3];
                     let bo = b0 * sb[0] + b1 * sb[1] + b2 * sb[2] + b3 * sb[3];
                     let co = b0 * sc[0] + b1 * sc[1] + b2 * sc[2] + b3 * sc[3];
-                    gemm(&g, &a[ao..], &b[bo..], bias, &mut c[co..]);
+                    gemm(kernels, &g, &a[ao..], &b[bo..], bias, &mut c[co..]);
                 }
             }
         }
     }
 }
 
-/// Bias added in the GEMM epilogue.
-#[derive(Clone, Copy)]
-pub(crate) enum Bias<'a> {
-    None,
-    /// One value per row of C (convolution: per output channel).
-    Row(&'a [f32]),
-    /// One value per column of C (matmul / Gemm).
-    Col(&'a [f32]),
-}
-
-/// One (unbatched) GEMM with offsets already applied to the slices.
-pub(crate) struct Gemm {
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
-    pub a_rs: usize,
-    pub a_cs: usize,
-    pub b_rs: usize,
-    pub b_cs: usize,
-    pub c_rs: usize,
-    pub alpha: f32,
-    pub act: Activation,
-    /// C holds the sum over earlier `k` (a convolution's earlier im2col blocks): add to it
-    /// instead of starting from zero.
-    pub add_to_c: bool,
-    /// Apply the epilogue (alpha, bias, activation) at the end: false while more `k` follows.
-    pub epilogue: bool,
-}
-
-/// Epilogue on a finished row segment `C[i, j0..j0 + dst.len()]` holding the
-/// raw sums: scale, bias, activation.
-#[inline(always)]
-pub(crate) fn finish(dst: &mut [f32], g: &Gemm, bias: Bias, i: usize, j0: usize) {
-    let alpha = g.alpha;
-    match bias {
-        Bias::None => {
-            if alpha != 1.0 {
-                for v in dst.iter_mut() {
-                    *v *= alpha;
-                }
-            }
-        }
-        Bias::Row(bv) => {
-            let bb = bv[i];
-            for v in dst.iter_mut() {
-                *v = alpha * *v + bb;
-            }
-        }
-        Bias::Col(bv) => {
-            let bv = &bv[j0..j0 + dst.len()];
-            for (v, &bb) in dst.iter_mut().zip(bv) {
-                *v = alpha * *v + bb;
-            }
-        }
-    }
-    g.act.apply_in_place(dst);
-}
-
-/// `C = act(alpha * A B + bias)` for one matrix triple.
-pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+/// `C = act(alpha * A B + bias)` for one matrix triple, on the architecture kernels of `kernels`
+/// where they apply, else on the portable core.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+pub(crate) fn gemm(kernels: Kernels, g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     if g.m == 0 || g.n == 0 {
         return;
     }
@@ -197,22 +171,15 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
                 finish(row, g, bias, i, 0);
             }
         }
-    } else {
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-        if g.m >= SIMD_MIN_ROWS {
-            return crate::simd::gemm(g, a, b, bias, c);
-        }
+    } else if !kernels.gemm(g, a, b, bias, c) {
         gemm_portable(g, a, b, bias, c);
     }
 }
 
-/// The fewest rows of C for which the FMA kernel (`simd.rs`) replaces the portable one.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-pub(crate) const SIMD_MIN_ROWS: usize = 8;
-
 /// The portable path (`g.k > 0`): dot products when B's columns are contiguous along `k`, else the
 /// register-tiled kernel. The choice never depends on A's strides, so a product gives the same bits
 /// whichever layout its A operand has (a folded transpose, weights packed at build time).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     if g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
         gemm_dot(g, a, b, bias, c);
@@ -228,6 +195,7 @@ pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut 
 }
 
 /// B's columns contiguous along k: one lane-parallel dot product per output.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     for i in 0..g.m {
         let arow = &a[i * g.a_rs..][..(g.k - 1) * g.a_cs + 1];
@@ -244,6 +212,7 @@ fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 
 /// One row of C as a sum of scaled contiguous rows of B (used for the rows
 /// left over by the 4-row tiling, e.g. `m == 1`).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn gemm_axpy_row(g: &Gemm, i: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let crow = &mut c[i * g.c_rs..][..g.n];
     if !g.add_to_c {
@@ -280,6 +249,7 @@ fn micro(kc: usize, ap: &[f32], b: &[f32], bs: usize, mut acc: [[f32; NR]; MR]) 
 
 /// Tiled GEMM over rows `0..m_rows` of C (all rows when B is not row-major;
 /// missing rows of a partial tile are zero-padded in the packed A panel).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let mut apack = [0.0f32; MR * KC];
     let mut bpack = [0.0f32; KC * NR];
@@ -360,20 +330,17 @@ fn gemm_tiled(g: &Gemm, m_rows: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut
 
 #[cfg(test)]
 mod tests {
-    //! Every GEMM path (portable, and the FMA kernel when compiled) against an `f64` reference,
-    //! on shapes that cover partial tiles in all three dimensions and several `KC` blocks.
+    //! Every GEMM path this CPU runs (portable, and the FMA kernels of each supported vector
+    //! width) against an `f64` reference, on shapes that cover partial tiles in all three
+    //! dimensions and several `KC` blocks.
     extern crate std;
     use super::*;
+    use crate::KernelPath;
     use std::vec::Vec;
 
-    /// A path under test.
-    type Path = fn(&Gemm, &[f32], &[f32], Bias, &mut [f32]);
-
-    fn paths() -> Vec<(&'static str, Path)> {
-        let mut v: Vec<(&'static str, Path)> = std::vec![("portable", gemm_portable), ("dispatch", gemm)];
-        #[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-        v.push(("fma", crate::simd::gemm));
-        v
+    /// The kernels of every path this CPU runs.
+    fn paths() -> Vec<(&'static str, Kernels)> {
+        KernelPath::ALL.iter().filter_map(|&p| Some((p.name(), Kernels::supported(p)?))).collect()
     }
 
     fn values(n: usize, seed: u32) -> Vec<f32> {
@@ -417,9 +384,9 @@ mod tests {
                 let a = values(m * k, 1);
                 let b = values(k * n, 2);
                 let bias = values(m, 3);
-                for (name, path) in paths() {
+                for (name, kernels) in paths() {
                     let mut c = std::vec![f32::NAN; m * (n + 2)];
-                    path(&g, &a, &b, Bias::Row(&bias), &mut c);
+                    gemm(kernels, &g, &a, &b, Bias::Row(&bias), &mut c);
                     for i in 0..m {
                         for j in 0..n {
                             let (mut s, mut mag) = (0.0f64, 0.0f64);

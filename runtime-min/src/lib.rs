@@ -9,8 +9,8 @@
 //! Shape parameters are plain `Copy` structs with public fields (or slices of
 //! at most [`MAX_RANK`] axes), so generated code can write them as `const`
 //! struct literals. Kernels assume correctly sized slices; wrong sizes panic
-//! (never UB: the crate denies `unsafe` outside its
-//! x86-64 FMA intrinsics module, whose loads and stores take array references).
+//! (never UB: the crate denies `unsafe` outside its x86-64 module,
+//! `arch/x86_64`, whose intrinsics' loads and stores take slices).
 //!
 //! Semantics follow ONNX unless stated otherwise.
 //!
@@ -57,16 +57,30 @@
 //!   [`CoordMode`], [`NearestMode`]).
 //! - **Quantized (int8 / uint8)**: the [`quant`] module, TFLite's integer
 //!   arithmetic bit for bit.
+//!
+//! # Kernel paths and facts
+//!
+//! On x86-64, [`conv2d`] and [`matmul`] run FMA micro-kernels (AVX2 + FMA or
+//! AVX-512F) when the CPU has them, detected at run time whatever flags the
+//! crate was built with; elsewhere, and on older CPUs, the portable kernels
+//! ([`KernelPath`], [`kernel_path`], [`force_kernel_path`]; the `portable`
+//! feature keeps the portable path everywhere). The AVX2 and AVX-512 paths give
+//! the same bits. The stack the kernels' local arrays take on a build's
+//! [`Target`] is stated by `const fn`s for the planner
+//! ([`conv2d_stack_bytes`], [`matmul_stack_bytes`], ...).
 #![no_std]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 mod activation;
+mod arch;
 mod binary;
 mod conv;
+mod conv_shape;
 mod cumsum;
-mod depthwise;
 mod dtype;
+mod epilogue;
+mod facts;
 mod gemm;
 mod norm;
 mod pool;
@@ -74,18 +88,19 @@ pub mod quant;
 mod reduce;
 mod resize;
 mod select;
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))]
-mod simd;
 mod softmax;
 mod strided;
 mod unary;
 mod util;
 
 pub use activation::Activation;
+pub use arch::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath, UnsupportedKernelPath};
 pub use binary::*;
 pub use conv::*;
+pub use conv_shape::{Conv2d, ConvWeights};
 pub use cumsum::*;
 pub use dtype::DType;
+pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
 pub use pool::*;

@@ -1,5 +1,6 @@
 //! 3-D, 2-D and 1-D max and average pooling, NC(D)HW.
 
+use crate::arch::{self, KernelCall, Kernels};
 use crate::util::{gather_strided, valid_range};
 
 /// Parameters of [`max_pool2d`] / [`avg_pool2d`] (ONNX MaxPool /
@@ -210,6 +211,30 @@ fn pool_rows(
 /// that lie inside the input (padding never wins). An output whose window
 /// contains no input position is `-inf`.
 pub fn max_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
+    arch::run(PoolCall::<true> { p, x, y });
+}
+
+/// The arguments of one [`max_pool2d`] (`MAX`) or [`avg_pool2d`], whose body [`arch::run`]
+/// compiles per kernel path (its comparisons and divisions vectorise on the wider vectors).
+struct PoolCall<'a, const MAX: bool> {
+    p: &'a Pool2d,
+    x: &'a [f32],
+    y: &'a mut [f32],
+}
+
+impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
+    #[inline(always)]
+    fn run(self, _kernels: Kernels) {
+        match MAX {
+            true => max_pool2d_on(self.p, self.x, self.y),
+            false => avg_pool2d_on(self.p, self.x, self.y),
+        }
+    }
+}
+
+/// [`max_pool2d`]'s body.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn max_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     let comb = |d: &mut f32, v: f32| {
         if v > *d || v.is_nan() {
             *d = v
@@ -228,6 +253,12 @@ pub fn max_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
 /// positions beyond that extent, from `ceil_mode`, never count). An output
 /// with a zero divisor is 0.
 pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
+    arch::run(PoolCall::<false> { p, x, y });
+}
+
+/// [`avg_pool2d`]'s body.
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn avg_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     let add = |d: &mut f32, v: f32| *d += v;
     if pool_tiles(p, x, y, 0.0, add) {
         // Every window lies inside the input: the same count everywhere.

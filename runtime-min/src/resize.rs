@@ -2,7 +2,7 @@
 
 /// Output columns whose source coordinates are computed together (bounds the
 /// stack use to a few arrays of this many elements).
-const RESIZE_BLOCK: usize = 64;
+pub(crate) const RESIZE_BLOCK: usize = 64;
 
 /// ONNX Resize `coordinate_transformation_mode`: maps an output coordinate
 /// `x` to an input coordinate, with `scale` the axis scale and `len_in` /

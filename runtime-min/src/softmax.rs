@@ -6,6 +6,9 @@ use crate::util::fold_contig;
 /// not innermost (bounds the stack use to two arrays of this many floats).
 const SOFTMAX_BLOCK: usize = 64;
 
+/// Stack bytes of the softmax kernels' local arrays: the running maxima and sums of a block.
+pub(crate) const SOFTMAX_STACK_BYTES: usize = 2 * core::mem::size_of::<[f32; SOFTMAX_BLOCK]>();
+
 #[inline(always)]
 fn fmax(a: f32, b: f32) -> f32 {
     if b > a || b.is_nan() {

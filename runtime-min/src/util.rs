@@ -97,6 +97,13 @@ impl<const N: usize> Layout<N> {
     }
 }
 
+/// Machine words (`usize`) on the stack of a kernel that walks a [`Layout`] of `sets` stride sets
+/// with [`Layout::for_each_outer`]: the layout (rank, shape, strides) and the walk's index and
+/// offsets.
+pub(crate) const fn layout_walk_words(sets: usize) -> usize {
+    (1 + MAX_RANK + sets * MAX_RANK) + (MAX_RANK + sets)
+}
+
 /// Row-major contiguous strides of `shape` (in elements).
 #[inline(always)]
 pub(crate) fn contiguous_strides(shape: &[usize]) -> [isize; MAX_RANK] {

@@ -2,43 +2,6 @@ mod common;
 use common::*;
 use sramfit_runtime_min::*;
 
-#[allow(clippy::too_many_arguments)]
-fn conv_params(
-    batch: usize,
-    ic: usize,
-    oc: usize,
-    (in_h, in_w): (usize, usize),
-    (kh, kw): (usize, usize),
-    (sh, sw): (usize, usize),
-    (dh, dw): (usize, usize),
-    (pt, pl, pb, pr): (usize, usize, usize, usize),
-    groups: usize,
-    act: Activation,
-) -> Conv2d {
-    let out_h = (in_h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
-    let out_w = (in_w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
-    Conv2d {
-        batch,
-        in_channels: ic,
-        in_h,
-        in_w,
-        out_channels: oc,
-        out_h,
-        out_w,
-        kernel_h: kh,
-        kernel_w: kw,
-        stride_h: sh,
-        stride_w: sw,
-        dilation_h: dh,
-        dilation_w: dw,
-        pad_top: pt,
-        pad_left: pl,
-        groups,
-        act,
-        weights: ConvWeights::Oihw,
-    }
-}
-
 /// OIHW weights in the [`ConvWeights::KMajor`] layout, followed by `slack` zeros.
 fn k_major(p: &Conv2d, w: &[f32], slack: usize) -> Vec<f32> {
     let ocg = p.out_channels / p.groups;

@@ -164,3 +164,42 @@ pub fn pool_params(
         count_include_pad,
     }
 }
+
+#[allow(clippy::too_many_arguments)]
+/// A convolution of `batch` images of `ic` channels into `oc` channels, with the output size
+/// ONNX gives for these pads (top, left, bottom, right), OIHW weights.
+pub fn conv_params(
+    batch: usize,
+    ic: usize,
+    oc: usize,
+    (in_h, in_w): (usize, usize),
+    (kh, kw): (usize, usize),
+    (sh, sw): (usize, usize),
+    (dh, dw): (usize, usize),
+    (pt, pl, pb, pr): (usize, usize, usize, usize),
+    groups: usize,
+    act: sramfit_runtime_min::Activation,
+) -> sramfit_runtime_min::Conv2d {
+    let out_h = (in_h + pt + pb - dh * (kh - 1) - 1) / sh + 1;
+    let out_w = (in_w + pl + pr - dw * (kw - 1) - 1) / sw + 1;
+    sramfit_runtime_min::Conv2d {
+        batch,
+        in_channels: ic,
+        in_h,
+        in_w,
+        out_channels: oc,
+        out_h,
+        out_w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: sh,
+        stride_w: sw,
+        dilation_h: dh,
+        dilation_w: dw,
+        pad_top: pt,
+        pad_left: pl,
+        groups,
+        act,
+        weights: sramfit_runtime_min::ConvWeights::Oihw,
+    }
+}

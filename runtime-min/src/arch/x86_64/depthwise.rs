@@ -1,4 +1,6 @@
-//! The 3x3 depthwise convolution (one input channel per group), any stride, dilation and padding.
+//! The 3x3 depthwise convolution (one input channel per group), any stride, dilation and padding,
+//! on x86-64 with AVX2 + FMA or AVX-512F: plain Rust that the entry points of [`super`] compile
+//! with those features (everything here is `#[inline(always)]`), where its long loops vectorise.
 //!
 //! Each output value is `act(bias + taps)` with the taps added in row-major tap order, which is
 //! also the order in which the row-wise direct convolution accumulates, so all paths agree bit
@@ -14,30 +16,22 @@
 //!   call, not per output row, and the interior columns (all three column taps inside the
 //!   input) run without per-tap range checks.
 
+// `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
+// of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
+use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::Bias;
 use crate::util::valid_range;
-use crate::Conv2d;
 
-/// Whether [`depthwise_3x3`] computes this convolution (3x3 kernel, one input channel per group):
-/// on x86-64 builds with AVX2 and FMA only, where it beats the row-wise direct convolution; on a
-/// Cortex-M4 its row-wise kernel executed twice the instructions of the direct path on the KWS
-/// model, and its padded-plane buffers take 32 KiB of stack.
-pub(crate) fn is_depthwise_3x3(p: &Conv2d, icg: usize) -> bool {
-    cfg!(all(target_arch = "x86_64", target_feature = "avx2", target_feature = "fma"))
-        && icg == 1
-        && p.kernel_h == 3
-        && p.kernel_w == 3
-}
-
-/// Largest zero-padded plane (floats) of the padded-plane kernel: 16 KiB of stack, plus as much
-/// again for its flattened output.
-const PADDED_PLANE_MAX: usize = 4096;
-
-/// Outputs per register tile of the padded-plane kernel.
-const TILE: usize = 16;
+// What the kernel facts say [`depthwise_3x3`]'s buffers take (it keeps them even when a plane is
+// too large for them and the row-wise kernel runs).
+const _: () = assert!(core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_BYTES);
 
 /// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
 /// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
-pub(crate) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+#[inline(always)]
+pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
+    let ConvOperands { ocg, x, w, bias, y, .. } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let mut padded = PaddedPlane::new(p);
@@ -47,7 +41,11 @@ pub(crate) fn depthwise_3x3(p: &Conv2d, ocg: usize, x: &[f32], w: &[f32], bias: 
             let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
             let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
             let wk: [f32; 9] = core::array::from_fn(|t| w[w0 + (oc % ocg) * a_rs + t * ws]);
-            let (wk, b) = (&wk[..], bias.map_or(0.0, |b| b[oc]));
+            let b = match bias {
+                Bias::Row(b) => b[oc],
+                _ => 0.0,
+            };
+            let wk = &wk[..];
             match padded.as_mut() {
                 Some(padded) => padded.conv(p, xplane, wk, b, yplane),
                 None => row_wise(p, xplane, wk, b, yplane),
@@ -77,6 +75,7 @@ struct PaddedPlane {
 impl PaddedPlane {
     /// The buffers for convolution `p` (zeroed once: only the input pixels change between
     /// planes), or `None` if its padded plane exceeds [`PADDED_PLANE_MAX`].
+    #[inline(always)]
     fn new(p: &Conv2d) -> Option<Self> {
         // The padded extent read by the outputs, split into phases.
         let phase_rows = ((p.out_h - 1) * p.stride_h + 2 * p.dilation_h + 1).div_ceil(p.stride_h);
@@ -97,12 +96,14 @@ impl PaddedPlane {
     }
 
     /// Index in `plane` of padded position `(r, c)`.
+    #[inline(always)]
     fn at(&self, p: &Conv2d, r: usize, c: usize) -> usize {
         let phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
         (phase * self.phase_rows + r / p.stride_h) * self.phase_cols + c / p.stride_w
     }
 
     /// One output plane before the activation: `yplane = b + conv(xplane, wk)`.
+    #[inline(always)]
     fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
         let (sh, sw) = (p.stride_h, p.stride_w);
         // Input rows and columns that some output reads (the rest would land past the extent).
@@ -152,6 +153,7 @@ impl PaddedPlane {
 
 /// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised
 /// deinterleave for a constant step).
+#[inline(always)]
 fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
     let (chunks, rest) = src.as_chunks::<S>();
     for (d, chunk) in dst.iter_mut().zip(chunks) {
@@ -164,6 +166,7 @@ fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
 
 /// One output plane before the activation, row by row: `yplane = b + conv(xplane, wk)` with `wk`
 /// the 9 weights of the channel.
+#[inline(always)]
 fn row_wise(p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
     let w: [[f32; 3]; 3] = [wk[0..3].try_into().unwrap(), wk[3..6].try_into().unwrap(), wk[6..9].try_into().unwrap()];
     // Column taps: input column of output column `ow` is `ow * stride_w + col_off[kw]`.

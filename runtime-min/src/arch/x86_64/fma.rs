@@ -1,138 +1,55 @@
-//! The x86-64 FMA path of the GEMM core, compiled only when the build enables `avx2` and `fma`
-//! (the workspace's `.cargo/config.toml` builds the host for its own CPU; a baseline x86-64 or a
-//! Cortex-M build never sees this module and uses the portable kernel in `gemm.rs`).
+//! The FMA micro-kernels of the GEMM and of the implicit-GEMM convolution, written once over
+//! [`Lanes`] and compiled into the entry points of [`super`] for AVX2 (8 lanes) and AVX-512F (16
+//! lanes): everything here is `#[inline(always)]`, so that it is compiled with those entry
+//! points' target features (a function that is not inlined would be compiled for the baseline
+//! CPU, its intrinsics left as calls).
 //!
-//! Register tiles of 12 vector accumulators (vectors of `L` lanes: 8 with AVX2, 16 with
-//! AVX-512): [`gemm_cols`], `MN` rows by two vectors of columns, reads A and B in place
-//! (wide outputs with A row-major: matrix products, OIHW convolution weights); [`gemm_rows`] and
-//! [`conv_implicit`], vectors of rows (output channels) by columns (positions), broadcasting B, so
-//! narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes: two vectors by 6 columns,
-//! or one vector by 12 when a block has at most `L` rows (16 output channels on AVX-512). Their A is read in place
-//! when its rows are contiguous (convolution weights packed at build time, see
+//! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`gemm_cols`], `MN` rows by
+//! two vectors of columns, reads A and B in place (wide outputs with A row-major: matrix
+//! products, OIHW convolution weights); [`gemm_rows`] and [`conv_implicit`], vectors of rows
+//! (output channels) by columns (positions), broadcasting B, so narrow outputs (a 2x2 feature map
+//! has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by 12 when a block
+//! has at most `L` rows (16 output channels on AVX-512). Their A is read in place when its rows
+//! are contiguous (convolution weights packed at build time, see
 //! [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in registers; otherwise A is
 //! packed one `KC`-deep panel at a time on the stack and partial sums wait in C. Each element of C
 //! is the k-ascending chain of fused multiply-adds of its row and column (partial sums are stored
 //! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
-//! on the tile size an im2col scratch allows, or on `n`.
+//! on the tile size an im2col scratch allows, on `n`, or on the vector width.
 //!
-//! This is the crate's only module with `unsafe`: the intrinsics wrappers below, and the unchecked
-//! reads in [`micro_indirect`] and [`micro_row`] whose bounds are checked once per tile.
-#![allow(unsafe_code)]
+//! `unsafe` here: the unchecked reads in [`micro_indirect`] and [`micro_row`], whose bounds are
+//! checked once per tile (the intrinsics are in [`super::lanes`]).
 
-use core::arch::x86_64::*;
-
-use crate::gemm::{finish, Bias, Gemm};
+use super::lanes::Lanes;
+use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{finish, Bias, Gemm};
 use crate::util::valid_range;
-use crate::Conv2d;
 
-#[cfg(target_feature = "avx512f")]
-mod lanes {
-    use super::*;
-    /// One vector register.
-    pub type V = __m512;
-    /// Lanes per vector.
-    pub const L: usize = 16;
-    /// All lanes zero.
-    #[inline(always)]
-    pub fn zero() -> V {
-        // SAFETY: this module is compiled only with `avx512f` enabled for the whole crate.
-        unsafe { _mm512_setzero_ps() }
-    }
-    /// All lanes `v`.
-    #[inline(always)]
-    pub fn splat(v: f32) -> V {
-        // SAFETY: as in `zero`.
-        unsafe { _mm512_set1_ps(v) }
-    }
-    /// `a * b + c`, rounded once.
-    #[inline(always)]
-    pub fn fma(a: V, b: V, c: V) -> V {
-        // SAFETY: as in `zero`.
-        unsafe { _mm512_fmadd_ps(a, b, c) }
-    }
-    /// Loads `L` floats.
-    #[inline(always)]
-    pub fn load(s: &[f32; L]) -> V {
-        // SAFETY: `avx512f` is enabled (see `zero`); the pointer comes from a reference to
-        // exactly `L` floats, and the unaligned load has no alignment requirement.
-        unsafe { _mm512_loadu_ps(s.as_ptr()) }
-    }
-    /// Stores `L` floats.
-    #[inline(always)]
-    pub fn store(d: &mut [f32; L], v: V) {
-        // SAFETY: as in `load`, with an exclusive reference.
-        unsafe { _mm512_storeu_ps(d.as_mut_ptr(), v) }
-    }
-}
+// The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
+// narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
+// widest row-vector tile.
 
-#[cfg(not(target_feature = "avx512f"))]
-mod lanes {
-    use super::*;
-    /// One vector register.
-    pub type V = __m256;
-    /// Lanes per vector.
-    pub const L: usize = 8;
-    /// All lanes zero.
-    #[inline(always)]
-    pub fn zero() -> V {
-        // SAFETY: this module is compiled only with `avx2` and `fma` enabled for the whole crate.
-        unsafe { _mm256_setzero_ps() }
-    }
-    /// All lanes `v`.
-    #[inline(always)]
-    pub fn splat(v: f32) -> V {
-        // SAFETY: as in `zero`.
-        unsafe { _mm256_set1_ps(v) }
-    }
-    /// `a * b + c`, rounded once.
-    #[inline(always)]
-    pub fn fma(a: V, b: V, c: V) -> V {
-        // SAFETY: as in `zero`.
-        unsafe { _mm256_fmadd_ps(a, b, c) }
-    }
-    /// Loads `L` floats.
-    #[inline(always)]
-    pub fn load(s: &[f32; L]) -> V {
-        // SAFETY: `avx` is enabled (see `zero`); the pointer comes from a reference to exactly
-        // `L` floats, and the unaligned load has no alignment requirement.
-        unsafe { _mm256_loadu_ps(s.as_ptr()) }
-    }
-    /// Stores `L` floats.
-    #[inline(always)]
-    pub fn store(d: &mut [f32; L], v: V) {
-        // SAFETY: as in `load`, with an exclusive reference.
-        unsafe { _mm256_storeu_ps(d.as_mut_ptr(), v) }
-    }
-}
-
-use lanes::{fma, load, splat, store, zero, L, V};
-
-/// Rows of the tallest row-vector tile (two vectors).
-const MV: usize = 2 * L;
-/// Columns of the widest row-vector tile.
-const NB: usize = 12;
-/// Depth of one packed A panel (stack: `MV * KC` floats, 16 KiB with AVX-512).
-const KC: usize = 128;
 /// Rows of the column-vector tile ([`gemm_cols`]).
 const MN: usize = 6;
-/// Columns of the column-vector tile (two vectors).
-const NN: usize = 2 * L;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
-/// Two tiles: with A row-contiguous and B column-contiguous, blocks of `NN` columns run on
-/// [`gemm_cols`] (vectors along the columns, A and B read in place, no packing); the columns left
-/// over, and every other layout, on [`gemm_rows`] (vectors along the rows; A read in place when its
-/// rows are contiguous, as with weights packed at build time, else packed). Both compute each
-/// element as the same k-ascending chain of fused multiply-adds, so the split never changes a
-/// result.
-pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+/// Two tiles: with A row-contiguous and B column-contiguous, blocks of two vectors of columns run
+/// on [`gemm_cols`] (vectors along the columns, A and B read in place, no packing); the columns
+/// left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A read in place
+/// when its rows are contiguous, as with weights packed at build time, else packed). Both compute
+/// each element as the same k-ascending chain of fused multiply-adds, so the split never changes
+/// a result.
+#[inline(always)]
+pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let nn = 2 * S::L;
     let n_main = match g.a_cs == 1 && g.b_cs == 1 {
-        true => g.n - g.n % NN,
+        true => g.n - g.n % nn,
         false => 0,
     };
     if n_main > 0 {
-        gemm_cols(g, n_main, a, b, bias, c);
+        gemm_cols::<S>(g, n_main, a, b, bias, c);
     }
     if n_main < g.n {
         let rest = Gemm { n: g.n - n_main, ..*g };
@@ -140,15 +57,16 @@ pub(crate) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
             Bias::Col(v) => Bias::Col(&v[n_main..]),
             other => other,
         };
-        gemm_rows(&rest, a, &b[n_main * g.b_cs..], bias, &mut c[n_main..]);
+        gemm_rows::<S>(&rest, a, &b[n_main * g.b_cs..], bias, &mut c[n_main..]);
     }
 }
 
-/// Columns `0..n_main` (a multiple of `NN`) of C, in tiles of `MN` rows by `NN` columns: every
-/// step broadcasts one value of each of `MN` rows of A and multiplies two vectors of a row of B.
-/// Needs `a_cs == 1` and `b_cs == 1`.
-fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    let k = g.k;
+/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `MN` rows by two vectors of
+/// columns: every step broadcasts one value of each of `MN` rows of A and multiplies two vectors
+/// of a row of B. Needs `a_cs == 1` and `b_cs == 1`.
+#[inline(always)]
+fn gemm_cols<S: Lanes>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let (k, l) = (g.k, S::L);
     let mut i0 = 0;
     while i0 < g.m {
         let mr = MN.min(g.m - i0);
@@ -156,62 +74,66 @@ fn gemm_cols(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut 
         let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..k]);
         let mut j0 = 0;
         while j0 < n_main {
-            let mut acc = [[zero(); 2]; MN];
+            let mut acc = [[S::zero(); 2]; MN];
             if g.add_to_c {
                 for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
-                    let (lo, hi) = c[(i0 + r) * g.c_rs + j0..][..NN].split_at(L);
-                    *acc_r = [load(lo.try_into().unwrap()), load(hi.try_into().unwrap())];
+                    let (lo, hi) = c[(i0 + r) * g.c_rs + j0..][..2 * l].split_at(l);
+                    *acc_r = [S::load(lo), S::load(hi)];
                 }
             }
             for kk in 0..k {
-                let (lo, hi) = b[kk * g.b_rs + j0..][..NN].split_at(L);
-                let (b0, b1) = (load(lo.try_into().unwrap()), load(hi.try_into().unwrap()));
+                let (lo, hi) = b[kk * g.b_rs + j0..][..2 * l].split_at(l);
+                let (b0, b1) = (S::load(lo), S::load(hi));
                 for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let av = splat(row[kk]);
-                    acc_r[0] = fma(av, b0, acc_r[0]);
-                    acc_r[1] = fma(av, b1, acc_r[1]);
+                    let av = S::splat(row[kk]);
+                    acc_r[0] = S::fma(av, b0, acc_r[0]);
+                    acc_r[1] = S::fma(av, b1, acc_r[1]);
                 }
             }
             for (r, acc_r) in acc.iter().enumerate().take(mr) {
-                let crow = &mut c[(i0 + r) * g.c_rs + j0..][..NN];
-                let (lo, hi) = crow.split_at_mut(L);
-                store(lo.try_into().unwrap(), acc_r[0]);
-                store(hi.try_into().unwrap(), acc_r[1]);
+                let crow = &mut c[(i0 + r) * g.c_rs + j0..][..2 * l];
+                let (lo, hi) = crow.split_at_mut(l);
+                S::store(lo, acc_r[0]);
+                S::store(hi, acc_r[1]);
                 if g.epilogue {
                     finish(crow, g, bias, i0 + r, j0);
                 }
             }
-            j0 += NN;
+            j0 += 2 * l;
         }
         i0 += MN;
     }
 }
 
 /// The accumulators of one row-vector tile: column `c` holds rows `0..R * L` in `R` vectors.
-type Acc<const R: usize, const C: usize> = [[V; R]; C];
+type Acc<V, const R: usize, const C: usize> = [[V; R]; C];
 
-/// Working memory of the row-vector kernels (on the stack, about 24 KiB with AVX-512): the packed A
-/// panel (unused when A is read in place), a B panel (columns gathered from anywhere), and a
-/// staging tile between the accumulators and C's rows.
+/// Working memory of the row-vector kernels (on the stack, [`FMA_PANELS_BYTES`]): the packed A panel
+/// (unused when A is read in place), a B panel (columns gathered from anywhere), and a staging
+/// tile between the accumulators and C's rows. Sized for the widest vectors.
 struct Panels {
-    a: [f32; MV * KC],
+    a: [f32; MV_MAX * KC],
     b: [f32; KC * NB],
-    tile: [[f32; MV]; NB],
+    tile: [[f32; MV_MAX]; NB],
 }
 
+// What the kernel facts say these arrays take.
+const _: () = assert!(core::mem::size_of::<Panels>() == FMA_PANELS_BYTES);
+
 impl Panels {
+    #[inline(always)]
     fn new() -> Self {
-        Panels { a: [0.0; MV * KC], b: [0.0; KC * NB], tile: [[0.0; MV]; NB] }
+        Panels { a: [0.0; MV_MAX * KC], b: [0.0; KC * NB], tile: [[0.0; MV_MAX]; NB] }
     }
 }
 
-/// Runs `block::<R, C>` on the rows `i0..i0 + mr` of a row-vector kernel: two vectors by 6
+/// Runs `block::<S, R, C>` on the rows `i0..i0 + mr` of a row-vector kernel: two vectors by 6
 /// columns, or, for a block of at most `L` rows (e.g. a convolution with 16 output channels on
 /// AVX-512), one vector by 12 columns, so that no lane computes a missing row. Both shapes keep
 /// 12 accumulators.
 macro_rules! by_rows {
-    ($mr:expr, $block:ident($($arg:expr),* $(,)?)) => {
-        if $mr <= L { $block::<1, 12>($($arg),*) } else { $block::<2, 6>($($arg),*) }
+    ($s:ty, $mr:expr, $block:ident($($arg:expr),* $(,)?)) => {
+        if $mr <= <$s>::L { $block::<$s, 1, 12>($($arg),*) } else { $block::<$s, 2, 6>($($arg),*) }
     };
 }
 
@@ -228,28 +150,28 @@ struct APanel<'a> {
 impl APanel<'_> {
     /// The `R` vectors of rows at depth `kk`.
     #[inline(always)]
-    fn at<const R: usize>(&self, kk: usize) -> [V; R] {
-        let row = &self.a[kk * self.stride..][..R * L];
-        core::array::from_fn(|r| load(row[r * L..][..L].try_into().unwrap()))
+    fn at<S: Lanes, const R: usize>(&self, kk: usize) -> [S::V; R] {
+        let row = &self.a[kk * self.stride..][..R * S::L];
+        core::array::from_fn(|r| S::load(&row[r * S::L..]))
     }
 }
 
 /// `acc_c += av * bv`, lane by lane: one column of a row-vector tile at one depth.
 #[inline(always)]
-fn fma_column<const R: usize>(acc_c: &mut [V; R], av: &[V; R], bv: V) {
+fn fma_column<S: Lanes, const R: usize>(acc_c: &mut [S::V; R], av: &[S::V; R], bv: S::V) {
     for (acc_v, &a) in acc_c.iter_mut().zip(av) {
-        *acc_v = fma(a, bv, *acc_v);
+        *acc_v = S::fma(a, bv, *acc_v);
     }
 }
 
 /// `acc += A * B` over the panel's depth, where row `kk` of B is `b[kk * bs..kk * bs + C]`.
 #[inline(always)]
-fn micro<const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: &mut Acc<R, C>) {
+fn micro<S: Lanes, const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: &mut Acc<S::V, R, C>) {
     for kk in 0..ap.kc {
-        let av = ap.at::<R>(kk);
+        let av = ap.at::<S, R>(kk);
         let brow: &[f32; C] = b[kk * bs..kk * bs + C].try_into().unwrap();
         for (acc_c, &bv) in acc.iter_mut().zip(brow) {
-            fma_column(acc_c, &av, splat(bv));
+            fma_column::<S, R>(acc_c, &av, S::splat(bv));
         }
     }
 }
@@ -257,54 +179,50 @@ fn micro<const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: usize, acc: 
 /// `acc += A * B` over the panel's depth, where `B[k][c] = x[base[c] + koff]` with `koff` the
 /// offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding them all.
 #[inline(always)]
-fn micro_indirect<const R: usize, const C: usize>(
+fn micro_indirect<S: Lanes, const R: usize, const C: usize>(
     ap: APanel,
     x: &[f32],
     base: &[usize; C],
     mut taps: Taps,
     koff_max: usize,
-    acc: &mut Acc<R, C>,
+    acc: &mut Acc<S::V, R, C>,
 ) {
     // One bounds check per column for the whole panel instead of one per value.
     let cols: [&[f32]; C] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
     for kk in 0..ap.kc {
-        let av = ap.at::<R>(kk);
+        let av = ap.at::<S, R>(kk);
         let ko = taps.next();
         debug_assert!(ko <= koff_max);
         for (acc_c, col) in acc.iter_mut().zip(&cols) {
             // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
-            fma_column(acc_c, &av, splat(unsafe { *col.get_unchecked(ko) }));
+            fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *col.get_unchecked(ko) }));
         }
     }
 }
 
 /// All of C in row-vector tiles (any strides): every step multiplies the vectors of A's rows by
 /// one broadcast value of each column of B.
-fn gemm_rows(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+#[inline(always)]
+fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let mv = 2 * S::L;
     let mut panels = Panels::new();
     let mut i0 = 0;
     while i0 < g.m {
-        let mr = MV.min(g.m - i0);
-        by_rows!(mr, rows_block(g, a, b, c, i0, mr, &mut panels));
+        let mr = mv.min(g.m - i0);
+        by_rows!(S, mr, rows_block(g, a, b, c, i0, mr, &mut panels));
         if g.epilogue {
             for r in 0..mr {
                 finish(&mut c[(i0 + r) * g.c_rs..][..g.n], g, bias, i0 + r, 0);
             }
         }
-        i0 += MV;
+        i0 += mv;
     }
 }
 
-/// Whether the row-vector kernels read rows `i0..i0 + R * L` of A in place: they are contiguous
-/// (`a_rs == 1`) and the last depth's vectors lie inside `a` (rows past `m` are read, computed and
-/// never stored).
-fn a_in_place<const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> bool {
-    g.a_rs == 1 && (g.k - 1) * g.a_cs + i0 + R * L <= a.len()
-}
-
 /// Rows `i0..i0 + mr` of [`gemm_rows`] in tiles of `R * L` rows by `C` columns, over the
-/// [`passes`] of A's depth.
-fn rows_block<const R: usize, const C: usize>(
+/// [`Passes`] of A's depth.
+#[inline(always)]
+fn rows_block<S: Lanes, const R: usize, const C: usize>(
     g: &Gemm,
     a: &[f32],
     b: &[f32],
@@ -314,20 +232,22 @@ fn rows_block<const R: usize, const C: usize>(
     panels: &mut Panels,
 ) {
     let Panels { a: apack, b: bpack, tile } = panels;
-    passes::<R>(g, a, i0, mr, apack, |blk| {
+    let passes = Passes::new::<S, R>(g, a, i0);
+    for k0 in passes.starts(g) {
+        let blk = passes.block::<S, R>(g, a, i0, mr, k0, apack);
         for j0 in (0..g.n).step_by(C) {
             let cols = Cols::<C>::run(j0, C.min(g.n - j0));
-            let mut acc: Acc<R, C> = [[zero(); R]; C];
+            let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
             if blk.accumulate {
-                load_tile(g, c, i0, mr, &cols, tile, &mut acc);
+                load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
             }
             for (kb, kc) in blk.b_blocks() {
                 let (bsrc, bs) = b_panel::<C>(g, b, &cols, kb, kc, bpack);
-                micro(blk.panel(kb, kc), bsrc, bs, &mut acc);
+                micro::<S, R, C>(blk.panel(kb, kc), bsrc, bs, &mut acc);
             }
-            store_tile(g, c, i0, mr, &cols, tile, &acc);
+            store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc);
         }
-    });
+    }
 }
 
 /// The rows and depth one pass of the row-vector kernels computes: rows `i0..i0 + mr`, depth
@@ -345,41 +265,73 @@ struct Block<'a> {
 
 impl Block<'_> {
     /// A's rows at depths `kb..kb + kc` of this pass.
+    #[inline(always)]
     fn panel(&self, kb: usize, kc: usize) -> APanel<'_> {
         APanel { a: &self.a[(kb - self.k0) * self.stride..], stride: self.stride, kc }
     }
 
     /// The pass's depth in blocks of at most `KC` (a B panel's depth): `(start, length)`.
+    #[inline(always)]
     fn b_blocks(&self) -> impl Iterator<Item = (usize, usize)> {
         let end = self.k0 + self.kc;
         (self.k0..end).step_by(KC).map(move |kb| (kb, KC.min(end - kb)))
     }
 }
 
-/// Runs `pass` over A's depth for rows `i0..i0 + mr`: once over all of `k` when A's rows are read
-/// in place ([`a_in_place`]), with the tiles' sums in registers throughout; otherwise once per
-/// `KC`-deep panel, packed into `apack` first, the tiles' partial sums waiting in C in between.
-fn passes<const R: usize>(
-    g: &Gemm,
-    a: &[f32],
-    i0: usize,
-    mr: usize,
-    apack: &mut [f32; MV * KC],
-    mut pass: impl FnMut(&Block),
-) {
-    if a_in_place::<R>(g, a, i0) {
-        return pass(&Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a: &a[i0..], stride: g.a_cs });
+/// How the row-vector kernels go over A's depth for one block of rows: once over all of `k` when
+/// A's rows are read in place ([`a_in_place`]), with the tiles' sums in registers throughout;
+/// otherwise once per `KC`-deep panel, packed on the stack first, the tiles' partial sums waiting
+/// in C in between.
+#[derive(Clone, Copy)]
+struct Passes {
+    in_place: bool,
+}
+
+impl Passes {
+    #[inline(always)]
+    fn new<S: Lanes, const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> Self {
+        Passes { in_place: a_in_place::<S, R>(g, a, i0) }
     }
-    for k0 in (0..g.k).step_by(KC) {
+
+    /// Where each pass starts in A's depth.
+    #[inline(always)]
+    fn starts(self, g: &Gemm) -> core::iter::StepBy<core::ops::Range<usize>> {
+        (0..g.k).step_by(if self.in_place { g.k } else { KC })
+    }
+
+    /// The pass starting at depth `k0`, with A's panel packed into `apack` unless it is read in
+    /// place.
+    #[inline(always)]
+    fn block<'a, S: Lanes, const R: usize>(
+        self,
+        g: &Gemm,
+        a: &'a [f32],
+        i0: usize,
+        mr: usize,
+        k0: usize,
+        apack: &'a mut [f32; MV_MAX * KC],
+    ) -> Block<'a> {
+        if self.in_place {
+            return Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a: &a[i0..], stride: g.a_cs };
+        }
         let kc = KC.min(g.k - k0);
-        pack_a::<R>(g, a, i0, mr, k0, kc, apack);
-        pass(&Block { i0, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a: &apack[..], stride: R * L });
+        pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
+        Block { i0, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a: &apack[..], stride: R * S::L }
     }
+}
+
+/// Whether the row-vector kernels read rows `i0..i0 + R * L` of A in place: they are contiguous
+/// (`a_rs == 1`) and the last depth's vectors lie inside `a` (rows past `m` are read, computed and
+/// never stored).
+#[inline(always)]
+fn a_in_place<S: Lanes, const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> bool {
+    g.a_rs == 1 && (g.k - 1) * g.a_cs + i0 + R * S::L <= a.len()
 }
 
 /// Rows `k0..k0 + kc` of B's columns `cols` for [`micro`]: in place when they are contiguous
 /// whole tiles, else gathered into `bpack` (missing columns zero). Returns the rows and their
 /// stride.
+#[inline(always)]
 fn b_panel<'a, const C: usize>(
     g: &Gemm,
     b: &'a [f32],
@@ -412,6 +364,7 @@ struct Cols<const C: usize> {
 
 impl<const C: usize> Cols<C> {
     /// Columns `j0..j0 + n`.
+    #[inline(always)]
     fn run(j0: usize, n: usize) -> Self {
         Cols { j: core::array::from_fn(|c| j0 + c.min(n - 1)), n }
     }
@@ -420,14 +373,14 @@ impl<const C: usize> Cols<C> {
 /// Loads the partial sums `C[i0..i0 + mr, cols]` into `acc` (through `tile`; lanes outside the
 /// tile keep stale values, never stored).
 #[inline(always)]
-fn load_tile<const R: usize, const C: usize>(
+fn load_tile<S: Lanes, const R: usize, const C: usize>(
     g: &Gemm,
     c: &[f32],
     i0: usize,
     mr: usize,
     cols: &Cols<C>,
-    tile: &mut [[f32; MV]; NB],
-    acc: &mut Acc<R, C>,
+    tile: &mut [[f32; MV_MAX]; NB],
+    acc: &mut Acc<S::V, R, C>,
 ) {
     for (&j, col) in cols.j.iter().zip(tile.iter_mut()).take(cols.n) {
         for (r, v) in col.iter_mut().enumerate().take(mr) {
@@ -435,24 +388,24 @@ fn load_tile<const R: usize, const C: usize>(
         }
     }
     for (acc_c, col) in acc.iter_mut().zip(tile.iter()) {
-        *acc_c = core::array::from_fn(|r| load(col[r * L..][..L].try_into().unwrap()));
+        *acc_c = core::array::from_fn(|r| S::load(&col[r * S::L..]));
     }
 }
 
 /// Stores `acc` to `C[i0..i0 + mr, cols]` (through `tile`).
 #[inline(always)]
-fn store_tile<const R: usize, const C: usize>(
+fn store_tile<S: Lanes, const R: usize, const C: usize>(
     g: &Gemm,
     c: &mut [f32],
     i0: usize,
     mr: usize,
     cols: &Cols<C>,
-    tile: &mut [[f32; MV]; NB],
-    acc: &Acc<R, C>,
+    tile: &mut [[f32; MV_MAX]; NB],
+    acc: &Acc<S::V, R, C>,
 ) {
     for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
         for (r, &v) in acc_c.iter().enumerate() {
-            store((&mut col[r * L..][..L]).try_into().unwrap(), v);
+            S::store(&mut col[r * S::L..], v);
         }
     }
     for r in 0..mr {
@@ -465,9 +418,10 @@ fn store_tile<const R: usize, const C: usize>(
 
 /// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `R * L` values (rows past `mr`
 /// zero).
-fn pack_a<const R: usize>(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
+#[inline(always)]
+fn pack_a<S: Lanes, const R: usize>(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
     let a = &a[i0 * g.a_rs..];
-    for (kk, dst) in ap[..kc * R * L].chunks_exact_mut(R * L).enumerate() {
+    for (kk, dst) in ap[..kc * R * S::L].chunks_exact_mut(R * S::L).enumerate() {
         let col = (k0 + kk) * g.a_cs;
         let (live, pad) = dst.split_at_mut(mr);
         for (r, d) in live.iter_mut().enumerate() {
@@ -499,6 +453,7 @@ struct Taps {
 
 impl Taps {
     /// The walk from row `k` (`(ic, kh, kw)` in row-major order).
+    #[inline(always)]
     fn at(p: &Conv2d, k: usize) -> Self {
         let ksize = p.kernel_h * p.kernel_w;
         let (ic, r) = (k / ksize, k % ksize);
@@ -555,16 +510,19 @@ struct Positions<const C: usize> {
 }
 
 impl<const C: usize> Positions<C> {
+    #[inline(always)]
     fn new() -> Self {
         Positions { j: [0; C], corner: [(0, 0); C], n: 0 }
     }
 
     /// The tile's columns (missing ones repeat the last position).
+    #[inline(always)]
     fn cols(&self) -> Cols<C> {
         Cols { j: core::array::from_fn(|c| self.j[c.min(self.n - 1)]), n: self.n }
     }
 
     /// Where the tile's input values are (missing columns repeat the last position).
+    #[inline(always)]
     fn input(&self, inside: bool) -> TileInput<C> {
         let corners = core::array::from_fn(|c| self.corner[c.min(self.n - 1)]);
         match inside {
@@ -583,26 +541,30 @@ impl<const C: usize> Positions<C> {
 /// time ([`crate::ConvWeights::KMajor`]) are read in place, each tile running over all of `k` with
 /// its sums in registers; other weights are packed one `KC`-deep panel at a time. Results are
 /// bit-identical to im2col followed by [`gemm`]: same k order, same fused multiply-adds.
-pub(crate) fn conv_implicit(p: &Conv2d, icg: usize, ocg: usize, xg: &[f32], wg: &[f32], bias: Bias, yg: &mut [f32]) {
+#[inline(always)]
+pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
+    let ConvOperands { icg, ocg, x: xg, w: wg, bias, y: yg } = ops;
     let kk = icg * p.kernel_h * p.kernel_w;
     let positions = p.out_h * p.out_w;
     let g = conv_gemm(p, ocg, kk, positions);
+    let mv = 2 * S::L;
     let mut panels = Panels::new();
     let mut i0 = 0;
     while i0 < ocg {
-        let mr = MV.min(ocg - i0);
-        by_rows!(mr, conv_block(p, &g, xg, wg, yg, i0, mr, &mut panels));
+        let mr = mv.min(ocg - i0);
+        by_rows!(S, mr, conv_block(p, &g, xg, wg, yg, i0, mr, &mut panels));
         for r in 0..mr {
             finish(&mut yg[(i0 + r) * positions..][..positions], &g, bias, i0 + r, 0);
         }
-        i0 += MV;
+        i0 += mv;
     }
 }
 
 /// Output channels `i0..i0 + mr` of [`conv_implicit`], in tiles of `R * L` channels by `C`
 /// positions.
 #[allow(clippy::too_many_arguments)]
-fn conv_block<const R: usize, const C: usize>(
+#[inline(always)]
+fn conv_block<S: Lanes, const R: usize, const C: usize>(
     p: &Conv2d,
     g: &Gemm,
     xg: &[f32],
@@ -621,8 +583,10 @@ fn conv_block<const R: usize, const C: usize>(
         _ => lo,
     };
     let Panels { a: apack, b: bpack, tile } = panels;
-    passes::<R>(g, wg, i0, mr, apack, |blk| {
-        let mut tile_at = |cols: &Cols<C>, input| conv_tile::<R, C>(p, g, xg, yg, blk, cols, input, bpack, tile);
+    let passes = Passes::new::<S, R>(g, wg, i0);
+    for k0 in passes.starts(g) {
+        let blk = passes.block::<S, R>(g, wg, i0, mr, k0, apack);
+        let mut tiles = ConvTiles { p, g, xg, yg: &mut *yg, blk: &blk, bpack: &mut *bpack, tile: &mut *tile };
         let mut inside = Positions::<C>::new();
         let mut border = Positions::<C>::new();
         for oh in 0..p.out_h {
@@ -633,7 +597,7 @@ fn conv_block<const R: usize, const C: usize>(
                 if rows_inside && ow == lo && lo < row_tiles_end {
                     for ow in (lo..row_tiles_end).step_by(C) {
                         let base = (oh * p.stride_h - p.pad_top) * p.in_w + ow * p.stride_w - p.pad_left;
-                        tile_at(&Cols::run(oh * p.out_w + ow, C), TileInput::Row(base));
+                        tiles.run::<S, R, C>(&Cols::run(oh * p.out_w + ow, C), TileInput::Row(base));
                     }
                     ow = row_tiles_end;
                     continue;
@@ -645,7 +609,7 @@ fn conv_block<const R: usize, const C: usize>(
                 set.corner[set.n] = (h, w);
                 set.n += 1;
                 if set.n == C {
-                    tile_at(&set.cols(), set.input(is_inside));
+                    tiles.run::<S, R, C>(&set.cols(), set.input(is_inside));
                     set.n = 0;
                 }
                 ow += 1;
@@ -653,39 +617,41 @@ fn conv_block<const R: usize, const C: usize>(
         }
         for (set, is_inside) in [(&inside, true), (&border, false)] {
             if set.n > 0 {
-                tile_at(&set.cols(), set.input(is_inside));
+                tiles.run::<S, R, C>(&set.cols(), set.input(is_inside));
             }
         }
-    });
+    }
 }
 
-/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * S]` with `koff` the
-/// offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding them all.
+/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * STRIDE]` with
+/// `koff` the offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding
+/// them all.
 #[inline(always)]
-fn micro_row<const R: usize, const C: usize, const S: usize>(
+fn micro_row<S: Lanes, const R: usize, const C: usize, const STRIDE: usize>(
     ap: APanel,
     x: &[f32],
     base: usize,
     mut taps: Taps,
     koff_max: usize,
-    acc: &mut Acc<R, C>,
+    acc: &mut Acc<S::V, R, C>,
 ) {
     // One bounds check for the whole panel instead of one per value.
-    let span = &x[base..][..=koff_max + (C - 1) * S];
+    let span = &x[base..][..=koff_max + (C - 1) * STRIDE];
     for kk in 0..ap.kc {
-        let av = ap.at::<R>(kk);
+        let av = ap.at::<S, R>(kk);
         let ko = taps.next();
         debug_assert!(ko <= koff_max);
         for (c, acc_c) in acc.iter_mut().enumerate() {
             // SAFETY: `ko <= koff_max` (the caller's bound on the walk's offsets) and
-            // `c * S <= (C - 1) * S`, so the index is below `span.len()`.
-            fma_column(acc_c, &av, splat(unsafe { *span.get_unchecked(ko + c * S) }));
+            // `c * STRIDE <= (C - 1) * STRIDE`, so the index is below `span.len()`.
+            fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *span.get_unchecked(ko + c * STRIDE) }));
         }
     }
 }
 
 /// The largest offset of any im2col row from a position's top-left input value: the last input
 /// channel's bottom-right tap.
+#[inline(always)]
 fn koff_max(p: &Conv2d) -> usize {
     let span = (p.kernel_h - 1) * p.dilation_h * p.in_w + (p.kernel_w - 1) * p.dilation_w;
     (p.in_channels / p.groups - 1) * p.in_h * p.in_w + span
@@ -704,57 +670,62 @@ enum TileInput<const C: usize> {
     Border([(isize, isize); C]),
 }
 
-/// One tile of [`conv_block`]: C's columns `cols`, whose input values are at `input`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn conv_tile<const R: usize, const C: usize>(
-    p: &Conv2d,
-    g: &Gemm,
-    xg: &[f32],
-    yg: &mut [f32],
-    blk: &Block,
-    cols: &Cols<C>,
-    input: TileInput<C>,
-    bpack: &mut [f32; KC * NB],
-    tile: &mut [[f32; MV]; NB],
-) {
-    let mut acc: Acc<R, C> = [[zero(); R]; C];
-    if blk.accumulate {
-        load_tile(g, yg, blk.i0, blk.mr, cols, tile, &mut acc);
-    }
-    let panel = blk.panel(blk.k0, blk.kc);
-    let taps = Taps::at(p, blk.k0);
-    match input {
-        TileInput::Row(base) => match p.stride_w {
-            1 => micro_row::<R, C, 1>(panel, xg, base, taps, koff_max(p), &mut acc),
-            _ => micro_row::<R, C, 2>(panel, xg, base, taps, koff_max(p), &mut acc),
-        },
-        TileInput::Inside(corner) => {
-            let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
-            micro_indirect(panel, xg, &base, taps, koff_max(p), &mut acc);
+/// What the tiles of one pass of [`conv_block`] share: the convolution, its GEMM, input and
+/// output, the pass, and the stack panels.
+struct ConvTiles<'a> {
+    p: &'a Conv2d,
+    g: &'a Gemm,
+    xg: &'a [f32],
+    yg: &'a mut [f32],
+    blk: &'a Block<'a>,
+    bpack: &'a mut [f32; KC * NB],
+    tile: &'a mut [[f32; MV_MAX]; NB],
+}
+
+impl ConvTiles<'_> {
+    /// One tile: C's columns `cols`, whose input values are at `input`.
+    #[inline(always)]
+    fn run<S: Lanes, const R: usize, const C: usize>(&mut self, cols: &Cols<C>, input: TileInput<C>) {
+        let (p, g, xg, blk) = (self.p, self.g, self.xg, self.blk);
+        let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
+        if blk.accumulate {
+            load_tile::<S, R, C>(g, self.yg, blk.i0, blk.mr, cols, self.tile, &mut acc);
         }
-        TileInput::Border(corner) => {
-            let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
-            let mut taps = taps;
-            for (kb, kc) in blk.b_blocks() {
-                for dst in bpack[..kc * C].chunks_exact_mut(C) {
-                    let (th, tw) = taps.tap();
-                    let off = taps.next();
-                    for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
-                        let (ih, iw) = (h + th as isize, w + tw as isize);
-                        let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
-                        *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+        let panel = blk.panel(blk.k0, blk.kc);
+        let taps = Taps::at(p, blk.k0);
+        match input {
+            TileInput::Row(base) => match p.stride_w {
+                1 => micro_row::<S, R, C, 1>(panel, xg, base, taps, koff_max(p), &mut acc),
+                _ => micro_row::<S, R, C, 2>(panel, xg, base, taps, koff_max(p), &mut acc),
+            },
+            TileInput::Inside(corner) => {
+                let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
+                micro_indirect::<S, R, C>(panel, xg, &base, taps, koff_max(p), &mut acc);
+            }
+            TileInput::Border(corner) => {
+                let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
+                let mut taps = taps;
+                for (kb, kc) in blk.b_blocks() {
+                    for dst in self.bpack[..kc * C].chunks_exact_mut(C) {
+                        let (th, tw) = taps.tap();
+                        let off = taps.next();
+                        for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
+                            let (ih, iw) = (h + th as isize, w + tw as isize);
+                            let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
+                            *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+                        }
                     }
+                    micro::<S, R, C>(blk.panel(kb, kc), &self.bpack[..], C, &mut acc);
                 }
-                micro(blk.panel(kb, kc), &bpack[..], C, &mut acc);
             }
         }
+        store_tile::<S, R, C>(g, self.yg, blk.i0, blk.mr, cols, self.tile, &acc);
     }
-    store_tile(g, yg, blk.i0, blk.mr, cols, tile, &acc);
 }
 
 /// The GEMM a convolution of one (image, group) is: `ocg` rows, `positions` columns, `kk` deep
 /// (its epilogue is the convolution's).
+#[inline(always)]
 fn conv_gemm(p: &Conv2d, ocg: usize, kk: usize, positions: usize) -> Gemm {
     let (_, a_rs, a_cs) = p.weights.gemm_operand(0, ocg, kk);
     Gemm {

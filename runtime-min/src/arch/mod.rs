@@ -1,0 +1,127 @@
+//! The one place where the portable kernels reach instruction-set-specific code.
+//!
+//! A build can run one or more kernel paths ([`KernelPath`]): the portable kernels always, and on
+//! x86-64 the FMA micro-kernels of `x86_64/` for AVX2 + FMA or AVX-512F, chosen at run time from
+//! what the CPU and the operating system support (detected once, then cached), whatever flags
+//! the crate was built with. The portable code asks for the path in force once per kernel call
+//! ([`Kernels::current`]) and reaches the architecture kernels only through [`Kernels`]' methods
+//! and [`run`], which compiles a kernel's whole body once per path with that path's target
+//! features. Each target has one architecture module with the same functions (`this_arch`):
+//! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else. Adding Arm
+//! kernels means an `arm/` module used on Arm targets, a variant of [`KernelPath`], and its
+//! figures in [`crate::facts`]; the portable kernels do not change.
+//!
+//! Every path gives the same bits as before this module existed: the AVX2 and AVX-512 kernels
+//! compute each output as the same k-ascending chain of fused multiply-adds (bit-identical to
+//! each other), and the portable kernels compute exactly what they compute on a microcontroller
+//! (compiling them with wider vectors changes no result: Rust never contracts `a * b + c`).
+
+mod path;
+#[cfg(not(target_arch = "x86_64"))]
+mod portable;
+pub(crate) mod x86_64_facts;
+#[cfg(not(target_arch = "x86_64"))]
+use portable as this_arch;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+#[cfg(target_arch = "x86_64")]
+use x86_64 as this_arch;
+
+pub(crate) use path::{KernelCall, Kernels};
+pub use path::{KernelPath, UnsupportedKernelPath};
+
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{Bias, Gemm};
+
+impl KernelPath {
+    /// Whether this build can run the path on this CPU (the portable one always).
+    pub fn is_supported(self) -> bool {
+        self <= detected_kernel_path()
+    }
+}
+
+/// The kernel path in force: the one the next kernel call runs.
+///
+/// By default the best path this build runs on this CPU ([`detected_kernel_path`]); with the
+/// crate's `portable` feature, or on a target other than x86-64, always
+/// [`KernelPath::Portable`].
+pub fn kernel_path() -> KernelPath {
+    Kernels::current().0
+}
+
+/// The best path this build runs on this CPU, detected on the first call and cached: on x86-64,
+/// AVX-512F, then AVX2 + FMA, each only where the CPU has the instructions (CPUID) and the
+/// operating system saves their registers (XGETBV); no detection at all where the build already
+/// enables the features (`-C target-cpu=native` on such a CPU).
+pub fn detected_kernel_path() -> KernelPath {
+    this_arch::detected()
+}
+
+/// Makes every later kernel call, from any thread, run `path` (process-wide), and returns the
+/// path it replaces; `force_kernel_path(detected_kernel_path())` restores the default. For tests
+/// and benchmarks that compare paths: a model gives the same bits on the two x86-64 FMA paths,
+/// and the portable path's bits otherwise. Kernel calls already running finish on the path they
+/// started with.
+pub fn force_kernel_path(path: KernelPath) -> Result<KernelPath, UnsupportedKernelPath> {
+    if !path.is_supported() {
+        return Err(UnsupportedKernelPath(path));
+    }
+    Ok(this_arch::force(path))
+}
+
+impl Kernels {
+    /// The path in force.
+    #[inline(always)]
+    pub(crate) fn current() -> Self {
+        Kernels(this_arch::current())
+    }
+
+    /// The kernels of `path`, if this CPU runs it (for tests that compare paths without
+    /// changing the path in force).
+    #[cfg(test)]
+    pub(crate) fn supported(path: KernelPath) -> Option<Self> {
+        path.is_supported().then_some(Kernels(path))
+    }
+
+    /// Computes `C = act(alpha * A B + bias)` on this path's GEMM micro-kernels (`g.k > 0`) and
+    /// returns true, or returns false when the portable kernel is to run: on the portable path,
+    /// or for products with fewer rows than the micro-kernels pay for.
+    #[inline(always)]
+    pub(crate) fn gemm(self, g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) -> bool {
+        this_arch::gemm(self.0, g, a, b, bias, c)
+    }
+
+    /// Whether [`Kernels::conv_implicit`] computes a non-pointwise convolution with `ocg` output
+    /// channels per group and `positions` output positions, given scratch for im2col tiles of
+    /// `tile` positions.
+    #[inline(always)]
+    pub(crate) fn implicit_conv(self, ocg: usize, tile: usize, positions: usize) -> bool {
+        this_arch::implicit_conv(self.0, ocg, tile, positions)
+    }
+
+    /// The convolution of one (image, group) as an implicit GEMM without scratch (only where
+    /// [`Kernels::implicit_conv`] said so): `ops` holds the group's input planes, weights and
+    /// output planes.
+    #[inline(always)]
+    pub(crate) fn conv_implicit(self, p: &Conv2d, ops: ConvOperands) {
+        this_arch::conv_implicit(self.0, p, ops)
+    }
+
+    /// Computes a depthwise convolution (one input channel per group) on this path's depthwise
+    /// kernels and returns true, or returns false when the portable direct convolution is to run.
+    #[inline(always)]
+    pub(crate) fn depthwise(self, p: &Conv2d, ops: ConvOperands) -> bool {
+        this_arch::depthwise(self.0, p, ops)
+    }
+}
+
+/// Runs `call` with the [`Kernels`] in force, compiled for that path: on x86-64 the body gets a
+/// copy compiled with AVX2 + FMA and one with AVX-512F besides the baseline one, so that the
+/// portable parts of a kernel (im2col, the row-wise direct convolution, the portable GEMM of
+/// narrow products) run on the vector width the CPU has, as in a `-C target-cpu=native` build,
+/// and call the FMA kernels of the same path. Elsewhere, a plain call.
+#[inline(always)]
+pub(crate) fn run(call: impl KernelCall) {
+    let kernels = Kernels::current();
+    this_arch::run(kernels, call)
+}

@@ -1,0 +1,56 @@
+//! The architecture interface of a target with no architecture kernels (today every target but
+//! x86-64, Cortex-M included): the portable path only, no detection, no state. Every function
+//! says "not here", so the portable kernels run, compiled exactly as they would be without this
+//! module.
+
+use super::path::{KernelCall, KernelPath, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{Bias, Gemm};
+
+/// The only path.
+#[inline(always)]
+pub(super) fn detected() -> KernelPath {
+    KernelPath::Portable
+}
+
+/// The only path.
+#[inline(always)]
+pub(super) fn current() -> KernelPath {
+    KernelPath::Portable
+}
+
+/// Nothing to switch: the portable path stays (the caller checked that it asked for it).
+pub(super) fn force(_path: KernelPath) -> KernelPath {
+    KernelPath::Portable
+}
+
+/// No GEMM micro-kernels.
+#[inline(always)]
+pub(super) fn gemm(_path: KernelPath, _g: &Gemm, _a: &[f32], _b: &[f32], _bias: Bias, _c: &mut [f32]) -> bool {
+    false
+}
+
+/// No implicit-GEMM convolution.
+#[inline(always)]
+pub(super) fn implicit_conv(_path: KernelPath, _ocg: usize, _tile: usize, _positions: usize) -> bool {
+    false
+}
+
+/// Never called: [`implicit_conv`] is false.
+pub(super) fn conv_implicit(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) {
+    unreachable!("no implicit convolution on the portable path")
+}
+
+/// No depthwise kernels: the direct convolution runs (on a Cortex-M4 the x86-64 depthwise
+/// kernels executed more instructions than it does, and their padded plane takes 32 KiB of
+/// stack).
+#[inline(always)]
+pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> bool {
+    false
+}
+
+/// A plain call.
+#[inline(always)]
+pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
+    call.run(kernels)
+}

@@ -1,0 +1,135 @@
+//! x86-64: run-time detection ([`detect`]), the FMA kernels ([`fma`], [`depthwise`]) written once
+//! over [`Lanes`] and compiled per instruction set into the entry points below, and the dispatch
+//! from a [`KernelPath`] to them.
+//!
+//! A `#[target_feature]` function cannot be inlined into a caller without the features, and what
+//! it calls without inlining is compiled for the baseline CPU. So the entry points sit at the
+//! level of one kernel call (one GEMM, one convolution group, one depthwise convolution), and
+//! everything below them is `#[inline(always)]`: the micro-kernels are monomorphised and inlined
+//! inside functions compiled with AVX2 + FMA or AVX-512F (the pattern of `pulp`'s `WithSimd`;
+//! tract-linalg instead registers hand-written kernels per CPU at start-up). This module holds
+//! the crate's `unsafe` calls of those entry points; each rests on the [`KernelPath`] it matched
+//! being one that detection found supported ([`crate::arch::Kernels`] is only made from such a
+//! path).
+#![allow(unsafe_code)]
+
+mod depthwise;
+mod detect;
+mod fma;
+mod lanes;
+
+pub(super) use detect::{current, detected, force};
+
+use super::path::{KernelCall, KernelPath, Kernels};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::{Bias, Gemm};
+use lanes::{Avx2, Avx512};
+
+use super::x86_64_facts::FMA_MIN_ROWS;
+
+/// Most output positions for which a convolution prefers im2col (when its scratch holds a whole
+/// tile) to the implicit GEMM.
+const NARROW_POSITIONS: usize = 16;
+
+/// The entry points of one instruction set: each a kernel of [`fma`] or [`depthwise`],
+/// monomorphised for `$lanes` and compiled with `$features`.
+macro_rules! entry_points {
+    ($isa:ident, $lanes:ty, $features:literal) => {
+        /// Entry points compiled with
+        #[doc = $features]
+        mod $isa {
+            use super::*;
+
+            /// [`fma::gemm`].
+            #[target_feature(enable = $features)]
+            pub(super) fn gemm(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+                fma::gemm::<$lanes>(g, a, b, bias, c)
+            }
+
+            /// [`fma::conv_implicit`].
+            #[target_feature(enable = $features)]
+            pub(super) fn conv_implicit(p: &Conv2d, ops: ConvOperands) {
+                fma::conv_implicit::<$lanes>(p, ops)
+            }
+
+            /// [`depthwise::depthwise_3x3`].
+            #[target_feature(enable = $features)]
+            pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
+                depthwise::depthwise_3x3(p, ops)
+            }
+
+            /// A kernel call's whole body.
+            #[target_feature(enable = $features)]
+            pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
+                call.run(kernels)
+            }
+        }
+    };
+}
+
+entry_points!(avx2, Avx2, "avx2,fma");
+entry_points!(avx512, Avx512, "avx512f,avx2,fma");
+
+/// See [`Kernels::gemm`]: the FMA GEMM for products of at least [`FMA_MIN_ROWS`] rows.
+#[inline(always)]
+pub(super) fn gemm(path: KernelPath, g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) -> bool {
+    if g.m < FMA_MIN_ROWS {
+        return false;
+    }
+    match path {
+        KernelPath::Portable => return false,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::gemm(g, a, b, bias, c) },
+        KernelPath::Avx512 => unsafe { avx512::gemm(g, a, b, bias, c) },
+    }
+    true
+}
+
+/// See [`Kernels::implicit_conv`]: on the FMA paths, for at least [`FMA_MIN_ROWS`] output
+/// channels per group, unless the output has at most [`NARROW_POSITIONS`] positions and the
+/// scratch holds a whole im2col tile. It is faster (no copy, and with weights packed at build
+/// time each tile sums all of `k` in registers) except on those last layers of an image network,
+/// where most positions touch the padding: im2col gathers their columns once for all output
+/// channels, the implicit GEMM once per block of them.
+#[inline(always)]
+pub(super) fn implicit_conv(path: KernelPath, ocg: usize, tile: usize, positions: usize) -> bool {
+    path != KernelPath::Portable && ocg >= FMA_MIN_ROWS && (positions > NARROW_POSITIONS || tile < positions)
+}
+
+/// See [`Kernels::conv_implicit`].
+#[inline(always)]
+pub(super) fn conv_implicit(path: KernelPath, p: &Conv2d, ops: ConvOperands) {
+    match path {
+        KernelPath::Portable => unreachable!("no implicit convolution on the portable path"),
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::conv_implicit(p, ops) },
+        KernelPath::Avx512 => unsafe { avx512::conv_implicit(p, ops) },
+    }
+}
+
+/// See [`Kernels::depthwise`]: the 3x3 kernels on the FMA paths (elsewhere the direct
+/// convolution is faster or as fast).
+#[inline(always)]
+pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool {
+    if ops.icg != 1 || p.kernel_h != 3 || p.kernel_w != 3 {
+        return false;
+    }
+    match path {
+        KernelPath::Portable => return false,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::depthwise_3x3(p, ops) },
+        KernelPath::Avx512 => unsafe { avx512::depthwise_3x3(p, ops) },
+    }
+    true
+}
+
+/// See [`super::run`]: the body compiled for the path of `kernels`.
+#[inline(always)]
+pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
+    match kernels.0 {
+        KernelPath::Portable => call.run(kernels),
+        // SAFETY (both): `kernels` holds a path this CPU supports (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::run(kernels, call) },
+        KernelPath::Avx512 => unsafe { avx512::run(kernels, call) },
+    }
+}

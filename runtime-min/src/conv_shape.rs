@@ -1,0 +1,99 @@
+//! The parameters of a 2-D convolution ([`Conv2d`]) and the layouts of its weights
+//! ([`ConvWeights`]): read by the portable convolution and by the architecture kernels alike.
+
+use crate::epilogue::Bias;
+use crate::Activation;
+
+/// Parameters of [`conv2d`](crate::conv2d): ONNX Conv on NCHW data, with the weights in ONNX's OIHW order
+/// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`) or packed at build time for the
+/// GEMM kernels ([`ConvWeights`]).
+///
+/// ```text
+/// y[n, oc, oh, ow] = act(bias[oc] + sum_{ic, kh, kw} x[n, g * icg + ic, ih, iw] * w[oc, ic, kh, kw])
+/// ```
+/// with `g = oc / (out_channels / groups)`,
+/// `icg = in_channels / groups`, `ih = oh * stride_h + kh * dilation_h - pad_top`,
+/// `iw = ow * stride_w + kw * dilation_w - pad_left`; input positions outside
+/// `[0, in_h) x [0, in_w)` contribute zero (so bottom/right padding is implied
+/// by `out_h`/`out_w`). 1-D convolution: `in_h = out_h = kernel_h = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conv2d {
+    /// N.
+    pub batch: usize,
+    /// C of the input.
+    pub in_channels: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// C of the output.
+    pub out_channels: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Kernel height.
+    pub kernel_h: usize,
+    /// Kernel width.
+    pub kernel_w: usize,
+    /// Vertical stride (>= 1).
+    pub stride_h: usize,
+    /// Horizontal stride (>= 1).
+    pub stride_w: usize,
+    /// Vertical dilation (>= 1).
+    pub dilation_h: usize,
+    /// Horizontal dilation (>= 1).
+    pub dilation_w: usize,
+    /// Zero rows added above the input.
+    pub pad_top: usize,
+    /// Zero columns added left of the input.
+    pub pad_left: usize,
+    /// Number of groups; divides both channel counts (depthwise:
+    /// `groups == in_channels`).
+    pub groups: usize,
+    /// Fused activation applied after the bias.
+    pub act: Activation,
+    /// Layout of the weights.
+    pub weights: ConvWeights,
+}
+
+/// Layout of a convolution's weights. Both hold the same values; which one a model uses changes
+/// no result bit (every kernel path sums the same products in the same order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvWeights {
+    /// ONNX's `[out_channels, in_channels / groups, kernel_h, kernel_w]`: weight `(oc, k)` of
+    /// group `g` at `(g * ocg + oc) * kk + k`, where `ocg = out_channels / groups`,
+    /// `kk = in_channels / groups * kernel_h * kernel_w` and `k` runs over `(ic, kh, kw)`.
+    Oihw,
+    /// Packed at build time for the GEMM kernels: per group, the transpose of that group's OIHW
+    /// rows, weight `(oc, k)` of group `g` at `(g * kk + k) * ocg + oc`. The output channels of one
+    /// input value are contiguous, so the kernels load whole vectors of them in place: no packing
+    /// and no packing buffer at run time.
+    KMajor,
+}
+
+impl ConvWeights {
+    /// Where the weights of group `g` start, and their strides (between output channels, between
+    /// `k` values), as the GEMM's A operand.
+    pub(crate) const fn gemm_operand(self, g: usize, ocg: usize, kk: usize) -> (usize, usize, usize) {
+        match self {
+            ConvWeights::Oihw => (g * ocg * kk, kk, 1),
+            ConvWeights::KMajor => (g * ocg * kk, 1, ocg),
+        }
+    }
+}
+
+/// The operands of a convolution (or of one of its groups) as the architecture kernels take them:
+/// input `x`, weights `w` (to the end of the weights: the FMA kernels may read a whole vector past
+/// a group's last output channel), bias per output channel, output `y`; `icg` input and `ocg`
+/// output channels per group. (Only architecture kernels read them: none on targets other than
+/// x86-64.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) struct ConvOperands<'a> {
+    pub icg: usize,
+    pub ocg: usize,
+    pub x: &'a [f32],
+    pub w: &'a [f32],
+    pub bias: Bias<'a>,
+    pub y: &'a mut [f32],
+}

@@ -1,0 +1,128 @@
+//! Kernel facts for the planner, from the kernels themselves: how many bytes of stack a kernel's
+//! local arrays take on a given [`Target`] (the scratch a convolution prefers is
+//! [`conv2d_scratch_len`](crate::conv2d_scratch_len), the same on every target). Every figure is
+//! computed from the constants that size the arrays in the kernels' code, so the two cannot
+//! drift; they are upper estimates of the arrays alone (spills, saved registers and call frames
+//! not counted), assuming that every array of the code inlined into one function takes its own
+//! bytes.
+
+use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES};
+use crate::conv::DIRECT_STACK_BYTES;
+use crate::gemm::PORTABLE_PANELS_BYTES;
+use crate::resize::RESIZE_BLOCK;
+use crate::softmax::SOFTMAX_STACK_BYTES;
+use crate::util::layout_walk_words;
+use crate::{Conv2d, KernelPath, MatMul};
+
+/// The kernels a build may run, which decide their stack needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// The portable kernels only (every target but x86-64, e.g. Cortex-M), on a target whose
+    /// `usize` takes `pointer_bytes` bytes (4 on Cortex-M).
+    Portable {
+        /// `size_of::<usize>()` on the target.
+        pointer_bytes: usize,
+    },
+    /// x86-64: any of [`KernelPath::ALL`], chosen at run time, so each figure is the largest over
+    /// them (a build with the crate's `portable` feature runs only the portable path, and needs
+    /// no more).
+    X86_64,
+}
+
+impl Target {
+    /// The target this crate is compiled for.
+    pub const BUILD: Target = if cfg!(target_arch = "x86_64") {
+        Target::X86_64
+    } else {
+        Target::Portable { pointer_bytes: core::mem::size_of::<usize>() }
+    };
+
+    /// The target of a build for `target_arch` with `target_pointer_width` bits (the values of
+    /// `cfg(target_arch)` and `cfg(target_pointer_width)`, e.g. Cargo's `CARGO_CFG_TARGET_ARCH`
+    /// and `CARGO_CFG_TARGET_POINTER_WIDTH` in a build script).
+    pub fn from_cfg(target_arch: &str, target_pointer_width: usize) -> Target {
+        match target_arch {
+            "x86_64" => Target::X86_64,
+            _ => Target::Portable { pointer_bytes: target_pointer_width / 8 },
+        }
+    }
+
+    /// The kernel paths a build for this target may run.
+    pub const fn kernel_paths(self) -> &'static [KernelPath] {
+        match self {
+            Target::Portable { .. } => &[KernelPath::Portable],
+            Target::X86_64 => &KernelPath::ALL,
+        }
+    }
+
+    /// `size_of::<usize>()` on the target.
+    pub const fn pointer_bytes(self) -> usize {
+        match self {
+            Target::Portable { pointer_bytes } => pointer_bytes,
+            Target::X86_64 => 8,
+        }
+    }
+}
+
+/// Stack bytes of [`conv2d`](crate::conv2d)'s local arrays for convolution `p` on `t`.
+///
+/// Portable: the GEMM's packed panels and the direct convolution's kernel-row weights (both may
+/// be inlined into one frame). x86-64: each path's body inlines the portable GEMM twice and the
+/// direct convolution, and calls the FMA kernels (with at least 8 output channels per group) or
+/// the 3x3 depthwise kernels (one input channel per group), whose buffers come on top.
+pub const fn conv2d_stack_bytes(p: &Conv2d, t: Target) -> usize {
+    match t {
+        Target::Portable { .. } => PORTABLE_PANELS_BYTES + DIRECT_STACK_BYTES,
+        Target::X86_64 => {
+            let ocg = match p.out_channels.checked_div(p.groups) {
+                Some(ocg) => ocg,
+                None => 0,
+            };
+            let fma = if ocg >= FMA_MIN_ROWS { FMA_PANELS_BYTES } else { 0 };
+            let depthwise_3x3 = p.in_channels == p.groups && p.kernel_h == 3 && p.kernel_w == 3;
+            let depthwise = if depthwise_3x3 { DEPTHWISE_BYTES } else { 0 };
+            2 * PORTABLE_PANELS_BYTES + DIRECT_STACK_BYTES + max(fma, depthwise)
+        }
+    }
+}
+
+/// Stack bytes of [`matmul`](crate::matmul)'s local arrays for product `p` on `t`: the portable
+/// GEMM's packed panels, and on x86-64, for products of at least 8 rows, the FMA kernels' panels
+/// on top.
+pub const fn matmul_stack_bytes(p: &MatMul, t: Target) -> usize {
+    match t {
+        Target::Portable { .. } => PORTABLE_PANELS_BYTES,
+        Target::X86_64 if p.m >= FMA_MIN_ROWS => PORTABLE_PANELS_BYTES + FMA_PANELS_BYTES,
+        Target::X86_64 => PORTABLE_PANELS_BYTES,
+    }
+}
+
+/// Stack bytes of [`softmax`](crate::softmax)'s and [`log_softmax`](crate::log_softmax)'s local
+/// arrays (any target): the running maxima and sums of one block of positions.
+pub const fn softmax_stack_bytes(_t: Target) -> usize {
+    SOFTMAX_STACK_BYTES
+}
+
+/// Stack bytes of the local arrays of [`resize_nearest`](crate::resize_nearest) and
+/// [`resize_linear`](crate::resize_linear) on `t`: the larger, linear's two source indices and
+/// one weight per output column of a block.
+pub const fn resize_stack_bytes(t: Target) -> usize {
+    RESIZE_BLOCK * (2 * t.pointer_bytes() + 4)
+}
+
+/// Stack bytes of the local arrays of the rank-generic kernels on `t` (the broadcast binaries,
+/// reductions, [`copy_strided`](crate::copy_strided), [`pad`](crate::pad),
+/// [`select_cmp`](crate::select_cmp)): the largest, `select_cmp`'s walk over five stride sets (the
+/// reductions walk two layouts of two and one set, one word fewer).
+pub const fn rank_generic_stack_bytes(t: Target) -> usize {
+    layout_walk_words(5) * t.pointer_bytes()
+}
+
+/// `max(a, b)` in a `const fn`.
+const fn max(a: usize, b: usize) -> usize {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}

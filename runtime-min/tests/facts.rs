@@ -1,0 +1,74 @@
+//! The kernel facts (`*_stack_bytes`, `Target`) against the array sizes counted by hand from the
+//! kernels' sources: the portable GEMM's panels (`[f32; 4 * 64]` and `[f32; 64 * 8]`), the
+//! direct convolution's `[f32; 16]`, the FMA panels (`[f32; 32 * 128]`, `[f32; 128 * 12]`,
+//! `[[f32; 32]; 12]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
+//! `usize` and the `Option` tag), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
+//! `[f32; 64]`, and `select_cmp`'s rank-8 walk over five stride sets (62 words).
+
+mod common;
+
+use common::conv_params;
+use sramfit_runtime_min::*;
+
+const CORTEX_M: Target = Target::Portable { pointer_bytes: 4 };
+const PORTABLE_PANELS: usize = (4 * 64 + 64 * 8) * 4;
+const DIRECT: usize = 16 * 4;
+const FMA_PANELS: usize = (32 * 128 + 128 * 12 + 12 * 32) * 4;
+const DEPTHWISE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 8;
+
+#[test]
+fn targets_from_cfg_values() {
+    assert_eq!(Target::from_cfg("arm", 32), CORTEX_M);
+    assert_eq!(Target::from_cfg("aarch64", 64), Target::Portable { pointer_bytes: 8 });
+    assert_eq!(Target::from_cfg("x86_64", 64), Target::X86_64);
+    assert_eq!(Target::BUILD, Target::from_cfg(std::env::consts::ARCH, usize::BITS as usize));
+    assert_eq!(CORTEX_M.kernel_paths(), [KernelPath::Portable]);
+    assert_eq!(Target::X86_64.kernel_paths(), KernelPath::ALL);
+}
+
+#[test]
+fn convolution_stack() {
+    use Activation::None as A0;
+    let general = conv_params(1, 16, 32, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    let few_channels = conv_params(1, 16, 4, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    let depthwise = conv_params(1, 16, 16, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, A0);
+    let depthwise_5x5 = conv_params(1, 16, 16, (10, 10), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 16, A0);
+    let multiplier_8 = conv_params(1, 4, 32, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, A0);
+    for p in [general, few_channels, depthwise, depthwise_5x5, multiplier_8] {
+        assert_eq!(conv2d_stack_bytes(&p, CORTEX_M), PORTABLE_PANELS + DIRECT, "{p:?}");
+    }
+    let x86 = |p| conv2d_stack_bytes(&p, Target::X86_64);
+    let frame = 2 * PORTABLE_PANELS + DIRECT;
+    assert_eq!(x86(general), frame + FMA_PANELS);
+    assert_eq!(x86(few_channels), frame);
+    assert_eq!(x86(depthwise), frame + DEPTHWISE);
+    assert_eq!(x86(depthwise_5x5), frame);
+    // 8 output channels per group of one input channel: the FMA panels or the depthwise plane
+    // (the larger) on top of the frame.
+    assert_eq!(x86(multiplier_8), frame + DEPTHWISE);
+}
+
+#[test]
+fn matrix_product_stack() {
+    let wide = MatMul::row_major(8, 100, 50);
+    let narrow = MatMul::row_major(7, 100, 50);
+    assert_eq!(matmul_stack_bytes(&wide, CORTEX_M), PORTABLE_PANELS);
+    assert_eq!(matmul_stack_bytes(&wide, Target::X86_64), PORTABLE_PANELS + FMA_PANELS);
+    assert_eq!(matmul_stack_bytes(&narrow, Target::X86_64), PORTABLE_PANELS);
+}
+
+#[test]
+fn other_kernel_families_stack() {
+    assert_eq!(softmax_stack_bytes(CORTEX_M), 2 * 64 * 4);
+    assert_eq!(resize_stack_bytes(CORTEX_M), 64 * (2 * 4 + 4));
+    assert_eq!(resize_stack_bytes(Target::X86_64), 64 * (2 * 8 + 4));
+    assert_eq!(rank_generic_stack_bytes(CORTEX_M), 62 * 4);
+    assert_eq!(rank_generic_stack_bytes(Target::X86_64), 62 * 8);
+}
+
+#[test]
+fn facts_are_const() {
+    const P: MatMul = MatMul::row_major(16, 16, 16);
+    const BYTES: usize = matmul_stack_bytes(&P, Target::X86_64);
+    assert_eq!(BYTES, PORTABLE_PANELS + FMA_PANELS);
+}

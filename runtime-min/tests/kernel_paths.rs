@@ -1,0 +1,177 @@
+//! The kernel paths (`KernelPath`): detection finds the best one this CPU has, forcing a path is
+//! refused where the CPU lacks it, and the paths give the bits they promise: the AVX2 and AVX-512
+//! FMA kernels and the dispatched entry points exactly the same bits, the 3x3 depthwise kernels
+//! the portable path's values, every path values close to an `f64` reference (checked by the other
+//! test files, on whichever path is in force).
+//!
+//! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
+
+mod common;
+
+use common::*;
+use sramfit_runtime_min::*;
+use std::sync::Mutex;
+
+/// Held by every test of this file: the path in force is process-wide.
+static PATHS: Mutex<()> = Mutex::new(());
+
+/// Runs `f` with each path this CPU supports in force, then restores the detected path; returns
+/// each path's result.
+fn on_each_path<T>(f: impl Fn() -> T) -> Vec<(KernelPath, T)> {
+    let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    let results = KernelPath::ALL
+        .into_iter()
+        .filter(|p| p.is_supported())
+        .map(|p| {
+            force_kernel_path(p).unwrap();
+            assert_eq!(kernel_path(), p);
+            (p, f())
+        })
+        .collect();
+    force_kernel_path(detected_kernel_path()).unwrap();
+    results
+}
+
+/// The bit patterns of `v`.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
+/// Checks the promise on the results of one kernel call on every path and on the dispatched
+/// entry point (`dispatched`, run with the detected path in force): the FMA paths and the
+/// dispatched call give the same bits as each other (when the detected path is an FMA one).
+fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatched: &[f32]) {
+    let fma: Vec<_> = results.iter().filter(|(p, _)| *p != KernelPath::Portable).collect();
+    for (path, y) in &fma {
+        assert_eq!(bits(y), bits(&fma[0].1), "{ctx}: {} vs {}", path.name(), fma[0].0.name());
+    }
+    let detected = results.iter().find(|(p, _)| *p == detected_kernel_path()).unwrap();
+    assert_eq!(bits(dispatched), bits(&detected.1), "{ctx}: dispatched vs {}", detected.0.name());
+}
+
+/// Convolutions that reach every kernel of every path: the implicit GEMM (row tiles, inside and
+/// border positions, stride 1, 2, 3), im2col on a narrow output, pointwise, grouped, few output
+/// channels (portable GEMM), 3x3 depthwise on a small plane (padded-plane kernel) and a large
+/// one (row-wise kernel), a 5x5 depthwise (direct convolution).
+fn conv_cases() -> Vec<Conv2d> {
+    use Activation::{None as A0, Relu};
+    vec![
+        conv_params(1, 5, 24, (13, 29), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
+        conv_params(1, 3, 16, (17, 15), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(1, 4, 33, (20, 25), (3, 2), (3, 3), (2, 1), (2, 0, 1, 1), 1, A0),
+        conv_params(1, 70, 40, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
+        conv_params(2, 40, 48, (5, 7), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, A0),
+        conv_params(1, 12, 24, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 3, A0),
+        conv_params(1, 6, 5, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(1, 8, 8, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
+        conv_params(1, 4, 8, (80, 70), (3, 3), (2, 1), (1, 2), (1, 2, 1, 2), 4, A0),
+        conv_params(1, 4, 4, (9, 11), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 4, A0),
+    ]
+}
+
+/// One convolution with the fastest scratch.
+fn run_conv(p: &Conv2d, x: &[f32], w: &[f32], b: &[f32]) -> Vec<f32> {
+    let mut y = vec![f32::NAN; p.batch * p.out_channels * p.out_h * p.out_w];
+    let mut scratch = vec![f32::NAN; conv2d_scratch_len(p)];
+    conv2d(p, x, w, Some(b), &mut y, &mut scratch);
+    y
+}
+
+#[test]
+fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
+    for (i, p) in conv_cases().into_iter().enumerate() {
+        let mut rng = Rng::new(i as u64 + 1);
+        let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+        let w = rng.vec(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w);
+        let b = rng.vec(p.out_channels);
+        let results = on_each_path(|| run_conv(&p, &x, &w, &b));
+        let dispatched = {
+            let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+            run_conv(&p, &x, &w, &b)
+        };
+        check_fma_paths_agree(&format!("{p:?}"), &results, &dispatched);
+        if p.in_channels == p.groups && p.kernel_h == 3 && p.kernel_w == 3 {
+            // The depthwise kernels add the same products in the same order as the portable
+            // direct convolution (`==`: a zero sum may differ in sign).
+            let portable = &results[0].1;
+            for (path, y) in &results[1..] {
+                assert!(y.iter().zip(portable).all(|(a, b)| a == b), "{p:?}: {} vs portable", path.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
+    // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles
+    // for the rest), fewer the portable GEMM; every transpose.
+    for (i, &(m, n, k)) in [(8, 40, 9), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300)].iter().enumerate() {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let p = MatMul {
+                a_row_stride: if ta { 1 } else { k },
+                a_col_stride: if ta { m } else { 1 },
+                b_row_stride: if tb { 1 } else { n },
+                b_col_stride: if tb { k } else { 1 },
+                alpha: 0.75,
+                act: Activation::Relu,
+                ..MatMul::row_major(m, n, k)
+            };
+            let mut rng = Rng::new(100 + i as u64);
+            let (a, b, bias) = (rng.vec(m * k), rng.vec(k * n), rng.vec(n));
+            let run = || {
+                let mut c = vec![f32::NAN; m * n];
+                matmul(&p, &a, &b, Some(&bias), &mut c);
+                c
+            };
+            let results = on_each_path(run);
+            let dispatched = {
+                let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+                run()
+            };
+            check_fma_paths_agree(&format!("{m}x{n}x{k} ta={ta} tb={tb}"), &results, &dispatched);
+            // Forcing really switches kernels: the FMA paths round each product-sum once, the
+            // portable one twice, which a 130-deep sum over 37 x 5 outputs cannot hide.
+            if k == 130 {
+                for (path, c) in &results[1..] {
+                    assert_ne!(bits(c), bits(&results[0].1), "{} vs portable", path.name());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn detected_path_is_the_best_this_cpu_has() {
+    let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    #[cfg(target_arch = "x86_64")]
+    let best = if cfg!(feature = "portable") {
+        KernelPath::Portable
+    } else if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    {
+        KernelPath::Avx512
+    } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        KernelPath::Avx2Fma
+    } else {
+        KernelPath::Portable
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let best = KernelPath::Portable;
+    assert_eq!(detected_kernel_path(), best);
+    assert_eq!(kernel_path(), best);
+    for p in KernelPath::ALL {
+        assert_eq!(p.is_supported(), p <= best, "{}", p.name());
+    }
+}
+
+#[test]
+fn forcing_an_unsupported_path_is_refused_and_changes_nothing() {
+    let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    for p in KernelPath::ALL.into_iter().filter(|p| !p.is_supported()) {
+        assert_eq!(force_kernel_path(p), Err(UnsupportedKernelPath(p)));
+        assert_eq!(kernel_path(), detected_kernel_path());
+    }
+    // The portable path is always there, and forcing returns the path it replaces.
+    assert_eq!(force_kernel_path(KernelPath::Portable), Ok(detected_kernel_path()));
+    assert_eq!(kernel_path(), KernelPath::Portable);
+    assert_eq!(force_kernel_path(detected_kernel_path()), Ok(KernelPath::Portable));
+}
