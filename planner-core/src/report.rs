@@ -312,10 +312,11 @@ fn device_map(p: &Program) -> DeviceMap {
         "`AtomicBool` guarding the module's static arena (`run`, `run_dyn`)",
     ));
     // The first of the deepest kernels (`max_by_key` keeps the last maximum, hence `rev`).
-    let deepest = g.nodes.iter().rev().max_by_key(|n| n.op.kind().stack_bytes());
+    let target = crate::ops::Target::BUILD;
+    let deepest = g.nodes.iter().rev().max_by_key(|n| n.op.kind().stack_bytes(target));
     let (stack, note) = match deepest {
         Some(n) => (
-            n.op.kind().stack_bytes(),
+            n.op.kind().stack_bytes(target),
             format!(
                 "estimate: local arrays of the deepest kernel, `{}` (step `{}`); frames and interrupts not counted",
                 n.op.kind().kernel_name(),

@@ -137,17 +137,21 @@ impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryInPlaceCall<'_, F> {
 }
 
 macro_rules! binary_kernels {
-    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {$(
-        #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]).", $note)]
-        pub fn $name(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
-            arch::run(BinaryCall { p, a, b, y, f: $f });
-        }
-        #[doc = concat!("In place `acc = ", $doc, "` with `a = acc`: `acc` is contiguous with ",
-            "`p.out_shape`, `b` is broadcast through `p.b_strides`; `p.a_strides` is ignored.")]
-        pub fn $in_place(p: &Broadcast, acc: &mut [f32], b: &[f32]) {
-            arch::run(BinaryInPlaceCall { p, acc, b, f: $f });
-        }
-    )*};
+    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {
+        $(
+            #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]).", $note)]
+            pub fn $name(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
+                arch::run(BinaryCall { p, a, b, y, f: $f });
+            }
+            #[doc = concat!("In place `acc = ", $doc, "` with `a = acc`: `acc` is contiguous with ",
+                "`p.out_shape`, `b` is broadcast through `p.b_strides`; `p.a_strides` is ignored.")]
+            pub fn $in_place(p: &Broadcast, acc: &mut [f32], b: &[f32]) {
+                arch::run(BinaryInPlaceCall { p, acc, b, f: $f });
+            }
+        )*
+        /// These kernels and their in-place variants (see [`crate::in_place_variant`]).
+        pub(crate) const BINARY_IN_PLACE: &[(&str, &str)] = &[$((stringify!($name), stringify!($in_place))),*];
+    };
 }
 
 binary_kernels! {

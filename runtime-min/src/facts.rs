@@ -9,6 +9,7 @@
 use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES};
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
+use crate::pool::GLOBAL_PLANES;
 use crate::resize::RESIZE_BLOCK;
 use crate::softmax::SOFTMAX_STACK_BYTES;
 use crate::util::layout_walk_words;
@@ -97,6 +98,12 @@ pub const fn matmul_stack_bytes(p: &MatMul, t: Target) -> usize {
     }
 }
 
+/// Stack bytes of [`max_pool2d`](crate::max_pool2d)'s and [`avg_pool2d`](crate::avg_pool2d)'s
+/// local arrays (any target): the accumulators of the planes a global pooling folds side by side.
+pub const fn pool2d_stack_bytes(_t: Target) -> usize {
+    core::mem::size_of::<[f32; GLOBAL_PLANES]>()
+}
+
 /// Stack bytes of [`softmax`](crate::softmax)'s and [`log_softmax`](crate::log_softmax)'s local
 /// arrays (any target): the running maxima and sums of one block of positions.
 pub const fn softmax_stack_bytes(_t: Target) -> usize {
@@ -125,4 +132,27 @@ const fn max(a: usize, b: usize) -> usize {
     } else {
         b
     }
+}
+
+/// The elementwise kernels written by hand with an in-place variant (the others come from the
+/// kernel-defining macros' own tables, so their names cannot drift).
+const OTHER_IN_PLACE: &[(&str, &str)] = &[
+    ("clip", "clip_in_place"),
+    ("leaky_relu", "leaky_relu_in_place"),
+    ("elu", "elu_in_place"),
+    ("selu", "selu_in_place"),
+    ("hard_sigmoid", "hard_sigmoid_in_place"),
+    ("celu", "celu_in_place"),
+    ("pow_scalar", "pow_scalar_in_place"),
+    ("cumsum", "cumsum_in_place"),
+];
+
+/// The name of `kernel`'s in-place variant (its output written over its first operand, same
+/// arguments without that operand), if it has one: e.g. `relu` -> `relu_in_place`; `pow` has none.
+pub fn in_place_variant(kernel: &str) -> Option<&'static str> {
+    [crate::unary::UNARY_IN_PLACE, crate::binary::BINARY_IN_PLACE, OTHER_IN_PLACE]
+        .into_iter()
+        .flatten()
+        .find(|(name, _)| *name == kernel)
+        .map(|&(_, variant)| variant)
 }

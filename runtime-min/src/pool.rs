@@ -132,7 +132,7 @@ fn global_fold(x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mut f32, f32)
 }
 
 /// Planes folded together by [`global_fold`].
-const GLOBAL_PLANES: usize = 8;
+pub(crate) const GLOBAL_PLANES: usize = 8;
 
 /// The non-overlapping `kernel_h x K`, stride `(kernel_h, K)` pooling of every plane: each output
 /// row is initialised to `init`, then combined with its `kernel_h` input rows, `K` columns per

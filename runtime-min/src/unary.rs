@@ -44,16 +44,20 @@ fn celu_f(v: f32, alpha: f32) -> f32 {
 }
 
 macro_rules! unary_kernels {
-    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {$(
-        #[doc = concat!("Elementwise `y = ", $doc, "`.", $note)]
-        pub fn $name(x: &[f32], y: &mut [f32]) {
-            map(x, y, $f);
-        }
-        #[doc = concat!("In place `xy = ", $doc, "` (with `x = xy`).", $note)]
-        pub fn $in_place(xy: &mut [f32]) {
-            map_in_place(xy, $f);
-        }
-    )*};
+    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {
+        $(
+            #[doc = concat!("Elementwise `y = ", $doc, "`.", $note)]
+            pub fn $name(x: &[f32], y: &mut [f32]) {
+                map(x, y, $f);
+            }
+            #[doc = concat!("In place `xy = ", $doc, "` (with `x = xy`).", $note)]
+            pub fn $in_place(xy: &mut [f32]) {
+                map_in_place(xy, $f);
+            }
+        )*
+        /// These kernels and their in-place variants (see [`crate::in_place_variant`]).
+        pub(crate) const UNARY_IN_PLACE: &[(&str, &str)] = &[$((stringify!($name), stringify!($in_place))),*];
+    };
 }
 
 unary_kernels! {

@@ -60,6 +60,8 @@ fn matrix_product_stack() {
 #[test]
 fn other_kernel_families_stack() {
     assert_eq!(softmax_stack_bytes(CORTEX_M), 2 * 64 * 4);
+    // Global pooling's accumulators of 8 planes folded side by side.
+    assert_eq!(pool2d_stack_bytes(CORTEX_M), 8 * 4);
     assert_eq!(resize_stack_bytes(CORTEX_M), 64 * (2 * 4 + 4));
     assert_eq!(resize_stack_bytes(Target::X86_64), 64 * (2 * 8 + 4));
     assert_eq!(rank_generic_stack_bytes(CORTEX_M), 62 * 4);

@@ -4,8 +4,11 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use sramfit_runtime_min as rt;
+
 use super::literal::slice_expr;
-use super::{OpKind, Operands, Scratch, Step};
+
+use super::{OpKind, Operands, Scratch, Step, Target};
 use crate::tensor::strides_of;
 
 /// Elementwise functions of two broadcast tensors.
@@ -40,11 +43,6 @@ impl Binary {
         }
     }
 
-    /// Whether the kernel has an in-place variant (`acc = acc op other`).
-    fn has_in_place_kernel(self) -> bool {
-        !matches!(self, Binary::Pow)
-    }
-
     /// Whether `a op b == b op a`, so the second operand may be the overwritten one.
     fn commutative(self) -> bool {
         matches!(self, Binary::Add | Binary::Mul)
@@ -76,7 +74,8 @@ impl OpKind for BinaryOp {
             // `acc` is the overwritten input (the output's slice), the other operand is read
             // through its own strides (the in-place kernels ignore `a_strides`).
             Some(k) => {
-                let f = format_ident!("{name}_in_place");
+                let variant = rt::in_place_variant(name).expect("in_place_inputs offers only kernels with a variant");
+                let f = format_ident!("{variant}");
                 let (other, strides) = if k == 0 { (&s.inputs[1], &self.b_strides) } else { (&s.inputs[0], &self.a_strides) };
                 let (sa, so) = (slice_expr(&self.a_strides), slice_expr(strides));
                 quote!(::sramfit::kernels::#f(
@@ -102,9 +101,8 @@ impl OpKind for BinaryOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
@@ -117,7 +115,7 @@ impl OpKind for BinaryOp {
                 && out.shape.iter().zip(s.iter().zip(&contiguous)).all(|(&n, (a, c))| n == 1 || a == c)
         };
         let mut v = Vec::new();
-        if self.kind.has_in_place_kernel() && dense(0, &self.a_strides) {
+        if rt::in_place_variant(self.kind.kernel()).is_some() && dense(0, &self.a_strides) {
             v.push(0);
         }
         if self.kind.commutative() && dense(1, &self.b_strides) {

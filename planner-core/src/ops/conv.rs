@@ -6,7 +6,7 @@ use quote::quote;
 use sramfit_runtime_min as rt;
 
 use super::literal::activation;
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 use crate::tensor::DType;
 
 impl OpKind for rt::Conv2d {
@@ -33,13 +33,8 @@ impl OpKind for rt::Conv2d {
         }
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // The tiled GEMM behind non-depthwise convolutions packs a 4x64 and a 64x8 f32 panel.
-        if self.groups == 0 || self.in_channels / self.groups != 1 {
-            3072
-        } else {
-            64
-        }
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::conv2d_stack_bytes(self, target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

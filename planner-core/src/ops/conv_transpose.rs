@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min as rt;
 
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 impl OpKind for rt::ConvTranspose2d {
     fn kernel_name(&self) -> &'static str {
@@ -27,8 +27,9 @@ impl OpKind for rt::ConvTranspose2d {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        64
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

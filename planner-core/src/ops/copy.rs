@@ -5,7 +5,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::literal::slice_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use sramfit_runtime_min as rt;
+
+use super::{OpKind, Operands, Scratch, Step, Target};
 use crate::tensor::strides_of;
 
 /// One strided copy from an input into the node's output (see `runtime_min::Strided`).
@@ -85,9 +87,8 @@ impl OpKind for Copies {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -2,10 +2,10 @@
 //! the output overwrites the input.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use sramfit_runtime_min as rt;
 
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 impl OpKind for rt::CumSum {
     fn kernel_name(&self) -> &'static str {
@@ -20,7 +20,11 @@ impl OpKind for rt::CumSum {
         let y = &s.output;
         match s.in_place {
             // The output's slice is the input's bytes (verified in-place step): one `&mut` slice.
-            Some(_) => quote!(::sramfit::kernels::cumsum_in_place(&#p, #y);),
+            Some(_) => {
+                let variant = rt::in_place_variant("cumsum").expect("in_place_inputs offers only kernels with a variant");
+                let f = format_ident!("{variant}");
+                quote!(::sramfit::kernels::#f(&#p, #y);)
+            }
             None => {
                 let x = &s.inputs[0];
                 quote!(::sramfit::kernels::cumsum(&#p, #x, #y);)
@@ -36,13 +40,14 @@ impl OpKind for rt::CumSum {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        64
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let x = o.inputs[0];
-        match x.len() == o.output.len() && x.dtype == o.output.dtype {
+        match rt::in_place_variant("cumsum").is_some() && x.len() == o.output.len() && x.dtype == o.output.dtype {
             true => vec![0],
             false => Vec::new(),
         }

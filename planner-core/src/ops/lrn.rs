@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::literal::f32_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Local response normalisation across channels of a `[batch, channels, inner]` view.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,8 +45,9 @@ impl OpKind for LrnOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        64
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -17,6 +17,8 @@ pub mod lowering;
 use proc_macro2::TokenStream;
 use sramfit_runtime_min as rt;
 
+pub use sramfit_runtime_min::Target;
+
 use crate::tensor::{DType, Tensor};
 
 /// What every operator knows about itself. Implemented once per operator module.
@@ -30,8 +32,9 @@ pub trait OpKind {
     fn macs(&self, operands: &Operands<'_>) -> u64;
     /// The working memory the kernel would like (planned as a one-step arena buffer).
     fn scratch(&self) -> Scratch;
-    /// An upper estimate of the bytes of local arrays the kernel keeps on the stack.
-    fn stack_bytes(&self) -> u64;
+    /// An upper estimate of the bytes of local arrays the kernel keeps on the stack when built for
+    /// `target` (from `runtime-min`'s kernel facts, which size those arrays).
+    fn stack_bytes(&self, target: Target) -> u64;
     /// The inputs whose bytes the kernel can overwrite with its output, best first: it has an
     /// in-place variant and the output is elementwise in that input (same element count and type,
     /// input read contiguously in the output's index space). This is a fact about the kernels;

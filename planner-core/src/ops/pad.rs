@@ -5,7 +5,7 @@ use quote::quote;
 use sramfit_runtime_min as rt;
 
 use super::literal::{f32_expr, slice_expr};
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Padding of input 0.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,9 +43,8 @@ impl OpKind for PadOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

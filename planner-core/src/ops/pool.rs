@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min as rt;
 
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Which reduction a pooling window computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,8 +48,8 @@ impl OpKind for Pool {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        64
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::pool2d_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

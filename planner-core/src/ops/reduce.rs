@@ -5,7 +5,9 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::literal::slice_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use sramfit_runtime_min as rt;
+
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Reductions over some axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,9 +83,8 @@ impl OpKind for ReduceOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -6,7 +6,7 @@ use quote::quote;
 use sramfit_runtime_min as rt;
 
 use super::literal::f32_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Resize of the two innermost axes (nearest with `nearest` set, else bilinear).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,9 +44,8 @@ impl OpKind for ResizeOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // 64-entry index and weight arrays (32-bit `usize`).
-        1024
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::resize_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

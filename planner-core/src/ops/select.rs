@@ -7,7 +7,7 @@ use quote::quote;
 use sramfit_runtime_min as rt;
 
 use super::literal::slice_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// `where(cmp(in0, in1), in2, in3)`; strides address each input in the output's index space (0 on
 /// broadcast axes), in input order.
@@ -42,9 +42,8 @@ impl OpKind for SelectOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

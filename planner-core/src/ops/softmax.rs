@@ -4,7 +4,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{OpKind, Operands, Scratch, Step};
+use sramfit_runtime_min as rt;
+
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Softmax (or log-softmax) over the middle axis of an `[outer, axis, inner]` view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,9 +45,8 @@ impl OpKind for SoftmaxOp {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // Two 64-entry f32 blocks.
-        512
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::softmax_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

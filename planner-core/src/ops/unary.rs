@@ -4,8 +4,10 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use sramfit_runtime_min as rt;
+
 use super::literal::f32_expr;
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// Elementwise functions of one tensor (kernel `name(x, y)`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -118,7 +120,8 @@ impl OpKind for Unary {
         match s.in_place {
             // The output's slice is the input's bytes (verified in-place step): one `&mut` slice.
             Some(_) => {
-                let f = format_ident!("{name}_in_place");
+                let variant = rt::in_place_variant(name).expect("in_place_inputs offers only kernels with a variant");
+                let f = format_ident!("{variant}");
                 quote!(::sramfit::kernels::#f(#y #(, #args)*);)
             }
             None => {
@@ -136,13 +139,14 @@ impl OpKind for Unary {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        64
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let x = o.inputs[0];
-        if x.len() == o.output.len() && x.dtype == o.output.dtype {
+        if rt::in_place_variant(self.kernel().0).is_some() && x.len() == o.output.len() && x.dtype == o.output.dtype {
             vec![0]
         } else {
             Vec::new()

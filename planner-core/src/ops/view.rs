@@ -4,7 +4,7 @@
 
 use proc_macro2::TokenStream;
 
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 /// The payload of [`super::Op::View`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ impl OpKind for View {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
+    fn stack_bytes(&self, _: Target) -> u64 {
         0
     }
 

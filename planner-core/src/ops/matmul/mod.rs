@@ -8,7 +8,7 @@ use quote::quote;
 use sramfit_runtime_min as rt;
 
 use super::literal::{activation, f32_expr};
-use super::{OpKind, Operands, Scratch, Step};
+use super::{OpKind, Operands, Scratch, Step, Target};
 
 impl OpKind for rt::MatMul {
     fn kernel_name(&self) -> &'static str {
@@ -29,9 +29,8 @@ impl OpKind for rt::MatMul {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self) -> u64 {
-        // The tiled GEMM packs a 4x64 and a 64x8 f32 panel.
-        3072
+    fn stack_bytes(&self, target: Target) -> u64 {
+        rt::matmul_stack_bytes(self, target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
