@@ -34,7 +34,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sramfit_planner_core::compile::{ModelSpec, compile_model};
+use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::request::Request;
 use sramfit_planner_core::report::PlanReport;
 use tract_onnx::prelude::*;
 
@@ -168,8 +169,7 @@ fn main() {
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
-        let program =
-            compile_model(&ModelSpec { path: path.clone(), ..Default::default() }).expect("the model compiles");
+        let program = compile_model(&Request::new(&path)).expect("the model compiles").into_program();
         let macs: u64 = PlanReport::from_program(&program, b.name).steps.iter().map(|s| s.macs).sum();
 
         let data = inputs(b.inputs);

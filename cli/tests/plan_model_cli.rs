@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use sramfit_planner_core::compile::{compile_model, ModelSpec};
+use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::request::Request;
 use sramfit_planner_core::offline::{plan_path, sha256_hex, PlanSource};
 
 /// A copy of a fixture model in a fresh directory (plan files are written beside the model).
@@ -24,7 +25,9 @@ fn plan(model: &Path, extra: &[&str]) -> Output {
 }
 
 fn compile(model: &Path) -> sramfit_planner_core::compile::Program {
-    compile_model(&ModelSpec { path: model.to_owned(), use_plan_file: true, ..Default::default() }).unwrap()
+    let mut request = Request::new(model);
+    request.use_plan_file = true;
+    compile_model(&request).unwrap().into_program()
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The driver: model file -> IR -> storage and lifetimes -> plan -> verified [`Program`].
 //!
-//! Every arrow is a plain data structure kept in the `Program`, so a report, a test or the CLI can
-//! look at any stage.
-
-use std::path::PathBuf;
+//! Every front end (`model!`, `sramfit-build`, `sramfit inspect` / `plan`) builds one
+//! [`Request`](crate::request::Request) and calls [`compile_model`], which returns the compiled
+//! model ([`Compiled`]: fixed shapes, or a bounded dimension) or one [`CompileError`]; budgets,
+//! limits and panics of the ONNX loader are handled here, once. Every arrow is a plain data
+//! structure kept in the `Program`, so a report, a test or the CLI can look at any stage. Each
+//! phase runs inside [`timings::phase`](crate::timings::phase), for `sramfit inspect --timings`.
 
 use crate::boundary;
 use crate::codegen::weights::{self, WeightLayout};
@@ -13,24 +15,8 @@ use crate::liveness::{self, Liveness};
 use crate::offline::PlanSource;
 use crate::optimize::{self, exact_schedule, schedule, Applied, Optimizations};
 use crate::plan::{self, Plan};
+use crate::timings::phase;
 use crate::verify;
-
-/// What to compile.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModelSpec {
-    /// The ONNX file (already resolved against the user's crate directory).
-    pub path: PathBuf,
-    /// Shapes fixing the model's symbolic input dimensions.
-    #[cfg(feature = "onnx")]
-    pub inputs: Vec<crate::import::InputShape>,
-    /// Use the offline plan beside the model (`MODEL.plan.json`, see [`crate::offline`]) when it
-    /// matches. `model!` and `sramfit-build` do; `sramfit plan`, which writes those files, does not.
-    pub use_plan_file: bool,
-    /// Graph rewrites to run before planning (all on by default).
-    pub optimizations: Optimizations,
-    /// Where the graph inputs and outputs live (the caller's buffers by default).
-    pub io: crate::ir::Io,
-}
 
 /// A model ready for code generation: every stage's result, the plan verified.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,25 +42,78 @@ impl Program {
     }
 }
 
-/// Imports, plans and verifies an ONNX model. A panic inside a dependency (the ONNX loader) is
-/// caught and returned as [`CompileError::InvalidModel`] naming the file, so that neither the
-/// macro nor a build script crashes on a hostile model.
+/// A model compiled for code generation.
 #[cfg(feature = "onnx")]
-pub fn compile_model(spec: &ModelSpec) -> Result<Program, CompileError> {
-    let compile = || {
-        let mut graph = crate::import::import(&spec.path, &spec.inputs)?;
-        graph.io = spec.io;
-        if !spec.use_plan_file {
-            return compile_graph(graph, &spec.optimizations);
+#[derive(Clone, Debug)]
+pub enum Compiled {
+    /// Fixed input shapes.
+    Fixed(Program),
+    /// A bounded dynamic dimension: compiled at every length of its range.
+    Bounded(crate::dynamic::DynamicProgram),
+}
+
+#[cfg(feature = "onnx")]
+impl Compiled {
+    /// The program at the planned shapes (a bounded dimension's largest length).
+    pub fn program(&self) -> &Program {
+        match self {
+            Compiled::Fixed(p) => p,
+            Compiled::Bounded(d) => &d.program,
         }
-        let model_bytes = std::fs::read(&spec.path)
-            .map_err(|e| CompileError::Io { path: spec.path.clone(), message: e.to_string() })?;
-        let plan_file = crate::offline::plan_path(&spec.path);
-        compile_with(graph, &spec.optimizations, |problem| {
-            crate::offline::plan_or_load(&model_bytes, &plan_file, problem)
+    }
+
+    /// [`Compiled::program`], by value.
+    pub fn into_program(self) -> Program {
+        match self {
+            Compiled::Fixed(p) => p,
+            Compiled::Bounded(d) => d.program,
+        }
+    }
+
+    /// The items of the model module (to be placed inside `mod name { ... }`).
+    pub fn emit(&self, options: &crate::codegen::CodegenOptions) -> proc_macro2::TokenStream {
+        crate::timings::phase("codegen", || match self {
+            Compiled::Fixed(p) => crate::codegen::emit(p, options),
+            Compiled::Bounded(d) => crate::codegen::dynamic::emit(d, options),
         })
+    }
+}
+
+/// Compiles the model of `request`: imports it within its limits, rewrites, plans (or reads the
+/// offline plan file) and verifies it, at every length of a bounded dimension, and checks its
+/// budgets. A panic inside a dependency (the ONNX loader) is caught and returned as
+/// [`CompileError::InvalidModel`], so that no front end crashes on a hostile model. Paths in
+/// errors are the path as the user wrote it ([`Request::shown_path`](crate::request::Request)).
+#[cfg(feature = "onnx")]
+pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
+    let compile = || {
+        let compiled = match request.bound()? {
+            None => Compiled::Fixed(compile_fixed(request, &request.planned_inputs())?),
+            Some(bound) => Compiled::Bounded(crate::dynamic::compile(request, &bound)?),
+        };
+        crate::budget::check(compiled.program(), request.sram, request.flash)?;
+        Ok(compiled)
     };
-    catching(&spec.path, compile)
+    catching(&request.path, compile).map_err(|e| e.with_model_path(&request.shown_path))
+}
+
+/// Imports, plans and verifies the model of `request` at the fixed input shapes `inputs`.
+#[cfg(feature = "onnx")]
+pub(crate) fn compile_fixed(
+    request: &crate::request::Request,
+    inputs: &[crate::import::InputShape],
+) -> Result<Program, CompileError> {
+    let mut graph = crate::import::import(&request.path, inputs, &request.limits)?;
+    graph.io = request.io;
+    if !request.use_plan_file {
+        return compile_graph(graph, &request.optimizations);
+    }
+    let model_bytes = std::fs::read(&request.path)
+        .map_err(|e| CompileError::Io { path: request.path.clone(), message: e.to_string() })?;
+    let plan_file = crate::offline::plan_path(&request.path);
+    compile_with(graph, &request.optimizations, |problem| {
+        crate::offline::plan_or_load(&model_bytes, &plan_file, problem)
+    })
 }
 
 /// Runs `f`, turning a panic (inside the ONNX loader) into [`CompileError::InvalidModel`] naming `path`.
@@ -137,7 +176,7 @@ pub(crate) fn compile_with(
     planner: impl FnOnce(&crate::problem::Problem) -> Result<(Plan, PlanSource), CompileError>,
 ) -> Result<Program, CompileError> {
     let prepared = prepare(graph, optimizations)?;
-    let (plan, plan_source) = planner(&prepared.live.problem)?;
+    let (plan, plan_source) = phase("plan", || planner(&prepared.live.problem))?;
     finish(prepared, plan, plan_source)
 }
 
@@ -151,10 +190,15 @@ pub(crate) struct Prepared {
 
 /// Rewrites the graph, binds outputs and computes liveness (checking the in-place decisions).
 pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result<Prepared, CompileError> {
-    let mut applied = optimize::optimize(&mut graph, optimizations);
-    boundary::bind_outputs(&mut graph);
-    let mut live = analyze(&graph, optimizations);
+    let mut applied = phase("rewrites", || {
+        let applied = optimize::optimize(&mut graph, optimizations);
+        boundary::bind_outputs(&mut graph);
+        applied
+    });
+    let mut live = phase("liveness", || analyze(&graph, optimizations));
     if optimizations.schedule {
+        // The schedule search (it computes liveness once per candidate order) is a rewrite.
+        phase("rewrites", || {
         let before = plan::lower_bound(&live.problem).bytes;
         let (orders, exact) = schedule_candidates(&graph, optimizations);
         let mut best = before;
@@ -171,15 +215,16 @@ pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result
         }
         applied.schedule_lower_bounds = Some((before, best));
         applied.exact_schedule = exact;
+        });
     }
-    verify::verify_in_place(&graph, &live).map_err(|message| CompileError::PlanRejected { message })?;
+    phase("verify", || verify::verify_in_place(&graph, &live)).map_err(|message| CompileError::PlanRejected { message })?;
     Ok(Prepared { graph, live, optimizations: (*optimizations, applied) })
 }
 
 /// Verifies `plan` against the prepared graph's buffers and assembles the [`Program`].
 pub(crate) fn finish(prepared: Prepared, plan: Plan, plan_source: PlanSource) -> Result<Program, CompileError> {
     let Prepared { graph, live, optimizations: (optimizations, mut applied) } = prepared;
-    verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[]).map_err(|v| {
+    phase("verify", || verify::verify(&live.problem, &plan.offsets, plan.arena_bytes, &[])).map_err(|v| {
         let message = v.describe(&live.problem);
         match &plan_source {
             PlanSource::File(path) => CompileError::PlanFile {

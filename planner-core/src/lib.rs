@@ -7,7 +7,8 @@
 //!        -> plan (planners, lower bound) -> verify -> codegen (proc_macro2::TokenStream)
 //! ```
 //!
-//! [`compile::compile_model`] runs the stages up to a verified [`compile::Program`];
+//! [`compile::compile_model`] runs the stages of one [`request::Request`] up to a verified
+//! [`compile::Program`] (or one per class of lengths of a bounded dimension);
 //! [`codegen::emit`] turns that into the items of the user's model module. Nothing here depends on
 //! proc-macro types beyond `proc_macro2`, so the macro, a build script and the CLI all share it.
 
@@ -28,4 +29,9 @@ pub mod optimize;
 pub mod plan;
 pub mod problem;
 pub mod report;
+#[cfg(feature = "onnx")]
+pub mod request;
+pub mod target;
+pub mod timings;
+pub mod units;
 pub mod verify;

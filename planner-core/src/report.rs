@@ -468,8 +468,7 @@ mod tests {
     #[test]
     fn report_of_the_kws_fixture() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models/kws_dscnn.onnx");
-        let spec = crate::compile::ModelSpec { path, ..Default::default() };
-        let p = crate::compile::compile_model(&spec).unwrap();
+        let p = crate::compile::compile_model(&crate::request::Request::new(path)).unwrap().into_program();
         let r = PlanReport::from_program(&p, "kws_dscnn");
         assert_eq!(r.steps.len(), p.graph.nodes.len());
         assert_eq!(r.arena_bytes, p.plan.arena_bytes);

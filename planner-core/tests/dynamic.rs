@@ -6,22 +6,18 @@ use std::path::Path;
 use std::time::Instant;
 
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::ModelSpec;
 use sramfit_planner_core::dynamic::{self, Bound, DynamicProgram};
 use sramfit_planner_core::error::CompileError;
-use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::request::{InputSpec, Request};
 
 /// Compiles `model` (relative to this crate) with axis `axis` of its input `input` of `dims`
 /// bounded as `symbol <= max`.
 fn compile(model: &str, dims: &[usize], axis: usize, symbol: &str, max: usize) -> Result<DynamicProgram, CompileError> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let spec = ModelSpec {
-        path,
-        inputs: vec![InputShape { name: "input".into(), dims: dims.to_vec() }],
-        ..Default::default()
-    };
+    let mut request = Request::new(path);
+    request.inputs = vec![InputSpec::fixed("input", dims)];
     let bound = Bound { symbol: symbol.into(), min: 1, max, axes: vec![("input".into(), axis)] };
-    dynamic::compile(&spec, &bound)
+    dynamic::compile(&request, &bound)
 }
 
 #[test]

@@ -1,24 +1,52 @@
 //! The module of a model with a bounded dynamic dimension ([`DynamicProgram`]): the same header as
 //! every model, `run` / `run_in` at the bound, `run_dyn` / `run_dyn_in` taking the length first,
-//! and `input_lens` / `output_lens` / `input_dim` / `output_dim` to size buffers at a length.
+//! and `input_lens` / `output_lens` / `input_dim` / `output_dim` to size buffers at a length. With
+//! `io: arena`, `run_in(arena, n)` and the `Arena` accessors take the length instead
+//! ([`super::io::dynamic_items`]).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{checks, docs, module_header, port_idents, run_body, CodegenOptions};
+use super::{checks, docs, io, module_header, port_idents, run_body, CodegenOptions};
 use crate::dynamic::fit::Fit;
 use crate::dynamic::{Class, DynamicProgram};
+use crate::ir::Io;
 
 /// Emits the items of the model module of `d` (to be placed inside `mod name { ... }`).
 pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let p = &d.program;
     let g = &p.graph;
     let (inputs, outputs) = port_idents(g);
-    let (symbol, min, max, n) = (&d.bound.symbol, d.bound.min, d.bound.max, &d.len);
+    let (max, n) = (d.bound.max, &d.len);
     // Checked mode's tables are per class (each has its own plan), inside the class's block.
     let header = module_header(p, &CodegenOptions { checked: false, ..o.clone() }, Some(&module_note(d)));
+    let entry = if g.io == Io::Arena { "run_in" } else { "run_dyn" };
+    let lengths = length_items(d, entry);
     let body = classes_body(d, o);
     let schedules: Vec<String> = d.classes.iter().map(|c| docs::schedule_doc(&c.program)).collect();
+    if g.io == Io::Arena {
+        let accessors = io::dynamic_items(d, &inputs, &outputs);
+        let run_in_doc = format!("{}\n\n{}", arena_run_note(d), schedules.join("\n\n"));
+        return quote! {
+            #header
+            #lengths
+            #accessors
+
+            #[doc = #run_in_doc]
+            pub fn run_in(arena: &mut Arena, #n: usize) -> ::core::result::Result<(), ::sramfit::Error> {
+                if !(MIN_LEN..=MAX_LEN).contains(&#n) {
+                    return Err(::sramfit::Error::Shape { port: ::sramfit::Port::Length, expected: MAX_LEN, found: #n });
+                }
+                run_len(arena, #n)
+            }
+
+            /// Runs the model at length `n`, which [`run_in`] checked to be in `MIN_LEN..=MAX_LEN`.
+            #[allow(unused_doc_comments, unused_unsafe, unused_variables, unused_parens, clippy::all)]
+            fn run_len(arena: &mut Arena, #n: usize) -> ::core::result::Result<(), ::sramfit::Error> {
+                #body
+            }
+        };
+    }
     let run_in_doc = format!("{}\n\n{}", run_len_note(d), schedules.join("\n\n"));
     let (n_in, n_out) = (inputs.len(), outputs.len());
     let at_max = |f: &Fit| f.at(max) as usize;
@@ -31,10 +59,6 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let in_slices = inputs.iter().map(|id| quote!(#id: &[f32]));
     let out_slices = outputs.iter().map(|id| quote!(#id: &mut [f32]));
     let slices: Vec<TokenStream> = in_slices.chain(out_slices).collect();
-    let in_lens = d.input_lens.iter().map(|f| f.to_tokens(n));
-    let out_lens = d.output_lens.iter().map(|f| f.to_tokens(n));
-    let input_dim = dim_fn(&d.input_shapes, &format_ident!("input"), n);
-    let output_dim = dim_fn(&d.output_shapes, &format_ident!("output"), n);
 
     let dyn_in: Vec<Ident> = (0..n_in).map(|i| format_ident!("__in_{i}")).collect();
     let dyn_out: Vec<Ident> = (0..n_out).map(|i| format_ident!("__out_{i}")).collect();
@@ -52,51 +76,10 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
             }
         }
     });
-    let dim_doc = format!("The name of the bounded dimension: `{symbol}`.");
 
     quote! {
         #header
-
-        #[doc = #dim_doc]
-        pub const DYNAMIC_DIM: &str = #symbol;
-        /// The smallest length [`run_dyn`] accepts for [`DYNAMIC_DIM`].
-        pub const MIN_LEN: usize = #min;
-        /// The largest length [`run_dyn`] accepts for [`DYNAMIC_DIM`]: the arena is planned for it,
-        /// and [`INPUT_SHAPES`] / [`OUTPUT_SHAPES`] are the shapes at it.
-        pub const MAX_LEN: usize = #max;
-
-        /// Element count of each graph input at length `n` (graph order). Meaningful for
-        /// `MIN_LEN <= n <= MAX_LEN`.
-        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
-        pub const fn input_lens(#n: usize) -> [usize; #n_in] {
-            [#(#in_lens),*]
-        }
-
-        /// Element count of each graph output at length `n` (graph order): how many values
-        /// [`run_dyn`] writes. Meaningful for `MIN_LEN <= n <= MAX_LEN`.
-        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
-        pub const fn output_lens(#n: usize) -> [usize; #n_out] {
-            [#(#out_lens),*]
-        }
-
-        /// Extent of axis `axis` of graph input `input` at length `n` (0 when there is no such
-        /// axis). Meaningful for `MIN_LEN <= n <= MAX_LEN`.
-        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
-        pub const fn input_dim(input: usize, axis: usize, #n: usize) -> usize {
-            #input_dim
-        }
-
-        /// Extent of axis `axis` of graph output `output` at length `n` (0 when there is no
-        /// such axis): the run-time shape of what [`run_dyn`] writes. Meaningful for
-        /// `MIN_LEN <= n <= MAX_LEN`.
-        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
-        pub const fn output_dim(output: usize, axis: usize, #n: usize) -> usize {
-            #output_dim
-        }
+        #lengths
 
         /// Runs the model at the largest length [`MAX_LEN`] in the module's shared arena: inputs,
         /// then outputs, in graph order, as flat row-major arrays.
@@ -151,6 +134,84 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     }
 }
 
+/// `DYNAMIC_DIM`, `MIN_LEN`, `MAX_LEN` and the `const fn`s giving the ports' extents at a length.
+/// `entry` is the module's length-taking entry point, for the docs.
+fn length_items(d: &DynamicProgram, entry: &str) -> TokenStream {
+    let (symbol, min, max, n) = (&d.bound.symbol, d.bound.min, d.bound.max, &d.len);
+    let (n_in, n_out) = (d.input_lens.len(), d.output_lens.len());
+    let in_lens = d.input_lens.iter().map(|f| f.to_tokens(n));
+    let out_lens = d.output_lens.iter().map(|f| f.to_tokens(n));
+    let input_dim = dim_fn(&d.input_shapes, &format_ident!("input"), n);
+    let output_dim = dim_fn(&d.output_shapes, &format_ident!("output"), n);
+    let dim_doc = format!("The name of the bounded dimension: `{symbol}`.");
+    let min_doc = format!("The smallest length [`{entry}`] accepts for [`DYNAMIC_DIM`].");
+    let max_doc = format!(
+        "The largest length [`{entry}`] accepts for [`DYNAMIC_DIM`]: the arena is planned for it,\nand [`INPUT_SHAPES`] / [`OUTPUT_SHAPES`] are the shapes at it."
+    );
+    let out_lens_doc = format!(
+        "Element count of each graph output at length `n` (graph order): how many values\n[`{entry}`] writes. Meaningful for `MIN_LEN <= n <= MAX_LEN`."
+    );
+    let output_dim_doc = format!(
+        "Extent of axis `axis` of graph output `output` at length `n` (0 when there is no\nsuch axis): the run-time shape of what [`{entry}`] writes. Meaningful for\n`MIN_LEN <= n <= MAX_LEN`."
+    );
+    quote! {
+        #[doc = #dim_doc]
+        pub const DYNAMIC_DIM: &str = #symbol;
+        #[doc = #min_doc]
+        pub const MIN_LEN: usize = #min;
+        #[doc = #max_doc]
+        pub const MAX_LEN: usize = #max;
+
+        /// Element count of each graph input at length `n` (graph order). Meaningful for
+        /// `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
+        pub const fn input_lens(#n: usize) -> [usize; #n_in] {
+            [#(#in_lens),*]
+        }
+
+        #[doc = #out_lens_doc]
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
+        pub const fn output_lens(#n: usize) -> [usize; #n_out] {
+            [#(#out_lens),*]
+        }
+
+        /// Extent of axis `axis` of graph input `input` at length `n` (0 when there is no such
+        /// axis). Meaningful for `MIN_LEN <= n <= MAX_LEN`.
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
+        pub const fn input_dim(input: usize, axis: usize, #n: usize) -> usize {
+            #input_dim
+        }
+
+        #[doc = #output_dim_doc]
+        // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
+        #[allow(clippy::all)]
+        pub const fn output_dim(output: usize, axis: usize, #n: usize) -> usize {
+            #output_dim
+        }
+
+    }
+}
+
+/// `match n { lens of a class => value, .. }` over the classes of `d`, the class of the largest
+/// length last, as `_` (just the value when there is one class).
+pub(crate) fn class_match(d: &DynamicProgram, value: impl Fn(&Class) -> TokenStream) -> TokenStream {
+    let [first, rest @ ..] = d.classes.as_slice() else { return TokenStream::new() };
+    if rest.is_empty() {
+        return value(first);
+    }
+    let n = &d.len;
+    let arms = rest.iter().map(|c| {
+        let pattern = ranges(&c.lens).into_iter().map(|(a, b)| if a == b { quote!(#a) } else { quote!(#a..=#b) });
+        let v = value(c);
+        quote!(#(#pattern)|* => #v)
+    });
+    let last = value(first);
+    quote!(match #n { #(#arms)* _ => #last })
+}
+
 /// The body of `run_len`: the one class's steps, or a `match` on the length over the classes
 /// (the class of the largest length last, as `_`).
 fn classes_body(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
@@ -160,18 +221,10 @@ fn classes_body(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
         let body = run_body(&c.program, o, c.steps.clone());
         quote!({ #items #body })
     };
-    let [first, rest @ ..] = d.classes.as_slice() else { return quote!(Ok(())) };
-    if rest.is_empty() {
-        return block(first);
+    match d.classes.is_empty() {
+        true => quote!(Ok(())),
+        false => class_match(d, block),
     }
-    let n = &d.len;
-    let arms = rest.iter().map(|c| {
-        let pattern = ranges(&c.lens).into_iter().map(|(a, b)| if a == b { quote!(#a) } else { quote!(#a..=#b) });
-        let b = block(c);
-        quote!(#(#pattern)|* => #b)
-    });
-    let last = block(first);
-    quote!(match #n { #(#arms)* _ => #last })
 }
 
 /// `lens` (increasing) as maximal runs of consecutive values.
@@ -247,5 +300,17 @@ fn run_len_note(d: &DynamicProgram) -> String {
          (one per class of lengths) shows offsets and sizes at each class's largest length; at a \
          smaller length each tensor uses the start of its slot.",
         d.bound.symbol, d.bound.max
+    )
+}
+
+/// The paragraph before the schedule in `run_in`'s docs, with `io: arena`.
+fn arena_run_note(d: &DynamicProgram) -> String {
+    format!(
+        "Runs the model at length `{len}` (`MIN_LEN..=MAX_LEN`, else [`Error::Shape`](::sramfit::Error::Shape) \
+         with [`Port::Length`](::sramfit::Port::Length) before the arena is touched) on the inputs written \
+         through the `Arena` accessors at that length; read the outputs through them afterwards, at the \
+         same length. The schedule below (one per class of lengths) shows offsets and sizes at each \
+         class's largest length; at a smaller length each tensor uses the start of its slot.",
+        len = d.len
     )
 }

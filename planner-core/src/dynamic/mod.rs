@@ -22,11 +22,13 @@ pub mod template;
 
 use proc_macro2::{Ident, TokenStream};
 
-use crate::compile::{self, ModelSpec, Program};
+use crate::compile::{self, Program};
 use crate::error::CompileError;
 use crate::import::{self, InputShape};
 use crate::offline::PlanSource;
 use crate::problem::Problem;
+use crate::request::Request;
+use crate::timings::phase;
 use fit::Fit;
 
 /// The bounded dimension: its name, its range, and where it appears in the inputs.
@@ -101,9 +103,9 @@ fn key(p: &compile::Prepared) -> Key {
     (nodes, buffers)
 }
 
-/// Compiles `spec` (whose `inputs` hold the bound's dimensions at `max`) at every length of `bound`.
+/// Compiles the model of `request` at every length of `bound` (its inputs' bounded dimension).
 /// The memory-aware schedule is off (its order could change with the length).
-pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, CompileError> {
+pub fn compile(request: &Request, bound: &Bound) -> Result<DynamicProgram, CompileError> {
     let fail = |node: Option<String>, message: String| CompileError::DynamicDim {
         symbol: bound.symbol.clone(),
         node,
@@ -112,16 +114,17 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
     if bound.min == 0 || bound.min > bound.max {
         return Err(fail(None, format!("its range {}..={} is empty or starts at 0", bound.min, bound.max)));
     }
-    let mut spec = spec.clone();
+    let mut spec = request.clone();
     spec.optimizations.schedule = false;
-    spec.inputs = shapes_at(&spec.inputs, bound, bound.max);
-    let mut program = compile::compile_model(&spec)?;
+    let inputs = shapes_at(&spec.planned_inputs(), bound, bound.max);
+    let mut program = compile::compile_fixed(&spec, &inputs)?;
     let proto = import::read_proto(&spec.path)?;
     let mut classes: Vec<Building> = Vec::new();
     let mut shapes: Vec<Vec<Vec<usize>>> = Vec::new();
     for n in (bound.min..=bound.max).rev() {
         let at = |m: String| format!("at {} = {n}, {m}", bound.symbol);
-        let graph = compile::catching(&spec.path, || import::import_proto(&proto, &shapes_at(&spec.inputs, bound, n)))
+        let import_at_n = || import::import_proto_within(&proto, &shapes_at(&inputs, bound, n), &spec.limits);
+        let mut graph = compile::catching(&spec.path, import_at_n)
             .map_err(|e| {
                 let message = match e {
                     CompileError::InvalidModel { message, .. } => message,
@@ -133,6 +136,7 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
                     .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
                 fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
             })?;
+        graph.io = spec.io;
         let prepared = compile::prepare(graph, &spec.optimizations)?;
         let k = key(&prepared);
         let class = match classes.iter().position(|c| c.key == k) {
@@ -149,7 +153,7 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
                 let (plan, source) = if n == bound.max {
                     (program.plan.clone(), program.plan_source.clone())
                 } else {
-                    (crate::plan::plan(&prepared.live.problem), PlanSource::Planner)
+                    (phase("plan", || crate::plan::plan(&prepared.live.problem)), PlanSource::Planner)
                 };
                 let rep = compile::finish(prepared.clone(), plan, source)?;
                 classes.push(Building { key: k.clone(), lens: Vec::new(), program: rep, bodies: Vec::new() });
@@ -166,7 +170,7 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         let g = &at_n.graph;
         shapes.push(g.inputs.iter().chain(&g.outputs).map(|&t| g.tensors[t].shape.clone()).collect());
         c.lens.push(n);
-        c.bodies.push(crate::codegen::step_bodies(&at_n));
+        c.bodies.push(phase("codegen", || crate::codegen::step_bodies(&at_n)));
     }
     shapes.reverse();
     let ns: Vec<usize> = (bound.min..=bound.max).collect();
@@ -176,7 +180,8 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         .map(|mut c| {
             c.lens.reverse();
             c.bodies.reverse();
-            let steps = merge_steps(&c.program, &c.bodies, &c.lens, &len).map_err(|(node, m)| fail(Some(node), m))?;
+            let steps = phase("codegen", || merge_steps(&c.program, &c.bodies, &c.lens, &len))
+                .map_err(|(node, m)| fail(Some(node), m))?;
             Ok(Class { lens: c.lens, program: c.program, steps })
         })
         .collect::<Result<Vec<_>, CompileError>>()?;

@@ -1,6 +1,8 @@
 //! The property both the `cargo fuzz` target (`fuzz/fuzz_targets/import_plan.rs`) and the quick
 //! test (`tests/fuzz_import.rs`) check on arbitrary bytes: the importer and the planner never
-//! panic, and every model they accept has a plan the verifier accepts and an expansion.
+//! panic, and every model they accept has a plan the verifier accepts and an expansion. The import
+//! runs with the default build-time limits on (`import::limits`), as every front end does: a
+//! mutated dimension that asks for gigabytes is refused before anything is allocated.
 //!
 //! One exception, measured rather than hidden: tract itself panics on some malformed protobufs
 //! (e.g. an output name no node produces: `no entry found for key` in tract-onnx's `model.rs`).
