@@ -75,8 +75,9 @@ fn named_accessors_and_the_shared_arena() {
     let input = random(40 * 10, 5);
     arena.input(10).unwrap().copy_from_slice(&input);
     conv1d_gap::run_in(&mut arena, 10).unwrap();
-    let named: Vec<f32> = arena.output(10).unwrap().to_vec();
-    assert_eq!(named.as_slice(), arena.outputs(10).unwrap()[0]);
+    let [output] = arena.outputs(10).unwrap();
+    assert_eq!(output.len(), conv1d_gap::output_lens(10)[0]);
+    assert!(output.iter().all(|v| v.is_finite()));
     assert_eq!(conv1d_gap::shared().err(), Some(Error::Busy));
 }
 

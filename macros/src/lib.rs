@@ -125,7 +125,7 @@ fn resolve(given: &str) -> PathBuf {
 
 /// An error on the macro argument `arg` (or on the path when that argument is absent).
 fn error_at(m: &ModelInput, arg: Argument, message: String) -> syn::Error {
-    match (arg, &m.sram, &m.flash, &m.inputs, m.limits.0) {
+    match (arg, &m.sram, &m.flash, &m.inputs, &m.limits.0) {
         (Argument::Sram, Some(b), _, _, _) | (Argument::Flash, _, Some(b), _, _) => b.error(message),
         (Argument::Inputs, _, _, Some((span, _)), _) | (Argument::Limits, _, _, _, Some(span)) => {
             syn::Error::new(*span, message)

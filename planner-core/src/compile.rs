@@ -103,7 +103,7 @@ pub(crate) fn compile_fixed(
     request: &crate::request::Request,
     inputs: &[crate::import::InputShape],
 ) -> Result<Program, CompileError> {
-    let mut graph = crate::import::import(&request.path, inputs, &request.limits)?;
+    let mut graph = crate::import::import_within(&request.path, inputs, &request.limits)?;
     graph.io = request.io;
     if !request.use_plan_file {
         return compile_graph(graph, &request.optimizations);

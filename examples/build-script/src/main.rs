@@ -49,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// The same model with a bounded dimension, with every rewrite and with two of them off.
 #[cfg(test)]
+#[allow(dead_code)] // the test uses a few of the modules' items
 mod bounded {
     include!(concat!(env!("OUT_DIR"), "/strided.rs"));
     include!(concat!(env!("OUT_DIR"), "/strided_plain.rs"));

@@ -165,14 +165,14 @@ fn length_items(d: &DynamicProgram, entry: &str) -> TokenStream {
         /// Element count of each graph input at length `n` (graph order). Meaningful for
         /// `MIN_LEN <= n <= MAX_LEN`.
         // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
+        #[allow(clippy::all, unused_parens)]
         pub const fn input_lens(#n: usize) -> [usize; #n_in] {
             [#(#in_lens),*]
         }
 
         #[doc = #out_lens_doc]
         // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
+        #[allow(clippy::all, unused_parens)]
         pub const fn output_lens(#n: usize) -> [usize; #n_out] {
             [#(#out_lens),*]
         }
@@ -180,14 +180,14 @@ fn length_items(d: &DynamicProgram, entry: &str) -> TokenStream {
         /// Extent of axis `axis` of graph input `input` at length `n` (0 when there is no such
         /// axis). Meaningful for `MIN_LEN <= n <= MAX_LEN`.
         // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
+        #[allow(clippy::all, unused_parens)]
         pub const fn input_dim(input: usize, axis: usize, #n: usize) -> usize {
             #input_dim
         }
 
         #[doc = #output_dim_doc]
         // Fitted expressions, written as found (e.g. `(n + 1) / 2`, not `n.div_ceil(2)`).
-        #[allow(clippy::all)]
+        #[allow(clippy::all, unused_parens)]
         pub const fn output_dim(output: usize, axis: usize, #n: usize) -> usize {
             #output_dim
         }
@@ -206,7 +206,7 @@ pub(crate) fn class_match(d: &DynamicProgram, value: impl Fn(&Class) -> TokenStr
     let arms = rest.iter().map(|c| {
         let pattern = ranges(&c.lens).into_iter().map(|(a, b)| if a == b { quote!(#a) } else { quote!(#a..=#b) });
         let v = value(c);
-        quote!(#(#pattern)|* => #v)
+        quote!(#(#pattern)|* => #v,)
     });
     let last = value(first);
     quote!(match #n { #(#arms)* _ => #last })

@@ -37,9 +37,15 @@ pub struct InputShape {
     pub dims: Vec<usize>,
 }
 
+/// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes, within the
+/// default [`Limits`].
+pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
+    import_within(path, fixed, &Limits::default())
+}
+
 /// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes, within
 /// `limits` (checked before tract allocates anything: see [`limits`]).
-pub fn import(path: &Path, fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
+pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
     let proto = phase("load", || read_proto(path))?;
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
     import_proto_within(&proto, fixed, limits).map_err(|e| match e {
