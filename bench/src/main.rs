@@ -35,8 +35,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sramfit_planner_core::compile::compile_model;
-use sramfit_planner_core::request::Request;
 use sramfit_planner_core::report::PlanReport;
+use sramfit_planner_core::request::Request;
 use tract_onnx::prelude::*;
 
 /// A generated model's `run_dyn`.

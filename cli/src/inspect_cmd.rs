@@ -146,13 +146,16 @@ pub fn run(args: Vec<String>) -> Result<(), CliError> {
 fn timings_table(t: &Timings, total: f64) -> String {
     let mut rows = vec![["phase", "seconds", "runs", "peak heap"].map(String::from).to_vec()];
     for p in &t.phases {
-        let peak = p.peak_bytes.map_or("-".into(), |b| format!("{} ({})", grouped(b), human(b)));
+        let peak = p.peak_bytes.map_or("-".into(), |b| format!("{} B ({})", grouped(b), human(b)));
         rows.push(vec![p.name.to_string(), format!("{:.3}", p.seconds), p.runs.to_string(), peak]);
     }
     let timed: f64 = t.phases.iter().map(|p| p.seconds).sum();
     rows.push(vec!["other".into(), format!("{:.3}", (total - timed).max(0.0)), String::new(), String::new()]);
     rows.push(vec!["total".into(), format!("{total:.3}"), String::new(), String::new()]);
-    format!("\ntimings (wall clock; peak heap: the most bytes allocated at once during the phase):\n{}", columns(&rows, &[false, true, true, true]))
+    format!(
+        "\ntimings (wall clock; peak heap: the most bytes allocated at once during the phase):\n{}",
+        columns(&rows, &[false, true, true, true])
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

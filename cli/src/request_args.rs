@@ -56,10 +56,10 @@ pub fn apply(
         "--target" => request.target = Target::new(&value(arg)?),
         "--limit" => {
             let v = value(arg)?;
-            let (key, amount) = v.split_once('=').ok_or_else(|| CliError::usage(format!("--limit: `{v}` is not KEY=VALUE")))?;
-            let spec = Limits::key(key).ok_or_else(|| {
-                CliError::usage(format!("--limit: {}", request.limits.set(key, 0).unwrap_err()))
-            })?;
+            let (key, amount) =
+                v.split_once('=').ok_or_else(|| CliError::usage(format!("--limit: `{v}` is not KEY=VALUE")))?;
+            let spec = Limits::key(key)
+                .ok_or_else(|| CliError::usage(format!("--limit: {}", request.limits.set(key, 0).unwrap_err())))?;
             let parsed = match spec.bytes {
                 true => units::parse_bytes(amount),
                 false => units::parse_count(amount),
@@ -141,8 +141,19 @@ mod tests {
     #[test]
     fn limits_budgets_inputs_and_target() {
         let r = request(&[
-            "--limit", "fold_bytes=4GiB", "--limit", "nodes=200_000", "--sram", "64KiB", "--flash", "1MiB", "--input",
-            "x=1,40,frames<=98", "--target", "thumbv7m-none-eabi", "--io-arena",
+            "--limit",
+            "fold_bytes=4GiB",
+            "--limit",
+            "nodes=200_000",
+            "--sram",
+            "64KiB",
+            "--flash",
+            "1MiB",
+            "--input",
+            "x=1,40,frames<=98",
+            "--target",
+            "thumbv7m-none-eabi",
+            "--io-arena",
         ])
         .ok()
         .unwrap();

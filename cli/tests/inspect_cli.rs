@@ -416,6 +416,10 @@ fn limits_stop_hostile_models_and_are_raisable() {
     assert!(err.contains("node `c` (ConstantOfShape)") && err.contains("the `fold_tensor_bytes` limit"), "{err}");
     assert!(err.contains("--limit fold_tensor_bytes=16GiB"), "{err}");
     let out = inspect(&model("lenet"), &["--limit", "nodes=3"]);
-    assert!(stderr(&out).contains("the `nodes` limit of 3") && stderr(&out).contains("--limit nodes="), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the `nodes` limit of 3") && stderr(&out).contains("--limit nodes="),
+        "{}",
+        stderr(&out)
+    );
     assert!(inspect(&model("lenet"), &["--limit", "nodes=1000", "--target", "thumbv7em-none-eabihf"]).status.success());
 }

@@ -7,8 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use sramfit_planner_core::compile::compile_model;
-use sramfit_planner_core::request::Request;
 use sramfit_planner_core::offline::{plan_path, sha256_hex, PlanSource};
+use sramfit_planner_core::request::Request;
 
 /// A copy of a fixture model in a fresh directory (plan files are written beside the model).
 fn model_copy(name: &str, test: &str) -> PathBuf {

@@ -150,7 +150,10 @@ impl Parse for ModelInput {
             }
         }
         let path = path.ok_or_else(|| {
-            syn::Error::new(header.name.span(), "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)")
+            syn::Error::new(
+                header.name.span(),
+                "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)",
+            )
         })?;
         // A proc macro runs inside rustc: its command line names the target being compiled for.
         let target = target.unwrap_or_else(|| Target::from_rustc_args(std::env::args()));
@@ -196,7 +199,10 @@ fn parse_limits(input: ParseStream) -> syn::Result<Limits> {
         let k = key.to_string();
         let Some(spec) = Limits::key(&k) else {
             let unknown = limits.set(&k, 0).unwrap_err();
-            return Err(syn::Error::new(key.span(), format!("{unknown} (e.g. `limits: {{ nodes: 200_000, fold_bytes: 2 GiB }}`)")));
+            return Err(syn::Error::new(
+                key.span(),
+                format!("{unknown} (e.g. `limits: {{ nodes: 200_000, fold_bytes: 2 GiB }}`)"),
+            ));
         };
         let (value, _) = parse_quantity(&body, &k, spec.bytes)?;
         limits.set(&k, value).map_err(|e| syn::Error::new(key.span(), e))?;
@@ -252,7 +258,8 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
         let key: Ident = body.parse()?;
         body.parse::<Token![:]>()?;
         let on = body.parse::<LitBool>()?.value;
-        o.set(&key.to_string(), on).map_err(|e| syn::Error::new(key.span(), format!("{e} (each `true` or `false`)")))?;
+        o.set(&key.to_string(), on)
+            .map_err(|e| syn::Error::new(key.span(), format!("{e} (each `true` or `false`)")))?;
         if !body.is_empty() {
             body.parse::<Token![,]>()?;
         }
@@ -291,7 +298,10 @@ fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
                 syn::Lit::Str(s) => dims.push(match Dim::parse(&s.value()) {
                     Ok(d @ Dim::Bounded { .. }) => d,
                     Ok(Dim::Fixed(_)) => {
-                        return Err(syn::Error::new(s.span(), "a fixed dimension is a number, not a string: write it without quotes"))
+                        return Err(syn::Error::new(
+                            s.span(),
+                            "a fixed dimension is a number, not a string: write it without quotes",
+                        ))
                     }
                     Err(message) => return Err(syn::Error::new(s.span(), message)),
                 }),

@@ -92,7 +92,9 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
     let name = &m.header.name;
     let options = CodegenOptions {
         weights_file: write_weights(program, &name.to_string()),
-        track_files: std::iter::once(request.path.clone()).chain(program.plan_source.file().map(Path::to_owned)).collect(),
+        track_files: std::iter::once(request.path.clone())
+            .chain(program.plan_source.file().map(Path::to_owned))
+            .collect(),
         checked: request.checked,
     };
     let items = compiled.emit(&options);

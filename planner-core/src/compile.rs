@@ -199,25 +199,26 @@ pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result
     if optimizations.schedule {
         // The schedule search (it computes liveness once per candidate order) is a rewrite.
         phase("rewrites", || {
-        let before = plan::lower_bound(&live.problem).bytes;
-        let (orders, exact) = schedule_candidates(&graph, optimizations);
-        let mut best = before;
-        // Every order indexes the nodes as imported: reorder that graph, not the best one so far.
-        let imported = graph.clone();
-        for order in orders {
-            let mut reordered = imported.clone();
-            schedule::reorder(&mut reordered, &order);
-            let reordered_live = analyze(&reordered, optimizations);
-            let bound = plan::lower_bound(&reordered_live.problem).bytes;
-            if bound < best {
-                (graph, live, best) = (reordered, reordered_live, bound);
+            let before = plan::lower_bound(&live.problem).bytes;
+            let (orders, exact) = schedule_candidates(&graph, optimizations);
+            let mut best = before;
+            // Every order indexes the nodes as imported: reorder that graph, not the best one so far.
+            let imported = graph.clone();
+            for order in orders {
+                let mut reordered = imported.clone();
+                schedule::reorder(&mut reordered, &order);
+                let reordered_live = analyze(&reordered, optimizations);
+                let bound = plan::lower_bound(&reordered_live.problem).bytes;
+                if bound < best {
+                    (graph, live, best) = (reordered, reordered_live, bound);
+                }
             }
-        }
-        applied.schedule_lower_bounds = Some((before, best));
-        applied.exact_schedule = exact;
+            applied.schedule_lower_bounds = Some((before, best));
+            applied.exact_schedule = exact;
         });
     }
-    phase("verify", || verify::verify_in_place(&graph, &live)).map_err(|message| CompileError::PlanRejected { message })?;
+    phase("verify", || verify::verify_in_place(&graph, &live))
+        .map_err(|message| CompileError::PlanRejected { message })?;
     Ok(Prepared { graph, live, optimizations: (*optimizations, applied) })
 }
 

@@ -80,7 +80,9 @@ impl FrontEnd {
     fn path_help(self) -> &'static str {
         match self {
             FrontEnd::Macro => "`path` is relative to the directory of the crate's Cargo.toml",
-            FrontEnd::BuildScript => "a relative path in `Model::new` is relative to the directory of the crate's Cargo.toml",
+            FrontEnd::BuildScript => {
+                "a relative path in `Model::new` is relative to the directory of the crate's Cargo.toml"
+            }
             FrontEnd::Cli => "a relative path is relative to the current directory",
         }
     }

@@ -43,7 +43,9 @@ impl Target {
     pub fn new(triple: &str) -> Target {
         let triple = triple.trim().to_owned();
         let arch = triple.split('-').next().unwrap_or_default();
-        let family = if arch.starts_with("thumbv6m") || arch.starts_with("thumbv7m") || arch.starts_with("thumbv7em")
+        let family = if arch.starts_with("thumbv6m")
+            || arch.starts_with("thumbv7m")
+            || arch.starts_with("thumbv7em")
             || arch.starts_with("thumbv8m")
         {
             Family::CortexM { fpu: triple.ends_with("eabihf") }

@@ -13,9 +13,9 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use sramfit_planner_core::compile::{self, Program};
-use sramfit_planner_core::request::Request;
 use sramfit_planner_core::liveness::{BufferOwner, Storage};
 use sramfit_planner_core::problem::Lifetime;
+use sramfit_planner_core::request::Request;
 
 use crate::out::{self, Out};
 
@@ -42,9 +42,8 @@ pub fn write(out: &Out) {
     let mut rows = Vec::new();
     for model in MODELS {
         let path = out::workspace_file(model);
-        let program = compile::compile_model(&Request::new(&path))
-            .unwrap_or_else(|e| panic!("{model}: {e}"))
-            .into_program();
+        let program =
+            compile::compile_model(&Request::new(&path)).unwrap_or_else(|e| panic!("{model}: {e}")).into_program();
         let stem = out::stem(&path);
         let m = format_ident!("{stem}_checked");
         let items = out.module_items(&m.to_string(), &program, true);

@@ -58,7 +58,8 @@ mod bounded {
     fn rewrite_switches_keep_every_output_bit_at_every_length() {
         assert_eq!((strided::MIN_LEN, strided::MAX_LEN), (1, 40));
         for n in strided::MIN_LEN..=strided::MAX_LEN {
-            let input: Vec<f32> = (0..strided::input_lens(n)[0]).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();
+            let input: Vec<f32> =
+                (0..strided::input_lens(n)[0]).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();
             let mut a = vec![f32::NAN; strided::output_lens(n)[0]];
             let mut b = vec![f32::NAN; strided_plain::output_lens(n)[0]];
             strided::run_dyn_in(&mut strided::Arena::new(), n, &[&input], &mut [&mut a]).unwrap();

@@ -149,12 +149,10 @@ pub fn dynamic_items(d: &crate::dynamic::DynamicProgram, inputs: &[Ident], outpu
         }
     });
     let shared = shared_fn();
-    let all_inputs = (0..n_in).map(|i| {
-        quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, offs[#i], lens[#i]) })
-    });
-    let all_outputs = (0..n_out).map(|i| {
-        quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, offs[#i], lens[#i]) })
-    });
+    let all_inputs = (0..n_in)
+        .map(|i| quote!(unsafe { ::sramfit::__private::arena_f32_mut(base, ARENA_BYTES, offs[#i], lens[#i]) }));
+    let all_outputs =
+        (0..n_out).map(|i| quote!(unsafe { ::sramfit::__private::arena_f32(base, ARENA_BYTES, offs[#i], lens[#i]) }));
     quote! {
         /// `n` if it is in `MIN_LEN..=MAX_LEN`.
         fn check_len(#n: usize) -> ::core::result::Result<usize, ::sramfit::Error> {

@@ -124,18 +124,17 @@ pub fn compile(request: &Request, bound: &Bound) -> Result<DynamicProgram, Compi
     for n in (bound.min..=bound.max).rev() {
         let at = |m: String| format!("at {} = {n}, {m}", bound.symbol);
         let import_at_n = || import::import_proto_within(&proto, &shapes_at(&inputs, bound, n), &spec.limits);
-        let mut graph = compile::catching(&spec.path, import_at_n)
-            .map_err(|e| {
-                let message = match e {
-                    CompileError::InvalidModel { message, .. } => message,
-                    other => other.to_string(),
-                };
-                let node = failing_node(&message);
-                let what = node
-                    .as_ref()
-                    .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
-                fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
-            })?;
+        let mut graph = compile::catching(&spec.path, import_at_n).map_err(|e| {
+            let message = match e {
+                CompileError::InvalidModel { message, .. } => message,
+                other => other.to_string(),
+            };
+            let node = failing_node(&message);
+            let what = node
+                .as_ref()
+                .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
+            fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
+        })?;
         graph.io = spec.io;
         let prepared = compile::prepare(graph, &spec.optimizations)?;
         let k = key(&prepared);

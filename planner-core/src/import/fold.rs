@@ -31,7 +31,8 @@ pub fn fold_constants(mut model: TypedModel, budget: &mut FoldBudget) -> Result<
                 continue;
             }
             for o in &node.outputs {
-                let shape: Vec<u64> = o.fact.shape.as_concrete().unwrap_or_default().iter().map(|&d| d as u64).collect();
+                let shape: Vec<u64> =
+                    o.fact.shape.as_concrete().unwrap_or_default().iter().map(|&d| d as u64).collect();
                 let bytes = (shape.iter().product::<u64>()).saturating_mul(o.fact.datum_type.size_of() as u64);
                 budget.charge(&node.name, &node.op.name(), &shape, bytes)?;
             }
@@ -45,7 +46,9 @@ pub fn fold_constants(mut model: TypedModel, budget: &mut FoldBudget) -> Result<
             let Ok(Some(values)) = node.op.eval_out_of_plan(inputs) else { continue };
             for (slot, value) in values.into_iter().enumerate() {
                 let name = if slot == 0 { node.name.clone() } else { format!("{}.{slot}", node.name) };
-                let wire = patch.wire_node(name, Const::new(value.into_arc_tensor()).map_err(internal)?, &[]).map_err(internal)?[0];
+                let wire = patch
+                    .wire_node(name, Const::new(value.into_arc_tensor()).map_err(internal)?, &[])
+                    .map_err(internal)?[0];
                 patch.shunt_outside(&model, OutletId::new(node.id, slot), wire).map_err(internal)?;
             }
             folded += 1;

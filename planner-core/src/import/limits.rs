@@ -110,7 +110,11 @@ fn subgraphs(n: &NodeProto) -> impl Iterator<Item = &GraphProto> {
 /// Checks the protobuf against `limits` before tract builds anything from it: the node count,
 /// the declared size of every initializer and input, and the output of every node whose shape
 /// follows from constants. `inputs` are the resolved shapes of the graph inputs (declared order).
-pub fn check_proto(proto: &pb::ModelProto, inputs: &[(String, Vec<usize>)], limits: &Limits) -> Result<(), CompileError> {
+pub fn check_proto(
+    proto: &pb::ModelProto,
+    inputs: &[(String, Vec<usize>)],
+    limits: &Limits,
+) -> Result<(), CompileError> {
     let Some(graph) = &proto.graph else { return Ok(()) };
     let nodes = count_nodes(graph);
     if nodes > limits.nodes {
@@ -170,7 +174,8 @@ impl Scope<'_> {
         let present: Vec<&Fact> = inputs.iter().flatten().copied().collect();
         let all_given = n.input.iter().filter(|i| !i.is_empty()).count() == present.len();
         // tract knows a constant, and the shape of a tensor whose shape is known, as constants.
-        let shape_of_known = matches!(n.op_type.as_str(), "Shape" | "Size") && present.first().is_some_and(|f| f.shape.is_some());
+        let shape_of_known =
+            matches!(n.op_type.as_str(), "Shape" | "Size") && present.first().is_some_and(|f| f.shape.is_some());
         let constant = n.op_type == "Constant"
             || shape_of_known
             || (!present.is_empty() && all_given && present.iter().all(|f| f.constant));
@@ -348,10 +353,38 @@ fn infer(n: &NodeProto, inputs: &[Option<&Fact>]) -> Option<Fact> {
                 }
             }
         },
-        "Identity" | "Dropout" | "Relu" | "Sigmoid" | "Tanh" | "Exp" | "Log" | "Neg" | "Abs" | "Sqrt" | "Floor"
-        | "Ceil" | "Round" | "Sin" | "Cos" | "Erf" | "Not" | "Softmax" | "LogSoftmax" | "Clip" | "LeakyRelu"
-        | "HardSwish" | "HardSigmoid" | "Elu" | "Selu" | "Softplus" | "Reciprocal" | "Sign" | "BatchNormalization"
-        | "LayerNormalization" | "InstanceNormalization" | "LRN" => {
+        "Identity"
+        | "Dropout"
+        | "Relu"
+        | "Sigmoid"
+        | "Tanh"
+        | "Exp"
+        | "Log"
+        | "Neg"
+        | "Abs"
+        | "Sqrt"
+        | "Floor"
+        | "Ceil"
+        | "Round"
+        | "Sin"
+        | "Cos"
+        | "Erf"
+        | "Not"
+        | "Softmax"
+        | "LogSoftmax"
+        | "Clip"
+        | "LeakyRelu"
+        | "HardSwish"
+        | "HardSigmoid"
+        | "Elu"
+        | "Selu"
+        | "Softplus"
+        | "Reciprocal"
+        | "Sign"
+        | "BatchNormalization"
+        | "LayerNormalization"
+        | "InstanceNormalization"
+        | "LRN" => {
             let mut f = input(0)?.clone();
             if n.op_type != "Identity" {
                 f.values = None;
@@ -412,13 +445,19 @@ fn infer(n: &NodeProto, inputs: &[Option<&Fact>]) -> Option<Fact> {
         "Resize" | "Upsample" => {
             let s = shape(0)?;
             let (scales, sizes) = match (n.op_type.as_str(), n.input.len()) {
-                ("Upsample", _) | (_, 2) => (values(1).or_else(|| attr(n, "scales").map(|a| a.floats.iter().map(|&f| f as f64).collect())), None),
+                ("Upsample", _) | (_, 2) => (
+                    values(1).or_else(|| attr(n, "scales").map(|a| a.floats.iter().map(|&f| f as f64).collect())),
+                    None,
+                ),
                 _ => (values(2).filter(|v| !v.is_empty()), values(3).filter(|v| !v.is_empty())),
             };
             match (sizes, scales) {
                 (Some(sizes), _) if sizes.len() == s.len() => shaped(dims(&sizes)?, elem),
                 (_, Some(scales)) if scales.len() == s.len() => shaped(
-                    s.iter().zip(&scales).map(|(&d, &k)| (d as f64 * k).floor().clamp(0.0, u64::MAX as f64) as u64).collect(),
+                    s.iter()
+                        .zip(&scales)
+                        .map(|(&d, &k)| (d as f64 * k).floor().clamp(0.0, u64::MAX as f64) as u64)
+                        .collect(),
                     elem,
                 ),
                 _ => return None,
@@ -456,7 +495,9 @@ fn infer(n: &NodeProto, inputs: &[Option<&Fact>]) -> Option<Fact> {
                 let mut at: Vec<usize> = axes.iter().map(|&a| axis(a, rank)).collect::<Option<_>>()?;
                 at.sort_unstable();
                 let mut rest = s.iter();
-                (0..rank).map(|i| if at.contains(&i) { Some(1) } else { rest.next().copied() }).collect::<Option<_>>()?
+                (0..rank)
+                    .map(|i| if at.contains(&i) { Some(1) } else { rest.next().copied() })
+                    .collect::<Option<_>>()?
             } else if axes.is_empty() {
                 s.iter().copied().filter(|&d| d != 1).collect()
             } else {
@@ -532,7 +573,8 @@ fn infer(n: &NodeProto, inputs: &[Option<&Fact>]) -> Option<Fact> {
         }
         "Pad" => {
             let s = shape(0)?;
-            let pads: Vec<f64> = values(1).or_else(|| attr(n, "pads").map(|a| a.ints.iter().map(|&p| p as f64).collect()))?;
+            let pads: Vec<f64> =
+                values(1).or_else(|| attr(n, "pads").map(|a| a.ints.iter().map(|&p| p as f64).collect()))?;
             (pads.len() == 2 * s.len()).then(|| {
                 let r = s.len();
                 let out = (0..r).map(|i| (s[i] as f64 + pads[i] + pads[i + r]).max(0.0) as u64).collect();
@@ -610,7 +652,13 @@ mod tests {
     use super::*;
 
     fn int64s(name: &str, v: &[i64]) -> TensorProto {
-        TensorProto { name: name.into(), dims: vec![v.len() as i64], data_type: 7, int64_data: v.to_vec(), ..Default::default() }
+        TensorProto {
+            name: name.into(),
+            dims: vec![v.len() as i64],
+            data_type: 7,
+            int64_data: v.to_vec(),
+            ..Default::default()
+        }
     }
 
     fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
@@ -624,7 +672,10 @@ mod tests {
     }
 
     fn model(initializers: Vec<TensorProto>, nodes: Vec<NodeProto>) -> pb::ModelProto {
-        pb::ModelProto { graph: Some(GraphProto { initializer: initializers, node: nodes, ..Default::default() }), ..Default::default() }
+        pb::ModelProto {
+            graph: Some(GraphProto { initializer: initializers, node: nodes, ..Default::default() }),
+            ..Default::default()
+        }
     }
 
     fn check(m: &pb::ModelProto) -> Result<(), CompileError> {
@@ -679,7 +730,11 @@ mod tests {
             ],
         );
         let mut m = m;
-        m.graph.as_mut().unwrap().node[2].attribute.push(AttributeProto { name: "axis".into(), i: 0, ..Default::default() });
+        m.graph.as_mut().unwrap().node[2].attribute.push(AttributeProto {
+            name: "axis".into(),
+            i: 0,
+            ..Default::default()
+        });
         assert_eq!(key(check(&m)), ("fold_tensor_bytes", "splat".into(), 4 << 40));
     }
 
@@ -688,7 +743,8 @@ mod tests {
         // An activation (it reads the graph input) of 2^40 elements: no constant, but too large.
         let m = model(vec![int64s("s", &[1 << 20, 1 << 20])], vec![node("Expand", &["x", "s"], "e")]);
         assert_eq!(key(check(&m)), ("tensor_elements", "e".into(), 1 << 40));
-        let huge_input = check_proto(&model(vec![], vec![]), &[("x".into(), vec![1 << 20, 1 << 20])], &Limits::default());
+        let huge_input =
+            check_proto(&model(vec![], vec![]), &[("x".into(), vec![1 << 20, 1 << 20])], &Limits::default());
         assert_eq!(key(huge_input).0, "tensor_elements");
     }
 

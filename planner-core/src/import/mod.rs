@@ -80,7 +80,8 @@ pub fn import_proto_within(
     let invalid = |e: TractError| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") };
     let declared = declared_inputs(proto);
     let shapes = proto::resolve_input_shapes(&declared, fixed)?;
-    let named: Vec<(String, Vec<usize>)> = declared.iter().map(|d| d.name.clone()).zip(shapes.iter().cloned()).collect();
+    let named: Vec<(String, Vec<usize>)> =
+        declared.iter().map(|d| d.name.clone()).zip(shapes.iter().cloned()).collect();
     let mut model = phase("load", || {
         limits::check_proto(proto, &named, limits)?;
         tract_onnx::onnx().model_for_proto_model(proto).map_err(invalid)
