@@ -47,9 +47,9 @@ impl Program {
 #[derive(Clone, Debug)]
 pub enum Compiled {
     /// Fixed input shapes.
-    Fixed(Program),
-    /// A bounded dynamic dimension: compiled at every length of its range.
-    Bounded(crate::dynamic::DynamicProgram),
+    Fixed(Box<Program>),
+    /// A bounded dimension: compiled at every length of its range.
+    Bounded(Box<crate::dynamic::DynamicProgram>),
 }
 
 #[cfg(feature = "onnx")]
@@ -65,7 +65,7 @@ impl Compiled {
     /// [`Compiled::program`], by value.
     pub fn into_program(self) -> Program {
         match self {
-            Compiled::Fixed(p) => p,
+            Compiled::Fixed(p) => *p,
             Compiled::Bounded(d) => d.program,
         }
     }
@@ -88,8 +88,8 @@ impl Compiled {
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
         let compiled = match request.bound()? {
-            None => Compiled::Fixed(compile_fixed(request, &request.planned_inputs())?),
-            Some(bound) => Compiled::Bounded(crate::dynamic::compile(request, &bound)?),
+            None => Compiled::Fixed(Box::new(compile_fixed(request, &request.planned_inputs())?)),
+            Some(bound) => Compiled::Bounded(Box::new(crate::dynamic::compile(request, &bound)?)),
         };
         crate::budget::check(compiled.program(), request.sram, request.flash)?;
         Ok(compiled)

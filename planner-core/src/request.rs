@@ -87,7 +87,8 @@ impl InputSpec {
     pub fn parse(text: &str) -> Result<InputSpec, String> {
         let bad = || format!("`{text}` is not NAME=D,D,... (e.g. input=1,49,10,1, or input=1,40,frames<=98)");
         // The name ends at the last `=` that is not part of a `<=`.
-        let at = text.char_indices().filter(|&(i, c)| c == '=' && !text[..i].ends_with('<')).map(|(i, _)| i).last();
+        let at =
+            text.char_indices().filter(|&(i, c)| c == '=' && !text[..i].ends_with('<')).map(|(i, _)| i).next_back();
         let (name, dims) = text.split_at(at.ok_or_else(bad)?);
         let dims = &dims[1..];
         if name.is_empty() || dims.is_empty() {

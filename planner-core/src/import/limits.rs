@@ -470,7 +470,7 @@ fn infer(n: &NodeProto, inputs: &[Option<&Fact>]) -> Option<Fact> {
                 .iter()
                 .enumerate()
                 .map(|(i, &v)| match v {
-                    v if v == 0.0 => input_shape.as_ref().and_then(|s| s.get(i).copied()).unwrap_or(1),
+                    0.0 => input_shape.as_ref().and_then(|s| s.get(i).copied()).unwrap_or(1),
                     v if v < 0.0 => 1,
                     v => v as u64,
                 })
