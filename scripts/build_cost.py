@@ -143,13 +143,15 @@ sramfit-planner-core = {{ path = "{repo}/planner-core", features = ["onnx"] }}
 """
 
 PLAN_MAIN = """//! `bc-plan MODEL.onnx`: seconds `compile_model` takes, with the options `model!` uses by default.
-use sramfit_planner_core::compile::{compile_model, ModelSpec};
+use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::request::Request;
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: bc-plan MODEL.onnx");
-    let spec = ModelSpec { path: path.into(), use_plan_file: true, ..Default::default() };
+    let mut request = Request::new(path);
+    request.use_plan_file = true;
     let start = std::time::Instant::now();
-    compile_model(&spec).expect("the model compiles");
+    compile_model(&request).expect("the model compiles");
     println!("{:.3}", start.elapsed().as_secs_f64());
 }
 """

@@ -38,8 +38,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sramfit_planner_core::compile::{ModelSpec, compile_model};
+use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::report::PlanReport;
+use sramfit_planner_core::request::Request;
 use tract_onnx::prelude::*;
 
 /// A generated model's `run_dyn`.
@@ -189,9 +190,12 @@ fn main() {
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
-        let program =
-            compile_model(&ModelSpec { path: path.clone(), ..Default::default() }).expect("the model compiles");
-        let macs: u64 = PlanReport::from_program(&program, b.name).steps.iter().map(|s| s.macs).sum();
+        let program = compile_model(&Request::new(&path)).expect("the model compiles").into_program();
+        let macs: u64 = PlanReport::from_program(&program, b.name, &sramfit_planner_core::target::Target::host())
+            .steps
+            .iter()
+            .map(|s| s.macs)
+            .sum();
 
         let data = inputs(b.inputs);
         let mut outs: Vec<Vec<f32>> = b.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect();

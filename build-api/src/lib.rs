@@ -30,68 +30,113 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
-use sramfit_planner_core::budget;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::{self, ModelSpec, Program};
-use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::compile::{self, Compiled};
+use sramfit_planner_core::error::FrontEnd;
 use sramfit_planner_core::ir::Io;
+use sramfit_planner_core::request::{Dim, InputSpec, Request};
+use sramfit_planner_core::target::Target;
 
 pub use sramfit_planner_core::error::CompileError;
+pub use sramfit_planner_core::import::limits::Limits;
+pub use sramfit_planner_core::optimize::Optimizations;
 
 /// A model to compile in a build script: the ONNX file and the options of `sramfit::model!`.
 ///
-/// Built with [`Model::new`] and the chained setters; [`Model::write`] does the work.
+/// Built with [`Model::new`] and the chained setters; [`Model::write`] does the work. Every
+/// setter mirrors an option of the macro (README: "Build-script API").
 #[derive(Clone, Debug)]
 #[must_use = "a Model does nothing until `write` is called"]
 pub struct Model {
-    path: PathBuf,
-    sram: Option<u64>,
-    flash: Option<u64>,
-    inputs: Vec<InputShape>,
+    request: Request,
+    /// Option errors found by the setters, reported by `write` / `to_source`.
+    bad_options: Vec<CompileError>,
     module: Option<String>,
     out_dir: Option<PathBuf>,
-    io: Io,
 }
 
 impl Model {
     /// The ONNX model at `path`: absolute, or relative to the crate's `CARGO_MANIFEST_DIR` (the
     /// directory of its `Cargo.toml`; the current directory when that variable is not set).
+    ///
+    /// It is compiled for the target cargo builds the crate for (the `TARGET` variable of build
+    /// scripts; the host outside one), with the plan file beside the model when it matches.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Model {
-            path: path.into(),
-            sram: None,
-            flash: None,
-            inputs: Vec::new(),
-            module: None,
-            out_dir: None,
-            io: Io::Caller,
+        let given: PathBuf = path.into();
+        let resolved = match given.is_absolute() {
+            true => given.clone(),
+            false => std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default().join(&given),
+        };
+        let mut request = Request::new(resolved);
+        request.shown_path = given;
+        request.use_plan_file = true;
+        if let Ok(triple) = std::env::var("TARGET") {
+            request.target = Target::new(&triple);
         }
+        Model { request, bad_options: Vec::new(), module: None, out_dir: None }
     }
 
-    /// The arena budget in bytes: a plan that needs more is an [`Error::Sram`] carrying the
-    /// over-budget report (bytes over, lower bound, peak step, what to change).
+    /// The arena budget in bytes: a plan that needs more is an [`Error::Compile`] carrying
+    /// [`CompileError::SramBudget`] and its report (bytes over, lower bound, peak step, what to
+    /// change).
     pub fn sram(mut self, bytes: u64) -> Self {
-        self.sram = Some(bytes);
+        self.request.sram = Some(bytes);
         self
     }
 
-    /// The weight budget in bytes: weights that need more are an [`Error::Flash`].
+    /// The weight budget in bytes: weights that need more are [`CompileError::FlashBudget`].
     pub fn flash(mut self, bytes: u64) -> Self {
-        self.flash = Some(bytes);
+        self.request.flash = Some(bytes);
         self
     }
 
     /// Fixes the shape of graph input `name` (needed when the model declares symbolic dimensions).
     /// Call once per input.
     pub fn input(mut self, name: &str, dims: &[usize]) -> Self {
-        self.inputs.push(InputShape { name: name.to_owned(), dims: dims.to_vec() });
+        self.request.inputs.push(InputSpec::fixed(name, dims));
+        self
+    }
+
+    /// The shape of graph input `name` written as in `model!`'s `inputs:`, one string per
+    /// dimension: a number, or one bounded dynamic dimension (`"frames <= 98"`,
+    /// `"4 <= frames <= 98"`), e.g. `.input_dims("input", &["1", "40", "frames <= 98"])`.
+    pub fn input_dims(mut self, name: &str, dims: &[&str]) -> Self {
+        match dims.iter().map(|d| Dim::parse(d)).collect::<Result<Vec<_>, _>>() {
+            Ok(dims) => self.request.inputs.push(InputSpec { name: name.to_owned(), dims }),
+            Err(message) => self.bad_options.push(CompileError::BadOption { option: "inputs", message }),
+        }
+        self
+    }
+
+    /// Switches the rewrite `key` on or off (`optimize: { key: on }` in `model!`; the keys are
+    /// [`Optimizations::REWRITES`], all on by default), e.g. `.optimize("in_place", false)`.
+    pub fn optimize(mut self, key: &str, on: bool) -> Self {
+        if let Err(message) = self.request.optimizations.set(key, on) {
+            self.bad_options.push(CompileError::BadOption { option: "optimize", message });
+        }
+        self
+    }
+
+    /// Sets the build-time limit `key` (`limits: { key: value }` in `model!`; the keys are
+    /// [`Limits::KEYS`], bytes or counts), e.g. `.limit("fold_bytes", 4 << 30)`.
+    pub fn limit(mut self, key: &str, value: u64) -> Self {
+        if let Err(message) = self.request.limits.set(key, value) {
+            self.bad_options.push(CompileError::BadOption { option: "limits", message });
+        }
+        self
+    }
+
+    /// The target triple to compile for (default: cargo's `TARGET` in a build script, else the
+    /// host): the plan's scratch and stack figures are that target's.
+    pub fn target(mut self, triple: &str) -> Self {
+        self.request.target = Target::new(triple);
         self
     }
 
     /// Puts the graph inputs and outputs into the arena (`io: arena` in `model!`): the module then
     /// has `run_in(&mut Arena)`, accessors on `Arena` for each input and output, and `shared()`.
     pub fn io_in_arena(mut self) -> Self {
-        self.io = Io::Arena;
+        self.request.io = Io::Arena;
         self
     }
 
@@ -120,19 +165,18 @@ impl Model {
             None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(Error::NoOutDir)?),
         };
         let target = dir.join(file.as_ref());
-        let model = self.resolved_path();
-        println!("cargo:rerun-if-changed={}", model.display());
+        println!("cargo:rerun-if-changed={}", self.request.path.display());
         let module = self.module_ident()?;
-        let program = self.compile(&model)?;
-        if let Some(plan) = program.plan_source.file() {
+        let compiled = self.compile()?;
+        if let Some(plan) = compiled.program().plan_source.file() {
             println!("cargo:rerun-if-changed={}", plan.display());
         }
         let weights = target.with_extension("weights.bin");
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::Io { path: parent.to_owned(), error: e })?;
         }
-        write_if_changed(&weights, &program.weights.bytes)?;
-        let source = self.render(&program, &module, Some(&weights))?;
+        write_if_changed(&weights, &compiled.program().weights.bytes)?;
+        let source = self.render(&compiled, &module, Some(&weights))?;
         write_if_changed(&target, source.as_bytes())?;
         Ok(target)
     }
@@ -141,67 +185,42 @@ impl Model {
     /// instead of `include_bytes!` of a file (nothing is written, nothing printed).
     pub fn to_source(&self) -> Result<String, Error> {
         let module = self.module_ident()?;
-        let program = self.compile(&self.resolved_path())?;
-        self.render(&program, &module, None)
+        let compiled = self.compile()?;
+        self.render(&compiled, &module, None)
     }
 
     /// The model path as given, for messages (stable across machines).
     fn given(&self) -> String {
-        self.path.display().to_string()
-    }
-
-    fn resolved_path(&self) -> PathBuf {
-        if self.path.is_absolute() {
-            return self.path.clone();
-        }
-        std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default().join(&self.path)
+        self.request.shown_path.display().to_string()
     }
 
     fn module_ident(&self) -> Result<Ident, Error> {
         let name = match &self.module {
             Some(m) => m.clone(),
-            None => sanitise(&self.path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default()),
+            None => sanitise(&self.request.shown_path.file_stem().map(|s| s.to_string_lossy()).unwrap_or_default()),
         };
         syn::parse_str::<Ident>(&name).map_err(|_| Error::ModuleName { name })
     }
 
-    /// Imports, plans, verifies and checks the budgets.
-    fn compile(&self, model: &Path) -> Result<Program, Error> {
-        let spec = ModelSpec {
-            path: model.to_owned(),
-            inputs: self.inputs.clone(),
-            use_plan_file: true,
-            io: self.io,
-            ..Default::default()
-        };
-        let compile_error =
-            |error| Error::Compile { model: self.given(), resolved: model.to_owned(), error: Box::new(error) };
-        let program = compile::compile_model(&spec).map_err(compile_error)?;
-        if let Some(budget) = self.sram {
-            if program.plan.arena_bytes > budget {
-                let report = budget::sram_overflow_report(&program, budget);
-                return Err(Error::Sram { model: self.given(), needed: program.plan.arena_bytes, budget, report });
-            }
+    /// Imports, plans, verifies and checks the budgets (the driver does all of it).
+    fn compile(&self) -> Result<Compiled, Error> {
+        let compile_error = |error| Error::Compile { model: self.given(), error: Box::new(error) };
+        if let Some(bad) = self.bad_options.first() {
+            return Err(compile_error(bad.clone()));
         }
-        if let Some(budget) = self.flash {
-            let needed = program.weights.bytes.len() as u64;
-            if needed > budget {
-                return Err(Error::Flash { model: self.given(), needed, budget });
-            }
-        }
-        Ok(program)
+        compile::compile_model(&self.request).map_err(compile_error)
     }
 
     /// `pub mod name { items }` plus the budget assertions, formatted, under a header comment.
-    fn render(&self, program: &Program, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
+    fn render(&self, compiled: &Compiled, module: &Ident, weights: Option<&Path>) -> Result<String, Error> {
         let options = CodegenOptions { weights_file: weights.map(Path::to_owned), ..Default::default() };
-        let items = codegen::emit(program, &options);
+        let items = compiled.emit(&options);
         let literal = |b: u64| {
             let l = Literal::u64_unsuffixed(b);
             quote!(#l)
         };
-        let (sram, flash) = (self.sram.map(literal), self.flash.map(literal));
-        let checks = codegen::budget_assertions(program, module, sram.as_ref(), flash.as_ref());
+        let (sram, flash) = (self.request.sram.map(literal), self.request.flash.map(literal));
+        let checks = codegen::budget_assertions(compiled.program(), module, sram.as_ref(), flash.as_ref());
         let tokens: TokenStream = quote! {
             pub mod #module {
                 #items
@@ -248,35 +267,12 @@ fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 #[non_exhaustive]
 pub enum Error {
     /// The model did not compile: missing or invalid file, unsupported operators, symbolic input
-    /// dimensions not fixed with [`Model::input`], …
+    /// dimensions not fixed with [`Model::input`], over a budget or a limit, a malformed option…
     Compile {
         /// The model path as given to [`Model::new`].
         model: String,
-        /// The path it resolved to.
-        resolved: PathBuf,
-        /// The planner's error (boxed: it is large).
+        /// The driver's error (boxed: it is large).
         error: Box<CompileError>,
-    },
-    /// The planned arena exceeds the [`Model::sram`] budget.
-    Sram {
-        /// The model path as given to [`Model::new`].
-        model: String,
-        /// Arena bytes the plan needs.
-        needed: u64,
-        /// The budget.
-        budget: u64,
-        /// The over-budget report (`sramfit_planner_core::budget::sram_overflow_report`): bytes
-        /// over, the lower bound, the peak step and its largest tensors, what to change.
-        report: String,
-    },
-    /// The weights exceed the [`Model::flash`] budget.
-    Flash {
-        /// The model path as given to [`Model::new`].
-        model: String,
-        /// Weight bytes.
-        needed: u64,
-        /// The budget.
-        budget: u64,
     },
     /// The module name (given to [`Model::module`], or derived from the file stem) is not a Rust
     /// identifier.
@@ -322,30 +318,14 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Compile { model, resolved, error } => {
-                write!(f, "sramfit: {model}: ")?;
-                match &**error {
-                    CompileError::NotFound { .. } => write!(
-                        f,
-                        "model file not found (looked for {})\n  = help: a relative path in `Model::new` is relative to the directory of the crate's Cargo.toml",
-                        resolved.display()
-                    ),
-                    CompileError::SymbolicDim { input, shape, .. } => {
-                        let fixed: Vec<&str> =
-                            shape.iter().map(|d| if d.parse::<usize>().is_ok() { d.as_str() } else { "1" }).collect();
-                        let message = error.to_string();
-                        let first = message.lines().next().unwrap_or_default();
-                        write!(f, "{first}\n  = help: fix it in build.rs with: .input({input:?}, &[{}])", fixed.join(", "))
-                    }
-                    other => write!(f, "{}", other.with_model_path(Path::new(model))),
-                }
-            }
-            Error::Sram { model, report, .. } => write!(f, "sramfit: {model}: {report}"),
-            Error::Flash { model, needed, budget } => write!(
-                f,
-                "sramfit: {model}: the model's weights need {needed} bytes of flash, but the `flash` budget is {budget} bytes: {} bytes over",
-                needed - budget
-            ),
+            Error::Compile { model, error } => match &**error {
+                // These name the model themselves.
+                CompileError::NotFound { .. }
+                | CompileError::NotAFile { .. }
+                | CompileError::Io { .. }
+                | CompileError::InvalidModel { .. } => write!(f, "sramfit: {}", error.render(FrontEnd::BuildScript)),
+                other => write!(f, "sramfit: {model}: {}", other.render(FrontEnd::BuildScript)),
+            },
             Error::ModuleName { name } => write!(
                 f,
                 "sramfit: `{name}` is not a valid module name\n  = help: pass a Rust identifier to `Model::module`, e.g. `.module(\"kws\")`"
@@ -421,8 +401,8 @@ mod tests {
         assert!(source.contains("include_bytes!"), "{source}");
         assert!(source.contains("tiny::ARENA_BYTES <= (1048576)"), "{source}");
         assert!(source.contains("tiny::WEIGHT_BYTES <= (1048576)"), "{source}");
-        let program = model.compile(&model.resolved_path()).unwrap();
-        assert_eq!(std::fs::read(dir.join("gen/tiny.weights.bin")).unwrap(), program.weights.bytes);
+        let compiled = model.compile().unwrap();
+        assert_eq!(std::fs::read(dir.join("gen/tiny.weights.bin")).unwrap(), compiled.program().weights.bytes);
         // Same model, same options: same file, byte for byte.
         model.write("gen/tiny.rs").unwrap();
         assert_eq!(std::fs::read_to_string(&written).unwrap(), source);
@@ -453,7 +433,8 @@ mod tests {
     fn over_sram_budget_carries_the_report() {
         let dir = scratch("sram");
         let e = Model::new(fixture("ui-tests/models/chain.onnx")).sram(8).out_dir(&dir).write("chain.rs").unwrap_err();
-        let Error::Sram { needed, budget, report, .. } = &e else { panic!("{e:?}") };
+        let Error::Compile { error, .. } = &e else { panic!("{e:?}") };
+        let CompileError::SramBudget { needed, budget, report } = &**error else { panic!("{e:?}") };
         assert_eq!(*budget, 8);
         assert!(*needed > 8);
         assert!(report.contains("bytes over"), "{report}");
@@ -470,8 +451,11 @@ mod tests {
     #[test]
     fn over_flash_budget_is_an_error() {
         let e = Model::new(fixture("ui-tests/models/tiny.onnx")).flash(1).to_source().unwrap_err();
-        assert!(matches!(e, Error::Flash { budget: 1, .. }), "{e:?}");
-        assert!(e.to_string().contains("bytes of flash"), "{e}");
+        assert!(
+            matches!(&e, Error::Compile { error, .. } if matches!(**error, CompileError::FlashBudget { budget: 1, .. })),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("bytes of flash, but the `.flash(..)` budget is 1 bytes"), "{e}");
     }
 
     #[test]
@@ -482,7 +466,8 @@ mod tests {
             "{e:?}"
         );
         let message = e.to_string();
-        assert!(message.starts_with("sramfit: no/such/model.onnx: model file not found"), "{message}");
+        assert!(message.starts_with("sramfit: model file not found: no/such/model.onnx"), "{message}");
+        assert!(message.contains("relative path in `Model::new`"), "{message}");
         assert!(std::error::Error::source(&e).is_some());
     }
 
@@ -494,7 +479,8 @@ mod tests {
             "{e:?}"
         );
         let message = e.to_string();
-        assert!(message.contains("fix it in build.rs with: .input("), "{message}");
+        assert!(message.contains("fix it in build.rs with: .input(\"input\", &[1, 4, 16, 16])"), "{message}");
+        assert!(message.contains(r#".input_dims("input", &["batch <= MAX", "4", "16", "16"])"#), "{message}");
         assert!(!message.contains("in the macro"), "{message}");
     }
 
@@ -505,5 +491,77 @@ mod tests {
         }
         let e = Model::new(fixture("ui-tests/models/tiny.onnx")).write("tiny.rs").unwrap_err();
         assert!(matches!(e, Error::NoOutDir), "{e:?}");
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+    }
+
+    #[test]
+    fn bounded_dimension_and_rewrite_switches() {
+        let model = Model::new(fixture("tests/models/dynamic/strided_conv.onnx"))
+            .module("net")
+            .input_dims("input", &["1", "8", "frames <= 40"])
+            .optimize("in_place", false)
+            .optimize("fuse_activations", false);
+        let source = model.to_source().unwrap();
+        for item in ["pub const MAX_LEN: usize = 40", "pub fn run_dyn(", "pub const fn output_lens("] {
+            assert!(source.contains(item), "missing `{item}`:\n{source}");
+        }
+        let program = model.compile().unwrap().into_program();
+        let (o, applied) = program.optimizations;
+        assert!(!o.in_place && !o.fuse_activations && o.elide_concat, "{o:?}");
+        assert_eq!((applied.in_place_steps, applied.fused_activations), (0, 0));
+        let on = Model::new(fixture("tests/models/dynamic/strided_conv.onnx")).input_dims("input", &["1", "8", "40"]);
+        let applied = on.compile().unwrap().into_program().optimizations.1;
+        assert!(applied.fused_activations + applied.in_place_steps > 0, "the switches changed something: {applied:?}");
+    }
+
+    #[test]
+    fn bounded_dimension_with_io_in_arena() {
+        let source = Model::new(fixture("tests/models/dynamic/conv1d_gap.onnx"))
+            .input_dims("input", &["1", "40", "frames <= 12"])
+            .io_in_arena()
+            .to_source()
+            .unwrap();
+        for item in ["pub fn run_in(", "frames: usize", "pub fn inputs_mut(", "pub fn shared("] {
+            assert!(source.contains(item), "missing `{item}`:\n{source}");
+        }
+        assert!(!source.contains("pub fn run_dyn"), "{source}");
+    }
+
+    #[test]
+    fn malformed_options_are_errors_naming_the_option() {
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).optimize("in_plaice", false).to_source().unwrap_err();
+        assert!(
+            e.to_string().contains("`optimize`: unknown rewrite `in_plaice`; the rewrites are `fuse_activations`"),
+            "{e}"
+        );
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).limit("fold", 1).to_source().unwrap_err();
+        assert!(e.to_string().contains("`limits`: unknown limit `fold`"), "{e}");
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).input_dims("input", &["n"]).to_source().unwrap_err();
+        assert!(e.to_string().contains("dimension `n` has no bound"), "{e}");
+    }
+
+    #[test]
+    fn limits_are_raisable_and_name_the_setter() {
+        let e = Model::new(fixture("ui-tests/models/chain.onnx")).limit("nodes", 1).to_source().unwrap_err();
+        let message = e.to_string();
+        assert!(message.contains("over the `nodes` limit of 1"), "{message}");
+        assert!(message.contains(".limit(\"nodes\", "), "{message}");
+        Model::new(fixture("ui-tests/models/chain.onnx")).limit("nodes", 1000).to_source().unwrap();
+    }
+
+    #[test]
+    fn target_defaults_to_cargos_and_can_be_set() {
+        let m = Model::new("m.onnx").target("thumbv7em-none-eabihf");
+        assert_eq!(m.request.target, Target::new("thumbv7em-none-eabihf"));
+        let expected = std::env::var("TARGET").map_or_else(|_| Target::host(), |t| Target::new(&t));
+        assert_eq!(Model::new("m.onnx").request.target, expected);
     }
 }

@@ -1,5 +1,6 @@
 //! `sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json]
-//! [--svg PLAN.svg] [--html PLAN.html]`: compiles a model the way `model!` does and shows its plan.
+//! [--svg PLAN.svg] [--html PLAN.html] [--timings] [request flags]`: compiles a model the way
+//! `model!` does and shows its plan.
 //!
 //! Prints the schedule (one row per step: op, node, output tensor and shape, where its bytes are,
 //! its buffer's lifetime, the arena bytes live at that step, the step's MACs), a footer with the
@@ -7,89 +8,64 @@
 //! flash). `--sram` checks the arena against a budget as `model!` does: over budget prints the
 //! compile error's report and exits 1. `--json` writes the [`PlanReport`]; `--svg` draws the memory
 //! timeline (x = step, y = arena offset, one `<rect>` per arena buffer); `--html` writes a
-//! self-contained page with that drawing, hover tooltips and the tables.
+//! self-contained page with that drawing, hover tooltips and the tables. `--timings` prints the
+//! time and peak heap of each phase of the compilation (code generation included). Every option
+//! of `model!` has its flag ([`crate::request_args`]); a bounded dimension shows the plan at its
+//! largest length.
 //!
 //! Bad input (missing file, not ONNX, unsupported operator, bad option) is one line on stderr and
 //! exit code 2.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
-use sramfit_planner_core::budget::{human, sram_overflow_report};
-use sramfit_planner_core::compile::{compile_model, ModelSpec, Program};
-use sramfit_planner_core::error::CompileError;
-use sramfit_planner_core::import::InputShape;
-use sramfit_planner_core::ir::Io;
-use sramfit_planner_core::optimize::Optimizations;
+use sramfit_planner_core::codegen::CodegenOptions;
+use sramfit_planner_core::compile::{compile_model, Compiled};
+use sramfit_planner_core::error::FrontEnd;
+use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::report::{PlanReport, StorageKind, TensorReport};
+use sramfit_planner_core::request::Request;
+use sramfit_planner_core::timings::{self, Timings};
+use sramfit_planner_core::units::human;
 
+use crate::request_args::{self, one_line};
 use crate::CliError;
 
 /// Usage line of the subcommand.
-pub const USAGE: &str = "usage: sramfit inspect MODEL.onnx [--sram BYTES] [--input NAME=1,49,10,1]... [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html] [--no-rewrites] [--io-arena]";
+pub fn usage() -> String {
+    format!(
+        "usage: sramfit inspect MODEL.onnx [--json PLAN.json] [--svg PLAN.svg] [--html PLAN.html] [--timings] [flags]\n{}",
+        request_args::usage()
+    )
+}
 
 /// Parsed arguments of `inspect`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Args {
-    model: String,
-    sram: Option<u64>,
-    inputs: Vec<InputShape>,
+    /// What to compile (its `sram` is checked after the report is printed).
+    request: Request,
     json: Option<String>,
     svg: Option<String>,
     html: Option<String>,
-    /// Plan the graph as imported, without the memory-saving rewrites.
-    no_rewrites: bool,
-    /// Plan the graph inputs and outputs into the arena (`io: arena` in `model!`).
-    io_arena: bool,
-}
-
-/// `65536`, `64KiB`, `64 KiB`, `1MiB`, `64kB`, `1MB` (the units `model!` accepts).
-fn parse_bytes(v: &str) -> Option<u64> {
-    let v = v.trim();
-    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let (num, unit) = (v[..split].parse::<u64>().ok()?, v[split..].trim());
-    let scale = match unit {
-        "" | "B" => 1,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "kB" | "KB" => 1000,
-        "MB" => 1_000_000,
-        _ => return None,
-    };
-    num.checked_mul(scale)
-}
-
-/// `NAME=1,49,10,1` (split at the last `=`, so names may contain one).
-pub(crate) fn parse_input(v: &str) -> Result<InputShape, CliError> {
-    let bad = || CliError::usage(format!("--input: `{v}` is not NAME=D,D,... (e.g. input=1,49,10,1)"));
-    let (name, dims) = v.rsplit_once('=').ok_or_else(bad)?;
-    if name.is_empty() || dims.is_empty() {
-        return Err(bad());
-    }
-    let dims = dims.split(',').map(|d| d.trim().parse::<usize>()).collect::<Result<Vec<_>, _>>().map_err(|_| bad())?;
-    Ok(InputShape { name: name.to_owned(), dims })
+    /// Print each phase's time and peak heap.
+    timings: bool,
 }
 
 fn parse(args: Vec<String>) -> Result<Args, CliError> {
-    let mut out = Args::default();
-    let mut model = None;
+    let mut request = Request::new("");
+    request.use_plan_file = true;
+    let (mut json, mut svg, mut html, mut timings, mut model) = (None, None, None, false, None);
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().ok_or_else(|| CliError::usage(format!("{flag} needs a value")));
+        if request_args::apply(&mut request, &arg, &mut value)? {
+            continue;
+        }
         match arg.as_str() {
-            "--sram" => {
-                let v = value("--sram")?;
-                out.sram = Some(parse_bytes(&v).ok_or_else(|| {
-                    CliError::usage(format!("--sram: `{v}` is not a byte count (65536, 64KiB, 1MiB, 64kB)"))
-                })?);
-            }
-            "--input" => out.inputs.push(parse_input(&value("--input")?)?),
-            "--json" => out.json = Some(value("--json")?),
-            "--svg" => out.svg = Some(value("--svg")?),
-            "--html" => out.html = Some(value("--html")?),
-            "--no-rewrites" => out.no_rewrites = true,
-            "--io-arena" => out.io_arena = true,
-            "-h" | "--help" => return Err(CliError::usage(USAGE)),
+            "--json" => json = Some(value("--json")?),
+            "--svg" => svg = Some(value("--svg")?),
+            "--html" => html = Some(value("--html")?),
+            "--timings" => timings = true,
+            "-h" | "--help" => return Err(CliError::usage(usage())),
             flag if flag.starts_with("--") => {
                 return Err(CliError::usage(format!("inspect: unknown option `{flag}`")));
             }
@@ -97,95 +73,90 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
             _ => return Err(CliError::usage(format!("inspect: unexpected argument `{arg}`"))),
         }
     }
-    out.model = model.ok_or_else(|| CliError::usage(USAGE))?;
-    Ok(out)
-}
-
-/// A compile error as one line: its message without the macro-specific `= help` lines, list items
-/// joined with `;`, and the CLI's own fix for a symbolic dimension.
-pub(crate) fn one_line(e: &CompileError) -> String {
-    let text = e.to_string();
-    let mut s = String::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("= help")) {
-        if let Some(item) = line.strip_prefix("- ") {
-            if !s.ends_with(':') {
-                s.push(';');
-            }
-            s.push(' ');
-            s.push_str(item);
-        } else {
-            if !s.is_empty() {
-                s.push(' ');
-            }
-            s.push_str(line);
-        }
-    }
-    if let CompileError::SymbolicDim { input, shape, .. } = e {
-        let fixed: Vec<&str> =
-            shape.iter().map(|d| if d.parse::<usize>().is_ok() { d.as_str() } else { "1" }).collect();
-        let _ = write!(s, "; fix it with --input {input}={}", fixed.join(","));
-    }
-    s
-}
-
-/// Compiles the model; a panic inside a dependency becomes a one-line error too.
-fn compile(spec: &ModelSpec) -> Result<Program, CliError> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(|| compile_model(spec));
-    std::panic::set_hook(hook);
-    match result {
-        Ok(Ok(p)) => Ok(p),
-        Ok(Err(e)) => Err(CliError::usage(one_line(&e))),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(CliError::usage(format!(
-                "{}: the model could not be loaded: {}",
-                spec.path.display(),
-                msg.lines().next().unwrap_or("")
-            )))
-        }
-    }
+    let model = model.ok_or_else(|| CliError::usage(usage()))?;
+    (request.path, request.shown_path) = (model.clone().into(), model.into());
+    Ok(Args { request, json, svg, html, timings })
 }
 
 fn write_file(path: &str, contents: &str) -> Result<(), CliError> {
     std::fs::write(path, contents).map_err(|e| CliError::failure(format!("{path}: {e}")))
 }
 
+/// Compiles the request (its budgets are checked by the caller, after the report) and, with
+/// `timings`, generates the code too, recording each phase.
+fn compile(request: &Request, timings: bool) -> (Result<Compiled, CliError>, Timings) {
+    let unbudgeted = Request { sram: None, flash: None, ..request.clone() };
+    // The driver catches panics of the ONNX loader; the hook would still print them.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let probe: &'static dyn timings::MemoryProbe = &crate::heap::HEAP;
+    let (compiled, recorded) = timings::record(timings.then_some(probe), || {
+        let compiled = compile_model(&unbudgeted);
+        if let (true, Ok(c)) = (timings, &compiled) {
+            c.emit(&CodegenOptions::default());
+        }
+        compiled
+    });
+    std::panic::set_hook(hook);
+    (compiled.map_err(|e| CliError::usage(one_line(&e))), recorded)
+}
+
 /// Runs the subcommand.
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
-    let optimizations = if args.no_rewrites { Optimizations::NONE } else { Optimizations::default() };
-    let spec = ModelSpec {
-        path: PathBuf::from(&args.model),
-        inputs: args.inputs.clone(),
-        use_plan_file: true,
-        optimizations,
-        io: if args.io_arena { Io::Arena } else { Io::Caller },
-    };
-    let program = compile(&spec)?;
-    let name = Path::new(&args.model).file_stem().map_or_else(|| args.model.clone(), |s| s.to_string_lossy().into());
-    let report = PlanReport::from_program(&program, &name);
+    let start = std::time::Instant::now();
+    let (compiled, recorded) = compile(&args.request, args.timings);
+    let seconds = start.elapsed().as_secs_f64();
+    let compiled = compiled?;
+    let program = compiled.program();
+    let model = &args.request.shown_path;
+    let name = model.file_stem().map_or_else(|| model.display().to_string(), |s| s.to_string_lossy().into());
+    let report = PlanReport::from_program(program, &name, &args.request.target);
+    let sram = args.request.sram;
 
-    print!("{}", table(&program, &report, args.sram));
+    print!("{}", table(program, &report, sram));
+    if let Compiled::Bounded(d) = &compiled {
+        let b = &d.bound;
+        println!(
+            "bounded dimension `{}`: {}..={}, planned at {} ({} class(es) of lengths; the table shows the largest length)",
+            b.symbol,
+            b.min,
+            b.max,
+            b.max,
+            d.classes.len()
+        );
+    }
+    if args.timings {
+        print!("{}", timings_table(&recorded, seconds));
+    }
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::failure(e.to_string()))?;
         write_file(path, &(json + "\n"))?;
     }
     if let Some(path) = &args.svg {
-        write_file(path, &svg(&report, args.sram))?;
+        write_file(path, &svg(&report, sram))?;
     }
     if let Some(path) = &args.html {
-        write_file(path, &html(&program, &report, args.sram))?;
+        write_file(path, &html(program, &report, sram))?;
     }
-    match args.sram {
-        Some(budget) if report.arena_bytes > budget => Err(CliError::failure(sram_overflow_report(&program, budget))),
-        _ => Ok(()),
+    sramfit_planner_core::budget::check(program, sram, args.request.flash)
+        .map_err(|e| CliError::failure(e.render(FrontEnd::Cli)))
+}
+
+/// Each phase's time, runs and peak heap, then the total.
+fn timings_table(t: &Timings, total: f64) -> String {
+    let mut rows = vec![["phase", "seconds", "runs", "peak heap"].map(String::from).to_vec()];
+    for p in &t.phases {
+        let peak = p.peak_bytes.map_or("-".into(), |b| format!("{} B ({})", grouped(b), human(b)));
+        rows.push(vec![p.name.to_string(), format!("{:.3}", p.seconds), p.runs.to_string(), peak]);
     }
+    let timed: f64 = t.phases.iter().map(|p| p.seconds).sum();
+    rows.push(vec!["other".into(), format!("{:.3}", (total - timed).max(0.0)), String::new(), String::new()]);
+    rows.push(vec!["total".into(), format!("{total:.3}"), String::new(), String::new()]);
+    format!(
+        "\ntimings (wall clock; peak heap: the most bytes allocated at once during the phase):\n{}",
+        columns(&rows, &[false, true, true, true])
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -675,50 +646,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_counts() {
-        assert_eq!(parse_bytes("65536"), Some(65536));
-        assert_eq!(parse_bytes("64KiB"), Some(65536));
-        assert_eq!(parse_bytes("64 KiB"), Some(65536));
-        assert_eq!(parse_bytes("1MiB"), Some(1 << 20));
-        assert_eq!(parse_bytes("64kB"), Some(64000));
-        assert_eq!(parse_bytes("lots"), None);
-        assert_eq!(parse_bytes("12 parsecs"), None);
-    }
-
-    #[test]
-    fn input_shapes() {
-        let s = parse_input("input=1,49,10,1").ok().unwrap();
-        assert_eq!((s.name.as_str(), s.dims), ("input", vec![1, 49, 10, 1]));
-        assert!(parse_input("input").is_err());
-        assert!(parse_input("input=1,x").is_err());
-        assert!(parse_input("=1").is_err());
-    }
-
-    #[test]
     fn thousands() {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(1234567), "1,234,567");
-    }
-
-    #[test]
-    fn errors_are_one_line() {
-        let e = CompileError::NotFound { path: "m.onnx".into() };
-        assert_eq!(one_line(&e), "model file not found: m.onnx");
-        let e = CompileError::Unsupported(vec![
-            sramfit_planner_core::error::UnsupportedOp { node: "a".into(), op: "Foo".into(), reason: String::new() },
-            sramfit_planner_core::error::UnsupportedOp { node: "b".into(), op: "Bar".into(), reason: "why".into() },
-        ]);
-        let line = one_line(&e);
-        assert!(!line.contains('\n'), "{line}");
-        assert!(line.ends_with("support: node `a`: Foo; node `b`: Bar (why)"), "{line}");
-        let e = CompileError::SymbolicDim {
-            input: "x".into(),
-            axis: 0,
-            symbol: "N".into(),
-            shape: vec!["N".into(), "49".into()],
-        };
-        assert!(one_line(&e).ends_with("; fix it with --input x=1,49"), "{}", one_line(&e));
     }
 }

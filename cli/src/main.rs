@@ -3,16 +3,20 @@
 //! Each subcommand lives in its own module and exposes `run(args) -> Result<(), CliError>`.
 
 #[cfg(feature = "onnx")]
+mod heap;
+#[cfg(feature = "onnx")]
 mod inspect_cmd;
 mod plan_cmd;
 #[cfg(feature = "onnx")]
 mod plan_model_cmd;
+#[cfg(feature = "onnx")]
+mod request_args;
 
 use std::fmt;
 use std::process::ExitCode;
 
 /// Top-level usage text.
-const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]   plan a MiniMalloc CSV instance\n  plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--input NAME=D,D,..]... [--out F]\n                                                          write the offline plan MODEL.plan.json that model! uses\n  inspect MODEL.onnx [--sram BYTES] [--input NAME=D,D,..]... [--json F] [--svg F] [--html F]\n                                                          show a model's schedule, memory plan and device map";
+const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]   plan a MiniMalloc CSV instance\n  plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--out F] [flags]\n                                                          write the offline plan MODEL.plan.json that model! uses\n  inspect MODEL.onnx [--json F] [--svg F] [--html F] [--timings] [flags]\n                                                          show a model's schedule, memory plan and device map\n\n`sramfit inspect --help` lists the flags (every option of model!).";
 
 /// A failed command: the message to print and the process exit code.
 pub struct CliError {

@@ -9,34 +9,42 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use sramfit_planner_core::compile::{compile_model, ModelSpec};
-use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::offline::{plan_path, PlanFile};
 use sramfit_planner_core::plan::{plan_using, plan_with, Algorithm, Options};
+use sramfit_planner_core::request::Request;
 use sramfit_planner_core::verify::verify;
 
-use crate::inspect_cmd::{one_line, parse_input};
+use crate::request_args::{self, one_line};
 use crate::CliError;
 
 /// Usage line of the model form of `plan`.
-pub const USAGE: &str = "usage: sramfit plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--input NAME=1,49,10,1]... [--out FILE.plan.json]";
+pub fn usage() -> String {
+    format!(
+        "usage: sramfit plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--out FILE.plan.json] [flags]\n{}",
+        request_args::usage()
+    )
+}
 
 /// Parsed arguments.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Args {
-    model: String,
-    inputs: Vec<InputShape>,
+    /// What to plan (never from an existing plan file: this command replaces it).
+    request: Request,
     search_steps: Option<u64>,
     algorithm: Option<Algorithm>,
     out: Option<String>,
 }
 
 fn parse(args: Vec<String>) -> Result<Args, CliError> {
-    let mut out = Args::default();
+    let mut out = Args { request: Request::new(""), search_steps: None, algorithm: None, out: None };
     let mut model = None;
     let mut it = args.into_iter();
     while let Some(arg) = it.next() {
         let mut value = |flag: &str| it.next().ok_or_else(|| CliError::usage(format!("{flag} needs a value")));
+        if request_args::apply(&mut out.request, &arg, &mut value)? {
+            continue;
+        }
         match arg.as_str() {
             "--search-long" => out.search_steps = Some(Options::LONG_SEARCH_STEPS),
             "--budget-steps" => {
@@ -51,25 +59,26 @@ fn parse(args: Vec<String>) -> Result<Args, CliError> {
                     CliError::usage(format!("--algorithm: `{v}` is not one of {}", names.join(", ")))
                 })?);
             }
-            "--input" => out.inputs.push(parse_input(&value("--input")?)?),
             "--out" => out.out = Some(value("--out")?),
-            "-h" | "--help" => return Err(CliError::usage(USAGE)),
+            "-h" | "--help" => return Err(CliError::usage(usage())),
             flag if flag.starts_with("--") => return Err(CliError::usage(format!("plan: unknown option `{flag}`"))),
             _ if model.is_none() => model = Some(arg),
             _ => return Err(CliError::usage(format!("plan: unexpected argument `{arg}`"))),
         }
     }
-    out.model = model.ok_or_else(|| CliError::usage(USAGE))?;
+    let model: String = model.ok_or_else(|| CliError::usage(usage()))?;
+    (out.request.path, out.request.shown_path) = (model.clone().into(), model.into());
     Ok(out)
 }
 
 /// Runs the subcommand.
 pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
-    let model = PathBuf::from(&args.model);
+    let model = args.request.path.clone();
+    let shown = args.request.shown_path.display().to_string();
     // The build-time plan, computed fresh (an existing plan file is what this command replaces).
-    let spec = ModelSpec { path: model.clone(), inputs: args.inputs.clone(), ..Default::default() };
-    let program = compile_model(&spec).map_err(|e| CliError::usage(format!("{}: {}", args.model, one_line(&e))))?;
+    let program =
+        compile_model(&args.request).map_err(|e| CliError::usage(format!("{shown}: {}", one_line(&e))))?.into_program();
     let problem = &program.live.problem;
     let options =
         Options { search_steps: args.search_steps.unwrap_or(Options::DEFAULT_SEARCH_STEPS), ..Options::default() };
@@ -83,13 +92,13 @@ pub fn run(args: Vec<String>) -> Result<(), CliError> {
     verify(problem, &plan.offsets, plan.arena_bytes, &[])
         .map_err(|v| CliError::failure(format!("internal error, invalid plan: {}", v.describe(problem))))?;
 
-    let bytes = std::fs::read(&model).map_err(|e| CliError::usage(format!("{}: {e}", args.model)))?;
+    let bytes = std::fs::read(&model).map_err(|e| CliError::usage(format!("{shown}: {e}")))?;
     let file = PlanFile::new(&bytes, problem, &plan, options.search_steps);
     let out = args.out.map_or_else(|| plan_path(&model), PathBuf::from);
     std::fs::write(&out, file.to_json()).map_err(|e| CliError::failure(format!("{}: {e}", out.display())))?;
     println!(
         "{}: arena {} B (lower bound {} B, {}, {}, {seconds:.1} s); the build-time planner finds {} B; wrote {}",
-        args.model,
+        shown,
         plan.arena_bytes,
         plan.lower_bound.bytes,
         if plan.optimal { "proven optimal" } else { "not proven optimal" },

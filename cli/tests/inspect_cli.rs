@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use sramfit_planner_core::compile::{compile_model, ModelSpec};
+use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::request::Request;
 
 fn model(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(format!("{name}.onnx"))
@@ -32,7 +33,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn node_count(name: &str) -> usize {
-    compile_model(&ModelSpec { path: model(name), ..Default::default() }).unwrap().graph.nodes.len()
+    compile_model(&Request::new(model(name))).unwrap().program().graph.nodes.len()
 }
 
 /// Runs `inspect --json` and returns the parsed report.
@@ -304,7 +305,7 @@ fn too_small_a_budget_exits_1_with_the_report() {
     let out = inspect(&model("kws_dscnn"), &["--sram", "1000"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
-    for part in ["needs an arena of", "budget is 1000 bytes", "bytes over", "lower bound", "= help: raise `sram`"] {
+    for part in ["needs an arena of", "budget is 1000 bytes", "bytes over", "lower bound", "= help: raise `--sram`"] {
         assert!(err.contains(part), "`{part}` not in {err}");
     }
     assert!(stdout(&out).contains("DOES NOT FIT"), "{}", stdout(&out));
@@ -351,4 +352,74 @@ fn no_rewrites_plans_the_graph_as_imported() {
     // Without scratch fitting, conv2's im2col scratch is its preferred size: 128 rows (the kernel's
     // K block) x 64 positions.
     assert_eq!((arena(&with).as_str(), arena(&without).as_str()), ("23,520", "43,872"));
+}
+
+/// The `rewrites` line of the footer.
+fn rewrites_line(text: &str) -> String {
+    text.lines().find(|l| l.starts_with("rewrites")).unwrap_or_else(|| panic!("no rewrites line: {text}")).to_owned()
+}
+
+#[test]
+fn one_flag_per_rewrite() {
+    let out = inspect(&model("lenet"), &["--no-fuse-activations"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = rewrites_line(&stdout(&out));
+    assert!(line.contains("activation fusion off") && line.contains("step(s) in place"), "{line}");
+    assert!(!line.contains("scheduling off"), "{line}");
+    let out = inspect(&model("lenet"), &["--no-rewrites", "--fuse-activations"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = rewrites_line(&stdout(&out));
+    assert!(line.contains("2 activation(s) fused") && line.contains("in-place execution off"), "{line}");
+    assert!(line.contains("scheduling off") && line.contains("weight packing off"), "{line}");
+}
+
+#[test]
+fn bounded_dimension_with_rewrite_switches() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models/dynamic/conv1d_gap.onnx");
+    let out = inspect(&path, &["--input", "input=1,40,frames<=98", "--no-in-place", "--io-arena"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("bounded dimension `frames`: 1..=98, planned at 98"), "{text}");
+    assert!(rewrites_line(&text).contains("in-place execution off"), "{text}");
+    // The table is the plan at the largest length: the input is [1, 40, 98], in the arena.
+    let input_row = text.lines().find(|l| l.contains("[1,40,98]"));
+    assert!(input_row.is_some() || text.contains("[1,16,98]"), "{text}");
+    let bad = inspect(&path, &["--input", "input=1,40,frames<=0"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("malformed bounded dimension"), "{}", stderr(&bad));
+}
+
+#[test]
+fn timings_show_every_phase() {
+    let out = inspect(&model("kws_dscnn"), &["--timings"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let table = text.split("timings (").nth(1).unwrap_or_else(|| panic!("no timings: {text}"));
+    for phase in ["load", "declutter", "fold", "lower", "rewrites", "liveness", "plan", "verify", "codegen", "total"] {
+        let row = table.lines().find(|l| l.split_whitespace().next() == Some(phase));
+        let row = row.unwrap_or_else(|| panic!("no `{phase}` row: {table}"));
+        let seconds: f64 = row.split_whitespace().nth(1).unwrap().parse().unwrap();
+        assert!(seconds >= 0.0, "{row}");
+        if phase != "total" {
+            assert!(row.contains(" B ("), "a peak heap figure: {row}");
+        }
+    }
+}
+
+#[test]
+fn limits_stop_hostile_models_and_are_raisable() {
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui-tests/models/limits/constant_of_shape.onnx");
+    let out = inspect(&hostile, &[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains("node `c` (ConstantOfShape)") && err.contains("the `fold_tensor_bytes` limit"), "{err}");
+    assert!(err.contains("--limit fold_tensor_bytes=16GiB"), "{err}");
+    let out = inspect(&model("lenet"), &["--limit", "nodes=3"]);
+    assert!(
+        stderr(&out).contains("the `nodes` limit of 3") && stderr(&out).contains("--limit nodes="),
+        "{}",
+        stderr(&out)
+    );
+    assert!(inspect(&model("lenet"), &["--limit", "nodes=1000", "--target", "thumbv7em-none-eabihf"]).status.success());
 }

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use sramfit_planner_core::compile::{compile_model, ModelSpec};
+use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::offline::{plan_path, sha256_hex, PlanSource};
+use sramfit_planner_core::request::Request;
 
 /// A copy of a fixture model in a fresh directory (plan files are written beside the model).
 fn model_copy(name: &str, test: &str) -> PathBuf {
@@ -23,8 +24,10 @@ fn plan(model: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sramfit")).arg("plan").arg(model).args(extra).output().unwrap()
 }
 
-fn compile(model: &Path) -> sramfit_planner_core::compile::Program {
-    compile_model(&ModelSpec { path: model.to_owned(), use_plan_file: true, ..Default::default() }).unwrap()
+fn compile(model: &Path) -> sramfit_planner_core::pipeline::Program {
+    let mut request = Request::new(model);
+    request.use_plan_file = true;
+    compile_model(&request).unwrap().into_program()
 }
 
 #[test]

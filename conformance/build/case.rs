@@ -7,7 +7,7 @@ use std::path::Path;
 use proc_macro2::TokenStream;
 use prost::Message;
 use sramfit_planner_core::error::CompileError;
-use sramfit_planner_core::{codegen, compile, import};
+use sramfit_planner_core::{codegen, import, pipeline};
 use tract_onnx::pb::{self, type_proto::Value as Type};
 use tract_onnx::prelude::*;
 
@@ -143,7 +143,7 @@ fn compile_baked(
         std::fs::write(&path, model.encode_to_vec()).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let ir = import::import_proto(&model, &[]).map_err(|e| one_line(&e))?;
-    let program = compile::compile_graph(ir, &Default::default()).map_err(|e| one_line(&e))?;
+    let program = pipeline::compile_graph(ir, &Default::default()).map_err(|e| one_line(&e))?;
     let items = codegen::emit(&program, &codegen::CodegenOptions::default());
     // Two known codegen warnings (see README.md), allowed only where they occur so that any other
     // warning in generated code still shows: a model without weights never reads `WEIGHTS`, and a

@@ -9,13 +9,22 @@
 //!     inputs: { "x": [1, 49, 10] }, // optional fixed input shapes
 //!     optimize: { in_place: false }, // optional: switch memory-saving rewrites off
 //!     io: arena,                    // optional: inputs and outputs in the arena (default `caller`)
+//!     limits: { nodes: 200_000 },   // optional: raise a build-time resource limit
+//!     target: "thumbv7em-none-eabihf", // optional: default, the triple rustc compiles for
 //! }
 //! ```
+//!
+//! Units, dimensions, rewrite keys and limit keys are parsed by planner-core (`units`,
+//! `request::Dim`, `Optimizations::set`, `Limits::set`): the macro only finds the tokens.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
+use sramfit_planner_core::import::limits::Limits;
 use sramfit_planner_core::ir::Io;
 use sramfit_planner_core::optimize::Optimizations;
+use sramfit_planner_core::request::Dim;
+use sramfit_planner_core::target::Target;
+use sramfit_planner_core::units;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::{braced, bracketed, Attribute, Expr, Ident, LitBool, LitInt, LitStr, Token, Visibility};
@@ -42,33 +51,48 @@ impl Budget {
 pub struct InputEntry {
     /// The input's name.
     pub name: LitStr,
-    /// Its dimensions (a bounded one at its largest length).
-    pub dims: Vec<usize>,
-    /// Its bounded dimensions (`"frames <= 98"`): axis and bound.
-    pub bounded: Vec<(usize, BoundedDim)>,
+    /// Its dimensions: numbers, or `"frames <= 98"`.
+    pub dims: Vec<Dim>,
 }
 
-/// A dimension written `"NAME <= MAX"` or `"MIN <= NAME <= MAX"`.
-#[derive(Clone)]
-pub struct BoundedDim {
-    /// The string literal, for error spans.
-    pub lit: LitStr,
-    /// The dimension's name.
-    pub symbol: String,
-    /// Smallest length (1 when not written).
-    pub min: usize,
-    /// Largest length.
-    pub max: usize,
-}
-
-/// The parsed macro input.
-pub struct ModelInput {
+/// What precedes the options: the module's docs, visibility and name (also what a failed
+/// expansion's placeholder module needs).
+pub struct Header {
     /// Outer attributes (doc comments) for the module.
     pub attrs: Vec<Attribute>,
     /// The module's visibility.
     pub vis: Visibility,
     /// The module's name.
     pub name: Ident,
+}
+
+impl Header {
+    /// Parses `#[attrs] vis mod name` and skips whatever follows (for the placeholder module of
+    /// an input whose options do not parse).
+    pub fn parse_leniently(input: ParseStream) -> syn::Result<Header> {
+        let header = Header::parse_start(input)?;
+        input.step(|cursor| {
+            let mut rest = *cursor;
+            while let Some((_, next)) = rest.token_tree() {
+                rest = next;
+            }
+            Ok(((), rest))
+        })?;
+        Ok(header)
+    }
+
+    fn parse_start(input: ParseStream) -> syn::Result<Header> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        input.parse::<Token![mod]>()?;
+        Ok(Header { attrs, vis, name: input.parse()? })
+    }
+}
+
+/// The parsed macro input.
+pub struct ModelInput {
+    /// Docs, visibility and name of the module.
+    pub header: Header,
     /// `path:`.
     pub path: LitStr,
     /// `sram:`.
@@ -81,21 +105,24 @@ pub struct ModelInput {
     pub optimize: Optimizations,
     /// `io:` (`caller` when absent).
     pub io: Io,
+    /// `limits:` (the key's span, and the limits; defaults when absent).
+    pub limits: (Option<Span>, Limits),
+    /// `target:` (the triple rustc compiles for when absent).
+    pub target: Target,
 }
 
-const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`, `io`";
+const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`, `io`, `limits`, `target`";
 
 impl Parse for ModelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let vis: Visibility = input.parse()?;
-        input.parse::<Token![mod]>()?;
-        let name: Ident = input.parse()?;
+        let header = Header::parse_start(input)?;
         let body;
         braced!(body in input);
         let (mut path, mut sram, mut flash, mut inputs) = (None, None, None, None);
         let mut optimize = Optimizations::default();
         let mut io = Io::Caller;
+        let mut limits = (None, Limits::default());
+        let mut target = None;
         let mut seen: Vec<String> = Vec::new();
         while !body.is_empty() {
             let key: Ident = body.parse()?;
@@ -112,6 +139,8 @@ impl Parse for ModelInput {
                 "inputs" => inputs = Some((key.span(), parse_inputs(&body)?)),
                 "optimize" => optimize = parse_optimize(&body)?,
                 "io" => io = parse_io(&body)?,
+                "limits" => limits = (Some(key.span()), parse_limits(&body)?),
+                "target" => target = Some(Target::new(&body.parse::<LitStr>()?.value())),
                 _ => {
                     return Err(syn::Error::new(key.span(), format!("unknown option `{k}`; the options are {OPTIONS}")))
                 }
@@ -121,37 +150,75 @@ impl Parse for ModelInput {
             }
         }
         let path = path.ok_or_else(|| {
-            syn::Error::new(name.span(), "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)")
+            syn::Error::new(
+                header.name.span(),
+                "missing `path: \"model.onnx\"` (the ONNX file, relative to Cargo.toml)",
+            )
         })?;
-        Ok(ModelInput { attrs, vis, name, path, sram, flash, inputs, optimize, io })
+        // A proc macro runs inside rustc: its command line names the target being compiled for.
+        let target = target.unwrap_or_else(|| Target::from_rustc_args(std::env::args()));
+        Ok(ModelInput { header, path, sram, flash, inputs, optimize, io, limits, target })
     }
+}
+
+/// A number with an optional unit (`64 MiB`, `100_000`) as bytes (`bytes`) or a count, or the
+/// error to report on its tokens.
+fn parse_quantity(input: ParseStream, what: &str, bytes: bool) -> syn::Result<(u64, TokenStream)> {
+    let lit: LitInt = input.parse()?;
+    let unit: Option<Ident> = if input.peek(Ident) { Some(input.parse()?) } else { None };
+    let tokens = quote!(#lit #unit);
+    let n: u64 = lit.base10_parse()?;
+    let unit_name = unit.as_ref().map(Ident::to_string).unwrap_or_default();
+    let value = match bytes {
+        true => units::bytes_of(n, &unit_name),
+        false if unit.is_none() => Ok(n),
+        false => Err(units::UnitError::UnknownUnit(unit_name)),
+    };
+    value.map(|v| (v, tokens.clone())).map_err(|e| {
+        let message = match e {
+            units::UnitError::UnknownUnit(u) if !bytes => format!("`{what}` is a count and takes no unit (`{u}`)"),
+            units::UnitError::UnknownUnit(u) => format!("unknown unit `{u}` in `{what}`; use {}", units::unit_list()),
+            units::UnitError::Overflow => format!("`{what}` does not fit in 64 bits"),
+            units::UnitError::Malformed => format!("malformed `{what}`"),
+        };
+        match &unit {
+            Some(u) => syn::Error::new(u.span(), message),
+            None => syn::Error::new_spanned(&tokens, message),
+        }
+    })
+}
+
+/// `{ fold_bytes: 64 MiB, nodes: 200_000 }`: raised (or lowered) build-time limits.
+fn parse_limits(input: ParseStream) -> syn::Result<Limits> {
+    let body;
+    braced!(body in input);
+    let mut limits = Limits::default();
+    while !body.is_empty() {
+        let key: Ident = body.parse()?;
+        body.parse::<Token![:]>()?;
+        let k = key.to_string();
+        let Some(spec) = Limits::key(&k) else {
+            let unknown = limits.set(&k, 0).unwrap_err();
+            return Err(syn::Error::new(
+                key.span(),
+                format!("{unknown} (e.g. `limits: {{ nodes: 200_000, fold_bytes: 2 GiB }}`)"),
+            ));
+        };
+        let (value, _) = parse_quantity(&body, &k, spec.bytes)?;
+        limits.set(&k, value).map_err(|e| syn::Error::new(key.span(), e))?;
+        if !body.is_empty() {
+            body.parse::<Token![,]>()?;
+        }
+    }
+    Ok(limits)
 }
 
 /// `65536`, `64 KiB`, `1 MiB`, `64 kB`, `1 MB`, `512 B`, or a const expression.
 fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
     let fork = input.fork();
-    if let Ok(lit) = fork.parse::<LitInt>() {
-        let unit: Option<Ident> = if fork.peek(Ident) { fork.parse().ok() } else { None };
+    if fork.peek(LitInt) {
+        let (bytes, tokens) = parse_quantity(&fork, what, true)?;
         if fork.is_empty() || fork.peek(Token![,]) {
-            let tokens = quote!(#lit #unit);
-            let span = lit.span();
-            let n: u64 = lit.base10_parse()?;
-            let scale: u64 = match unit.as_ref().map(|u| u.to_string()).as_deref() {
-                None | Some("B") | Some("bytes") => 1,
-                Some("KiB") => 1 << 10,
-                Some("MiB") => 1 << 20,
-                Some("kB") | Some("KB") => 1000,
-                Some("MB") => 1_000_000,
-                Some(other) => {
-                    return Err(syn::Error::new(
-                        unit.as_ref().map_or(span, Ident::span),
-                        format!("unknown unit `{other}` in `{what}`; use bytes, B, KiB, MiB, kB or MB"),
-                    ))
-                }
-            };
-            let bytes = n
-                .checked_mul(scale)
-                .ok_or_else(|| syn::Error::new_spanned(&tokens, format!("`{what}` budget does not fit in 64 bits")))?;
             if bytes == 0 {
                 return Err(syn::Error::new_spanned(
                     &tokens,
@@ -191,21 +258,8 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
         let key: Ident = body.parse()?;
         body.parse::<Token![:]>()?;
         let on = body.parse::<LitBool>()?.value;
-        match key.to_string().as_str() {
-            "fuse_activations" => o.fuse_activations = on,
-            "in_place" => o.in_place = on,
-            "fit_scratch" => o.fit_scratch = on,
-            "schedule" => o.schedule = on,
-            "elide_concat" => o.elide_concat = on,
-            "transpose" => o.transpose = on,
-            "pack_weights" => o.pack_weights = on,
-            other => {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("unknown rewrite `{other}`; the rewrites are `fuse_activations`, `in_place`, `fit_scratch`, `schedule`, `elide_concat`, `transpose`, `pack_weights` (each `true` or `false`)"),
-                ))
-            }
-        }
+        o.set(&key.to_string(), on)
+            .map_err(|e| syn::Error::new(key.span(), format!("{e} (each `true` or `false`)")))?;
         if !body.is_empty() {
             body.parse::<Token![,]>()?;
         }
@@ -227,35 +281,6 @@ fn parse_io(input: ParseStream) -> syn::Result<Io> {
     }
 }
 
-/// `"frames <= 98"` or `"1 <= frames <= 98"`.
-fn parse_bounded(lit: &LitStr) -> syn::Result<BoundedDim> {
-    let text = lit.value();
-    let parts: Vec<&str> = text.split("<=").map(str::trim).collect();
-    let is_name = |s: &str| {
-        s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let number = |s: &str| s.replace('_', "").parse::<usize>().ok().filter(|&v| v > 0);
-    let (min, symbol, max) = match parts.as_slice() {
-        [name, max] if is_name(name) => (Some(1), *name, number(max)),
-        [min, name, max] if is_name(name) => (number(min), *name, number(max)),
-        [name] if is_name(name) => {
-            return Err(syn::Error::new(
-                lit.span(),
-                format!("dimension `{name}` has no bound: sramfit plans memory for the largest length; write \"{name} <= MAX\", e.g. \"{name} <= 98\""),
-            ))
-        }
-        _ => (None, "", None),
-    };
-    match (min, max) {
-        (Some(min), Some(max)) if min <= max => Ok(BoundedDim { lit: lit.clone(), symbol: symbol.to_string(), min, max }),
-        _ => Err(syn::Error::new(
-            lit.span(),
-            format!("malformed bounded dimension \"{text}\": write \"NAME <= MAX\" or \"MIN <= NAME <= MAX\" with NAME an identifier and 1 <= MIN <= MAX, e.g. \"frames <= 98\""),
-        )),
-    }
-}
-
 /// `{ "name": [1, 2, 3], ... }`.
 fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
     let body;
@@ -266,15 +291,20 @@ fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
         body.parse::<Token![:]>()?;
         let dims_body;
         bracketed!(dims_body in body);
-        let (mut dims, mut bounded) = (Vec::new(), Vec::new());
-        for (axis, d) in dims_body.parse_terminated(syn::Lit::parse, Token![,])?.iter().enumerate() {
+        let mut dims = Vec::new();
+        for d in dims_body.parse_terminated(syn::Lit::parse, Token![,])?.iter() {
             match d {
-                syn::Lit::Int(i) => dims.push(i.base10_parse::<usize>()?),
-                syn::Lit::Str(s) => {
-                    let b = parse_bounded(s)?;
-                    dims.push(b.max);
-                    bounded.push((axis, b));
-                }
+                syn::Lit::Int(i) => dims.push(Dim::Fixed(i.base10_parse::<usize>()?)),
+                syn::Lit::Str(s) => dims.push(match Dim::parse(&s.value()) {
+                    Ok(d @ Dim::Bounded { .. }) => d,
+                    Ok(Dim::Fixed(_)) => {
+                        return Err(syn::Error::new(
+                            s.span(),
+                            "a fixed dimension is a number, not a string: write it without quotes",
+                        ))
+                    }
+                    Err(message) => return Err(syn::Error::new(s.span(), message)),
+                }),
                 other => {
                     return Err(syn::Error::new_spanned(
                         other,
@@ -283,7 +313,7 @@ fn parse_inputs(input: ParseStream) -> syn::Result<Vec<InputEntry>> {
                 }
             }
         }
-        out.push(InputEntry { name, dims, bounded });
+        out.push(InputEntry { name, dims });
         if !body.is_empty() {
             body.parse::<Token![,]>()?;
         }

@@ -1,9 +1,11 @@
 //! The `sramfit::model!` procedural macro: a thin shell over `sramfit-planner-core`.
 //!
-//! It parses the macro input, resolves the model path, calls the planner core, and turns every
-//! failure — including a panic inside a dependency — into a `compile_error!` spanned on the macro
-//! argument responsible. No planning logic lives here.
+//! It parses the macro input into a planner-core `Request`, resolves the model path, calls the
+//! driver (`compile::compile_model`), and turns every failure into a `compile_error!` spanned on
+//! the macro argument responsible, inside a placeholder module of the declared name (so that the
+//! user sees one error, not one more per use of the module). No planning logic lives here.
 
+mod fallback;
 mod input;
 
 use std::hash::{Hash, Hasher};
@@ -12,15 +14,13 @@ use std::path::{Path, PathBuf};
 use proc_macro::TokenStream;
 use proc_macro2::Span;
 use quote::quote;
-use sramfit_planner_core::budget;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::{self, ModelSpec, Program};
-use sramfit_planner_core::dynamic::{self, Bound};
+use sramfit_planner_core::compile;
 use sramfit_planner_core::error::Argument;
-use sramfit_planner_core::import::InputShape;
-use sramfit_planner_core::ir::Io;
+use sramfit_planner_core::pipeline::Program;
+use sramfit_planner_core::request::{InputSpec, Request};
 
-use input::{Budget, ModelInput};
+use input::{Budget, Header, ModelInput};
 
 /// Compiles an ONNX model into a module with a statically planned, allocation-free `run` function.
 ///
@@ -34,6 +34,9 @@ use input::{Budget, ModelInput};
 ///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions, or bounds
 ///                                              // one: [1, 1, "frames <= 49", 10]
 ///         optimize: { in_place: false },       // optional: switch off a memory-saving rewrite
+///         io: arena,                           // optional: inputs and outputs in the arena
+///         limits: { nodes: 200_000 },          // optional: raise a build-time resource limit
+///         target: "thumbv7em-none-eabihf",     // optional: default, the triple rustc compiles for
 ///     }
 /// }
 /// ```
@@ -49,63 +52,56 @@ use input::{Budget, ModelInput};
 /// step and what to change.
 #[proc_macro]
 pub fn model(input: TokenStream) -> TokenStream {
-    let parsed = syn::parse_macro_input!(input as ModelInput);
-    expand(&parsed).unwrap_or_else(|e| e.to_compile_error()).into()
+    let expanded = match syn::parse::<ModelInput>(input.clone()) {
+        Ok(m) => expand(&m).unwrap_or_else(|e| fallback::module(&m.header, &e)),
+        Err(e) => match syn::parse::Parser::parse(Header::parse_leniently, input) {
+            Ok(header) => fallback::module(&header, &e),
+            Err(_) => e.to_compile_error(),
+        },
+    };
+    expanded.into()
+}
+
+/// The planner-core request the macro input describes.
+fn request(m: &ModelInput) -> Request {
+    let given = m.path.value();
+    let literal = |b: &Option<Budget>| match b {
+        Some(Budget::Bytes { bytes, .. }) => Some(*bytes),
+        _ => None,
+    };
+    Request {
+        path: resolve(&given),
+        shown_path: PathBuf::from(&given),
+        inputs: (m.inputs.iter().flat_map(|(_, entries)| entries))
+            .map(|e| InputSpec { name: e.name.value(), dims: e.dims.clone() })
+            .collect(),
+        optimizations: m.optimize,
+        io: m.io,
+        sram: literal(&m.sram),
+        flash: literal(&m.flash),
+        limits: m.limits.1,
+        target: m.target.clone(),
+        use_plan_file: true,
+        checked: cfg!(feature = "checked"),
+    }
 }
 
 fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
-    let path = resolve(&m.path.value());
-    let spec = ModelSpec {
-        path: path.clone(),
-        inputs: m
-            .inputs
-            .iter()
-            .flat_map(|(_, entries)| entries)
-            .map(|e| InputShape { name: e.name.value(), dims: e.dims.clone() })
-            .collect(),
-        use_plan_file: true,
-        optimizations: m.optimize,
-        io: m.io,
-    };
-    let bound = bound(m)?;
-    if let (Some(_), Io::Arena, Some((span, _))) = (&bound, m.io, &m.inputs) {
-        return Err(syn::Error::new(
-            *span,
-            "a bounded dimension cannot be combined with `io: arena` yet; keep the default `io: caller` and call `run_dyn(n, ..)`",
-        ));
-    }
-    let compiled = match bound {
-        None => compile::compile_model(&spec).map(|p| (p, None)),
-        Some(b) => dynamic::compile(&spec, &b).map(|d| (d.program.clone(), Some(d))),
-    };
-    let (program, dynamic) =
-        compiled.map_err(|e| error_at(m, e.argument(), e.with_model_path(Path::new(&m.path.value())).to_string()))?;
-    if let Some(b @ Budget::Bytes { bytes, .. }) = &m.sram {
-        if program.plan.arena_bytes > *bytes {
-            return Err(b.error(budget::sram_overflow_report(&program, *bytes)));
-        }
-    }
-    if let Some(b @ Budget::Bytes { bytes, .. }) = &m.flash {
-        let w = program.weights.bytes.len() as u64;
-        if w > *bytes {
-            return Err(b.error(format!(
-                "the model's weights need {w} bytes of flash, but the `flash` budget is {bytes} bytes: {} bytes over",
-                w - bytes
-            )));
-        }
-    }
+    let request = request(m);
+    let compiled = compile::compile_model(&request).map_err(|e| error_at(m, e.argument(), e.to_string()))?;
+    let program = compiled.program();
+    let name = &m.header.name;
     let options = CodegenOptions {
-        weights_file: write_weights(&program, &m.name.to_string()),
-        track_files: std::iter::once(path).chain(program.plan_source.file().map(Path::to_owned)).collect(),
-        checked: cfg!(feature = "checked"),
+        weights_file: write_weights(program, &name.to_string()),
+        track_files: std::iter::once(request.path.clone())
+            .chain(program.plan_source.file().map(Path::to_owned))
+            .collect(),
+        checked: request.checked,
     };
-    let items = match &dynamic {
-        Some(d) => codegen::dynamic::emit(d, &options),
-        None => codegen::emit(&program, &options),
-    };
+    let items = compiled.emit(&options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
-    let checks = codegen::budget_assertions(&program, &m.name, sram.as_ref(), flash.as_ref());
-    let (attrs, vis, name) = (&m.attrs, &m.vis, &m.name);
+    let checks = codegen::budget_assertions(program, name, sram.as_ref(), flash.as_ref());
+    let Header { attrs, vis, .. } = &m.header;
     Ok(quote! {
         #(#attrs)*
         #vis mod #name {
@@ -113,39 +109,6 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
         }
         #checks
     })
-}
-
-/// The bounded dimension of `inputs:`, if any: one name, with the same range wherever it appears.
-fn bound(m: &ModelInput) -> syn::Result<Option<Bound>> {
-    let entries = m.inputs.iter().flat_map(|(_, entries)| entries);
-    let mut found: Option<(Bound, &input::BoundedDim)> = None;
-    for e in entries {
-        for (axis, d) in &e.bounded {
-            match &mut found {
-                None => {
-                    let b = Bound { symbol: d.symbol.clone(), min: d.min, max: d.max, axes: Vec::new() };
-                    found = Some((b, d));
-                }
-                Some((b, first)) if first.symbol != d.symbol => {
-                    return Err(syn::Error::new(
-                        d.lit.span(),
-                        format!("a second bounded dimension `{}` (the first is `{}`); sramfit supports one per model: fix the other to a number", d.symbol, b.symbol),
-                    ))
-                }
-                Some((b, _)) if (b.min, b.max) != (d.min, d.max) => {
-                    return Err(syn::Error::new(
-                        d.lit.span(),
-                        format!("`{}` is bounded {}..={} here but {}..={} before; give it one range", d.symbol, d.min, d.max, b.min, b.max),
-                    ))
-                }
-                Some(_) => {}
-            }
-            if let Some((b, _)) = &mut found {
-                b.axes.push((e.name.value(), *axis));
-            }
-        }
-    }
-    Ok(found.map(|(b, _)| b))
 }
 
 /// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`
@@ -165,9 +128,11 @@ fn resolve(given: &str) -> PathBuf {
 
 /// An error on the macro argument `arg` (or on the path when that argument is absent).
 fn error_at(m: &ModelInput, arg: Argument, message: String) -> syn::Error {
-    match (arg, &m.sram, &m.flash, &m.inputs) {
-        (Argument::Sram, Some(b), _, _) | (Argument::Flash, _, Some(b), _) => b.error(message),
-        (Argument::Inputs, _, _, Some((span, _))) => syn::Error::new(*span, message),
+    match (arg, &m.sram, &m.flash, &m.inputs, &m.limits.0) {
+        (Argument::Sram, Some(b), _, _, _) | (Argument::Flash, _, Some(b), _, _) => b.error(message),
+        (Argument::Inputs, _, _, Some((span, _)), _) | (Argument::Limits, _, _, _, Some(span)) => {
+            syn::Error::new(*span, message)
+        }
         _ => syn::Error::new(m.path.span(), message),
     }
 }

@@ -1,11 +1,30 @@
-//! The over-budget report: what a person needs to act when a model does not fit its SRAM budget.
+//! The budget checks every front end runs ([`check`]) and the over-budget report: what a person
+//! needs to act when a model does not fit its SRAM budget.
 
 use std::fmt::Write;
 
-use crate::compile::Program;
+use crate::error::CompileError;
 use crate::liveness::BufferOwner;
+use crate::pipeline::Program;
+use crate::units::human;
 
-/// The message of the compile error when `ARENA_BYTES > budget` (one screen).
+/// Checks the planned arena against `sram` and the weights against `flash` (bytes; `None`: no
+/// budget). Over budget is [`CompileError::SramBudget`] (with the report) or
+/// [`CompileError::FlashBudget`].
+pub fn check(p: &Program, sram: Option<u64>, flash: Option<u64>) -> Result<(), CompileError> {
+    let needed = p.plan.arena_bytes;
+    if let Some(budget) = sram.filter(|&b| needed > b) {
+        return Err(CompileError::SramBudget { needed, budget, report: sram_overflow_report(p, budget) });
+    }
+    let needed = p.weights.bytes.len() as u64;
+    match flash.filter(|&b| needed > b) {
+        Some(budget) => Err(CompileError::FlashBudget { needed, budget }),
+        None => Ok(()),
+    }
+}
+
+/// The body of the compile error when `ARENA_BYTES > budget` (one screen; the error adds how to
+/// fix it in the user's front end).
 pub fn sram_overflow_report(p: &Program, budget: u64) -> String {
     let need = p.plan.arena_bytes;
     let lb = p.plan.lower_bound;
@@ -53,21 +72,6 @@ pub fn sram_overflow_report(p: &Program, budget: u64) -> String {
         }
     }
     let (o, applied) = &p.optimizations;
-    let _ = writeln!(s, "  = note: memory-saving rewrites tried: {}", applied.memory_summary(o));
-    let _ = write!(
-        s,
-        "  = help: raise `sram` to at least {need}, or shrink the activations: fix smaller input shapes with `inputs: {{ \"name\": [..] }}`, or reduce the widest layers at the peak"
-    );
+    let _ = write!(s, "  = note: memory-saving rewrites tried: {}", applied.memory_summary(o));
     s
-}
-
-/// `64 KiB`-style rendering for messages.
-pub fn human(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{:.2} MiB", bytes as f64 / (1u64 << 20) as f64)
-    } else if bytes >= 1 << 10 {
-        format!("{:.2} KiB", bytes as f64 / 1024.0)
-    } else {
-        format!("{bytes} B")
-    }
 }

@@ -1,7 +1,9 @@
 //! Everything that can stop a model from compiling, with the argument of the macro it is about.
 //!
-//! Every variant's message names the cause and the fix; [`CompileError::argument`] says which macro
-//! argument a compile error should point at.
+//! Every variant's message names the cause and the fix, phrased for the front end the user wrote
+//! the option in ([`CompileError::render`] with a [`FrontEnd`]: `model!`'s `sram: 64 KiB`,
+//! `sramfit-build`'s `.sram(65536)`, the CLI's `--sram 64KiB`); [`CompileError::argument`] says
+//! which macro argument a compile error should point at.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,73 @@ pub enum Argument {
     Sram,
     /// `flash:` — the weight budget.
     Flash,
+    /// `limits:` — the build-time resource limits.
+    Limits,
+}
+
+/// Where the user wrote the options, so that a message's fix is written the way they write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// `sramfit::model! { .. }`.
+    Macro,
+    /// `sramfit_build::Model` in a build script.
+    BuildScript,
+    /// The `sramfit` command line.
+    Cli,
+}
+
+impl FrontEnd {
+    /// How to fix graph input `input` to `dims` (each a number or `"NAME <= MAX"`).
+    fn input_fix(self, input: &str, dims: &[String]) -> String {
+        match self {
+            FrontEnd::Macro => format!("inputs: {{ \"{input}\": [{}] }}", dims.join(", ")),
+            FrontEnd::BuildScript if dims.iter().all(|d| d.parse::<usize>().is_ok()) => {
+                format!(".input({input:?}, &[{}])", dims.join(", "))
+            }
+            FrontEnd::BuildScript => {
+                let quoted: Vec<String> = dims.iter().map(|d| format!("\"{}\"", d.trim_matches('"'))).collect();
+                format!(".input_dims({input:?}, &[{}])", quoted.join(", "))
+            }
+            FrontEnd::Cli => {
+                let bare: Vec<&str> = dims.iter().map(|d| d.trim_matches('"')).collect();
+                let value = format!("{input}={}", bare.join(",").replace(' ', ""));
+                match value.contains('<') {
+                    true => format!("--input '{value}'"),
+                    false => format!("--input {value}"),
+                }
+            }
+        }
+    }
+
+    /// How to set limit `key` to `value` (bytes when `bytes`).
+    fn limit_fix(self, key: &str, value: u64, bytes: bool) -> String {
+        let human = if bytes { crate::units::round_up_units(value) } else { value.to_string() };
+        match self {
+            FrontEnd::Macro => format!("limits: {{ {key}: {human} }}"),
+            FrontEnd::BuildScript => format!(".limit({key:?}, {value})"),
+            FrontEnd::Cli => format!("--limit {key}={}", human.replace(' ', "")),
+        }
+    }
+
+    /// The name of budget option `what` (`sram` or `flash`).
+    pub(crate) fn budget(self, what: &str) -> String {
+        match self {
+            FrontEnd::Macro => format!("`{what}`"),
+            FrontEnd::BuildScript => format!("`.{what}(..)`"),
+            FrontEnd::Cli => format!("`--{what}`"),
+        }
+    }
+
+    /// Where a relative model path is resolved from.
+    fn path_help(self) -> &'static str {
+        match self {
+            FrontEnd::Macro => "`path` is relative to the directory of the crate's Cargo.toml",
+            FrontEnd::BuildScript => {
+                "a relative path in `Model::new` is relative to the directory of the crate's Cargo.toml"
+            }
+            FrontEnd::Cli => "a relative path is relative to the current directory",
+        }
+    }
 }
 
 /// One operator the runtime cannot execute.
@@ -124,6 +193,48 @@ pub enum CompileError {
         /// The verifier's description.
         message: String,
     },
+    /// A build-time resource limit (`limits:`, `import::limits::Limits`) would be exceeded.
+    #[cfg(feature = "onnx")]
+    Limit {
+        /// The limit's key (`fold_bytes`, `fold_tensor_bytes`, `nodes`, `tensor_elements`).
+        key: &'static str,
+        /// The node that would exceed it (empty for the node count).
+        node: String,
+        /// Its operator.
+        op: String,
+        /// What it would make (e.g. `a constant of 17179869184 bytes [1, 4096, 1024, 1024]`).
+        what: String,
+        /// The quantity (bytes, elements or nodes).
+        amount: u64,
+        /// The limit.
+        limit: u64,
+        /// Whether `amount` and `limit` count bytes (else elements or nodes).
+        bytes: bool,
+    },
+    /// The planned arena exceeds the `sram` budget.
+    SramBudget {
+        /// Arena bytes the plan needs.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+        /// The over-budget report ([`crate::budget::sram_overflow_report`]): lower bound, peak
+        /// step and its largest tensors, the rewrites tried.
+        report: String,
+    },
+    /// The weights exceed the `flash` budget.
+    FlashBudget {
+        /// Weight bytes.
+        needed: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// An option of the request is malformed (an unknown rewrite or limit, a malformed dimension).
+    BadOption {
+        /// The option as `model!` names it (`inputs`, `optimize`, `limits`, ...).
+        option: &'static str,
+        /// What is wrong and how to write it.
+        message: String,
+    },
 }
 
 impl CompileError {
@@ -137,7 +248,10 @@ impl CompileError {
             NotAFile { .. } => NotAFile { path },
             Io { message, .. } => Io { path, message: message.clone() },
             InvalidModel { message, .. } => InvalidModel { path, message: message.clone() },
-            PlanFile { message, .. } => PlanFile { path: crate::offline::plan_path(given), message: message.clone() },
+            PlanFile { path: plan, message } => {
+                let beside = plan.file_name().map_or_else(|| plan.clone(), |name| given.with_file_name(name));
+                PlanFile { path: beside, message: message.clone() }
+            }
             other => other.clone(),
         }
     }
@@ -149,20 +263,38 @@ impl CompileError {
             | CompileError::InputRank { .. }
             | CompileError::SymbolicDim { .. }
             | CompileError::DynamicDim { .. } => Argument::Inputs,
+            #[cfg(feature = "onnx")]
+            CompileError::Limit { .. } => Argument::Limits,
+            CompileError::BadOption { option: "inputs", .. } => Argument::Inputs,
+            CompileError::BadOption { option: "limits", .. } => Argument::Limits,
+            CompileError::SramBudget { .. } => Argument::Sram,
+            CompileError::FlashBudget { .. } => Argument::Flash,
             _ => Argument::Path,
         }
+    }
+
+    /// The message, with its fixes written for `front`.
+    pub fn render(&self, front: FrontEnd) -> String {
+        Rendered(self, front).to_string()
     }
 }
 
 impl fmt::Display for CompileError {
+    /// The message as `model!` shows it ([`CompileError::render`] for another front end).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Rendered(self, FrontEnd::Macro).fmt(f)
+    }
+}
+
+/// An error rendered for a front end.
+struct Rendered<'a>(&'a CompileError, FrontEnd);
+
+impl fmt::Display for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use CompileError::*;
-        match self {
-            NotFound { path } => write!(
-                f,
-                "model file not found: {}\n  = help: `path` is relative to the directory of the crate's Cargo.toml",
-                path.display()
-            ),
+        let front = self.1;
+        match self.0 {
+            NotFound { path } => write!(f, "model file not found: {}\n  = help: {}", path.display(), front.path_help()),
             NotAFile { path } => write!(f, "model path is not a file: {}\n  = help: point `path` at an .onnx file", path.display()),
             Io { path, message } => write!(f, "cannot read model file {}: {message}", path.display()),
             InvalidModel { path, message } => write!(
@@ -191,12 +323,17 @@ impl fmt::Display for CompileError {
                         (Err(_), false) => "1".into(),
                     })
                     .collect();
+                let fixer = match front {
+                    FrontEnd::Macro => "in the macro ",
+                    FrontEnd::BuildScript => "in build.rs ",
+                    FrontEnd::Cli => "",
+                };
                 write!(
                     f,
-                    "input `{input}` has a symbolic dimension `{symbol}` at axis {axis} (shape [{}]); sramfit plans memory for fixed shapes\n  = help: fix it in the macro with: inputs: {{ \"{input}\": [{}] }}\n  = help: or let it vary up to a bound: inputs: {{ \"{input}\": [{}] }}",
+                    "input `{input}` has a symbolic dimension `{symbol}` at axis {axis} (shape [{}]); sramfit plans memory for fixed shapes\n  = help: fix it {fixer}with: {}\n  = help: or let it vary up to a bound: {}",
                     shape.join(", "),
-                    fixed.join(", "),
-                    bounded.join(", ")
+                    front.input_fix(input, &fixed),
+                    front.input_fix(input, &bounded)
                 )
             }
             UnsupportedType { tensor, dtype } => write!(
@@ -222,12 +359,47 @@ impl fmt::Display for CompileError {
             ),
             DynamicDim { symbol, node, message } => {
                 let at = node.as_ref().map(|n| format!(" (node `{n}`)")).unwrap_or_default();
+                let inputs = match front {
+                    FrontEnd::Macro => "`inputs:`",
+                    FrontEnd::BuildScript => "`.input_dims(..)`",
+                    FrontEnd::Cli => "`--input`",
+                };
                 write!(
                     f,
-                    "the dynamic dimension `{symbol}` cannot vary over its bound{at}: {message}\n  = help: fix `{symbol}` to one length (a number in `inputs:`), or change the model so that nothing fixed depends on it"
+                    "the dynamic dimension `{symbol}` cannot vary over its bound{at}: {message}\n  = help: fix `{symbol}` to one length (a number in {inputs}), or change the model so that nothing fixed depends on it"
                 )
             }
             PlanRejected { message } => write!(f, "internal error: the memory plan failed verification ({message}); please report this bug"),
+            #[cfg(feature = "onnx")]
+            Limit { key, node, op, what, amount, limit, bytes } => {
+                let unit = if *bytes { " bytes" } else { "" };
+                match node.is_empty() {
+                    true => write!(f, "the model has {what}")?,
+                    false => write!(f, "node `{node}` ({op}) would make {what}")?,
+                }
+                write!(
+                    f,
+                    ", over the `{key}` limit of {limit}{unit}: sramfit stops before allocating it\n  = help: a microcontroller model does not need this; if this one does, raise the limit: {}",
+                    front.limit_fix(key, *amount, *bytes)
+                )
+            }
+            SramBudget { needed, report, .. } => write!(
+                f,
+                "{report}\n  = help: raise {} to at least {needed}, or shrink the activations: fix smaller input shapes with {}, or reduce the widest layers at the peak",
+                front.budget("sram"),
+                match front {
+                    FrontEnd::Macro => "`inputs: { \"name\": [..] }`",
+                    FrontEnd::BuildScript => "`.input(\"name\", &[..])`",
+                    FrontEnd::Cli => "`--input NAME=D,..`",
+                }
+            ),
+            FlashBudget { needed, budget } => write!(
+                f,
+                "the model's weights need {needed} bytes of flash, but the {} budget is {budget} bytes: {} bytes over",
+                front.budget("flash"),
+                needed - budget
+            ),
+            BadOption { option, message } => write!(f, "`{option}`: {message}"),
         }
     }
 }

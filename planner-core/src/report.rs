@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::Program;
 use crate::liveness::{BufferOwner, Storage};
+use crate::pipeline::Program;
 use crate::plan::Algorithm;
 use crate::tensor::Quant;
 
@@ -139,7 +139,7 @@ pub struct DeviceMap {
 
 impl PlanReport {
     /// Builds the report of a compiled program.
-    pub fn from_program(p: &Program, model_name: &str) -> PlanReport {
+    pub fn from_program(p: &Program, model_name: &str, target: &crate::target::Target) -> PlanReport {
         let g = &p.graph;
         let problem = &p.live.problem;
         let live_bytes = problem.live_bytes_per_step(g.nodes.len(), |b| b.size);
@@ -242,7 +242,7 @@ impl PlanReport {
             rewrites_enabled: p.optimizations.0,
             steps,
             tensors,
-            device: device_map(p),
+            device: device_map(p, target),
         }
     }
 
@@ -284,7 +284,7 @@ fn shape_str(s: &[usize]) -> String {
     format!("{s:?}")
 }
 
-fn device_map(p: &Program) -> DeviceMap {
+fn device_map(p: &Program, target: &crate::target::Target) -> DeviceMap {
     let g = &p.graph;
     let io_arena = g.io == crate::ir::Io::Arena;
     let arena_note = match io_arena {
@@ -312,7 +312,7 @@ fn device_map(p: &Program) -> DeviceMap {
         "`AtomicBool` guarding the module's static arena (`run`, `run_dyn`)",
     ));
     // The first of the deepest kernels (`max_by_key` keeps the last maximum, hence `rev`).
-    let target = crate::ops::Target::BUILD;
+    let target = target.kernels();
     let deepest = g.nodes.iter().rev().max_by_key(|n| n.op.kind().stack_bytes(target));
     let (stack, note) = match deepest {
         Some(n) => (
@@ -342,10 +342,10 @@ fn device_map(p: &Program) -> DeviceMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::compile_graph;
     use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
     use crate::ops::unary::Unary;
     use crate::ops::view::View;
+    use crate::pipeline::compile_graph;
     use crate::tensor::{DType, Data};
     use sramfit_runtime_min as rt;
 
@@ -405,7 +405,8 @@ mod tests {
     #[test]
     fn report_of_a_hand_built_graph() {
         let p = compile_graph(conv_view_matmul(), &crate::optimize::Optimizations::NONE).unwrap();
-        let r = PlanReport::from_program(&p, "hand");
+        // A Cortex-M4F: the portable kernels, 4-byte pointers.
+        let r = PlanReport::from_program(&p, "hand", &crate::target::Target::new("thumbv7em-none-eabihf"));
         assert_eq!(r.model, "hand");
         assert_eq!(r.steps.len(), 4);
         assert_eq!(
@@ -446,13 +447,22 @@ mod tests {
             assert!(t.offset.unwrap() + t.size <= r.arena_bytes, "{t:?}");
         }
 
-        // Device map: arena, input, output, busy flag, stack (estimate, from the matmul/conv panels).
+        // Device map: arena, input, output, busy flag, stack (estimate: the deepest kernel's local
+        // arrays on the target, the conv's GEMM panels plus its direct path's row of taps).
         let names: Vec<&str> = r.device.sram.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(names, ["arena", "input `x`", "output `d`", "busy flag", "stack"]);
         assert_eq!(r.device.sram[1].bytes, Some(2 * 36 * 4));
         assert_eq!(r.device.sram[3].bytes, Some(1));
-        assert!(r.device.sram[4].estimate && r.device.sram[4].bytes == Some(3072));
-        assert_eq!(r.device.sram_total_bytes, r.arena_bytes + 288 + 40 + 1 + 3072);
+        let cortex_m = rt::Target::Portable { pointer_bytes: 4 };
+        let Op::Conv(conv) = &p.graph.nodes.iter().find(|n| n.name == "conv").unwrap().op else { panic!("conv") };
+        let stack = rt::conv2d_stack_bytes(conv, cortex_m) as u64;
+        assert!(stack > rt::matmul_stack_bytes(&rt::MatMul::row_major(1, 10, 64), cortex_m) as u64);
+        assert!(r.device.sram[4].estimate && r.device.sram[4].bytes == Some(stack));
+        assert!(r.device.sram[4].note.contains("`conv2d` (step `conv`)"), "{}", r.device.sram[4].note);
+        assert_eq!(r.device.sram_total_bytes, r.arena_bytes + 288 + 40 + 1 + stack);
+        // The host's figure covers every x86-64 kernel path, at least the portable one.
+        let host = PlanReport::from_program(&p, "hand", &crate::target::Target::new("x86_64-unknown-linux-gnu"));
+        assert!(host.device.sram[4].bytes.unwrap() >= stack);
         assert_eq!(r.device.flash[0].bytes, Some(r.weight_bytes));
         assert!(r.weight_bytes >= (72 + 640) * 4);
         assert_eq!(r.device.flash[1].bytes, None);
@@ -472,9 +482,8 @@ mod tests {
     #[test]
     fn report_of_the_kws_fixture() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models/kws_dscnn.onnx");
-        let spec = crate::compile::ModelSpec { path, ..Default::default() };
-        let p = crate::compile::compile_model(&spec).unwrap();
-        let r = PlanReport::from_program(&p, "kws_dscnn");
+        let p = crate::compile::compile_model(&crate::request::Request::new(path)).unwrap().into_program();
+        let r = PlanReport::from_program(&p, "kws_dscnn", &crate::target::Target::host());
         assert_eq!(r.steps.len(), p.graph.nodes.len());
         assert_eq!(r.arena_bytes, p.plan.arena_bytes);
         assert!(r.lower_bound_bytes <= r.arena_bytes && r.arena_bytes <= r.naive_bytes);

@@ -5,30 +5,26 @@
 use std::path::Path;
 use std::time::Instant;
 
-use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::ModelSpec;
-use sramfit_planner_core::dynamic::{self, Bound, DynamicProgram};
+use sramfit_planner_core::codegen::CodegenOptions;
+use sramfit_planner_core::dynamic::{self, DynamicProgram};
 use sramfit_planner_core::error::CompileError;
-use sramfit_planner_core::import::InputShape;
+use sramfit_planner_core::request::{Bound, InputSpec, Request};
 
 /// Compiles `model` (relative to this crate) with axis `axis` of its input `input` of `dims`
 /// bounded as `symbol <= max`.
 fn compile(model: &str, dims: &[usize], axis: usize, symbol: &str, max: usize) -> Result<DynamicProgram, CompileError> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let spec = ModelSpec {
-        path,
-        inputs: vec![InputShape { name: "input".into(), dims: dims.to_vec() }],
-        ..Default::default()
-    };
+    let mut request = Request::new(path);
+    request.inputs = vec![InputSpec::fixed("input", dims)];
     let bound = Bound { symbol: symbol.into(), min: 1, max, axes: vec![("input".into(), axis)] };
-    dynamic::compile(&spec, &bound)
+    dynamic::compile(&request, &bound)
 }
 
 #[test]
 fn lengths_whose_graph_differs_get_their_own_class() {
     let start = Instant::now();
     let d = compile("../tests/models/dynamic/conv1d_gap.onnx", &[1, 40, 98], 2, "frames", 98).unwrap();
-    let items = codegen::dynamic::emit(&d, &CodegenOptions::default());
+    let items = dynamic::emit::emit(&d, &CodegenOptions::default());
     eprintln!("conv1d_gap, frames <= 98: compiled and emitted in {:.2?}", start.elapsed());
     // From 40 frames on the convolution's im2col scratch fits under the activation peak (scratch
     // fitting gives it none below); at length 1 tract drops the division by the length.
@@ -48,7 +44,7 @@ fn strided_windows_give_floor_expressions() {
     let d = compile("../tests/models/dynamic/strided_conv.onnx", &[1, 8, 40], 2, "frames", 40).unwrap();
     assert_eq!(d.classes.len(), 1);
     if std::env::var_os("SRAMFIT_PRINT").is_some() {
-        let items = codegen::dynamic::emit(&d, &CodegenOptions::default());
+        let items = dynamic::emit::emit(&d, &CodegenOptions::default());
         let file: syn::File = syn::parse2(items).unwrap();
         let text = prettyplease::unparse(&file);
         println!("{}", &text[text.find("pub const DYNAMIC_DIM").unwrap_or(0)..]);

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::{Group, Literal, TokenStream, TokenTree};
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::{self, ModelSpec};
+use sramfit_planner_core::compile;
+use sramfit_planner_core::request::Request;
 
 /// Lines of context around each change in a mismatch report, and the most lines it shows.
 const CONTEXT: usize = 3;
@@ -31,7 +32,7 @@ fn branch_merge() {
 /// The formatted expansion of `model` (relative to this crate) with the weights replaced.
 fn expansion(model: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let program = compile::compile_model(&ModelSpec { path, ..Default::default() }).expect("the model compiles");
+    let program = compile::compile_model(&Request::new(path)).expect("the model compiles").into_program();
     let options = CodegenOptions::default();
     assert!(options.track_files.is_empty() && options.weights_file.is_none(), "machine-independent expansion");
     let items = codegen::emit(&program, &options);

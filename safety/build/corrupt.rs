@@ -12,9 +12,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use sramfit_planner_core::compile::{self, ModelSpec, Program};
+use sramfit_planner_core::compile;
 use sramfit_planner_core::liveness::{BufferOwner, Storage};
+use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::problem::Lifetime;
+use sramfit_planner_core::request::Request;
 
 use crate::out::{self, Out};
 
@@ -41,8 +43,8 @@ pub fn write(out: &Out) {
     let mut rows = Vec::new();
     for model in MODELS {
         let path = out::workspace_file(model);
-        let program = compile::compile_model(&ModelSpec { path: path.clone(), ..Default::default() })
-            .unwrap_or_else(|e| panic!("{model}: {e}"));
+        let program =
+            compile::compile_model(&Request::new(&path)).unwrap_or_else(|e| panic!("{model}: {e}")).into_program();
         let stem = out::stem(&path);
         let m = format_ident!("{stem}_checked");
         let items = out.module_items(&m.to_string(), &program, true);

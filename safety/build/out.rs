@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::TokenStream;
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::compile::Program;
+use sramfit_planner_core::pipeline::Program;
 
 /// The build script's output folder.
 pub struct Out {

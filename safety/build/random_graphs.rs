@@ -9,7 +9,7 @@
 use proc_macro2::TokenStream;
 use prost::Message;
 use quote::{format_ident, quote};
-use sramfit_planner_core::{compile, import};
+use sramfit_planner_core::{import, pipeline};
 use tract_onnx::pb::{self, attribute_proto::AttributeType, tensor_proto::DataType};
 
 use crate::out::Out;
@@ -27,7 +27,7 @@ pub fn write(out: &Out) {
     for seed in seeds("SRAMFIT_RANDOM_GRAPHS", "SRAMFIT_RANDOM_SEED", DEFAULT_COUNT) {
         let model = generate(seed);
         let (file, ops) = save(&dir, &format!("g{seed}"), &model);
-        let compiled = import::import_proto(&model, &[]).and_then(|g| compile::compile_graph(g, &Default::default()));
+        let compiled = import::import_proto(&model, &[]).and_then(|g| pipeline::compile_graph(g, &Default::default()));
         let status = match compiled {
             Ok(program) => {
                 let m = format_ident!("g{seed}");

@@ -14,9 +14,9 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use sramfit_planner_core::compile::{self, Program};
 use sramfit_planner_core::import;
 use sramfit_planner_core::optimize::Optimizations;
+use sramfit_planner_core::pipeline::{self, Program};
 use tract_onnx::pb::{self, attribute_proto::AttributeType};
 
 use crate::out::Out;
@@ -36,7 +36,7 @@ pub fn write(out: &Out) {
     for seed in seeds("SRAMFIT_REWRITE_GRAPHS", "SRAMFIT_REWRITE_SEED", DEFAULT_COUNT) {
         let model = generate(seed);
         let (file, ops) = save(&dir, &format!("r{seed}"), &model);
-        let build = |o: &Optimizations| import::import_proto(&model, &[]).and_then(|g| compile::compile_graph(g, o));
+        let build = |o: &Optimizations| import::import_proto(&model, &[]).and_then(|g| pipeline::compile_graph(g, o));
         let status = match (build(&optimized), build(&Optimizations::NONE)) {
             (Ok(opt), Ok(plain)) => {
                 let m = format_ident!("r{seed}");

@@ -47,6 +47,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The same model with a bounded dimension, with every rewrite and with two of them off.
+#[cfg(test)]
+#[allow(dead_code)] // the test uses a few of the modules' items
+mod bounded {
+    include!(concat!(env!("OUT_DIR"), "/strided.rs"));
+    include!(concat!(env!("OUT_DIR"), "/strided_plain.rs"));
+
+    #[test]
+    fn rewrite_switches_keep_every_output_bit_at_every_length() {
+        assert_eq!((strided::MIN_LEN, strided::MAX_LEN), (1, 40));
+        for n in strided::MIN_LEN..=strided::MAX_LEN {
+            let input: Vec<f32> =
+                (0..strided::input_lens(n)[0]).map(|i| ((i * 7919) % 13) as f32 / 6.0 - 1.0).collect();
+            let mut a = vec![f32::NAN; strided::output_lens(n)[0]];
+            let mut b = vec![f32::NAN; strided_plain::output_lens(n)[0]];
+            strided::run_dyn_in(&mut strided::Arena::new(), n, &[&input], &mut [&mut a]).unwrap();
+            strided_plain::run_dyn_in(&mut strided_plain::Arena::new(), n, &[&input], &mut [&mut b]).unwrap();
+            assert!(a.iter().all(|v| v.is_finite()), "length {n}: {a:?}");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a), bits(&b), "length {n}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

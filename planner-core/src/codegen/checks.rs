@@ -8,8 +8,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::compile::Program;
 use crate::liveness::Storage;
+use crate::pipeline::Program;
 
 /// The module items of checked mode: the table of arena buffers.
 pub fn items(p: &Program) -> TokenStream {

@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::compile::Program;
 use crate::liveness::Storage;
 use crate::offline::PlanSource;
+use crate::pipeline::Program;
 
 /// `[1, 3, 32, 32]`.
 fn shape(s: &[usize]) -> String {

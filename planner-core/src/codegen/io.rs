@@ -8,8 +8,8 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{arena_slice_expr, elem_type};
-use crate::compile::Program;
 use crate::liveness::Storage;
+use crate::pipeline::Program;
 use crate::tensor::DType;
 
 /// Identifiers the accessors must not take (the `Arena` methods that exist anyway).
@@ -69,27 +69,13 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
         }
     });
     let (n_in, n_out) = (g.inputs.len(), g.outputs.len());
-    // Ports of one element type come as plain slices, mixed ones as tagged `TensorMut`/`TensorRef`.
+    let shared = shared_fn();
     let port_list = |ports: &[usize], mutable: bool| {
-        let types: Vec<DType> = ports.iter().map(|&t| g.tensors[t].dtype).collect();
-        let uniform = types.windows(2).all(|w| w[0] == w[1]);
-        let slices = ports.iter().map(move |&t| {
+        let slices = ports.iter().map(|&t| {
             let (off, len) = place(t);
-            let s = arena_slice_expr(quote!(base), off, len, g.tensors[t].dtype, mutable);
-            if uniform {
-                s
-            } else {
-                quote!((#s).into())
-            }
+            (g.tensors[t].dtype, arena_slice_expr(quote!(base), off, len, g.tensors[t].dtype, mutable))
         });
-        let ty = elem_type(types.first().copied().unwrap_or(DType::F32));
-        let elem = match (uniform, mutable) {
-            (true, true) => quote!(&mut [#ty]),
-            (true, false) => quote!(&[#ty]),
-            (false, true) => quote!(::sramfit::TensorMut<'_>),
-            (false, false) => quote!(::sramfit::TensorRef<'_>),
-        };
-        (elem, slices.collect::<Vec<_>>())
+        port_array(slices.collect(), mutable)
     };
     let (in_elem, all_inputs) = port_list(&g.inputs, true);
     let (out_elem, all_outputs) = port_list(&g.outputs, false);
@@ -118,6 +104,47 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
             }
         }
 
+        #shared
+    }
+}
+
+/// The body of `run_typed_in` for a model whose ports live in the arena: the checked caller slices
+/// (named like the ports) copied into the input accessors, `run_in`, the outputs copied out. With
+/// `len` (a bounded dimension) the accessors take that length (the largest) and return slices.
+pub fn copy_through_arena(ports: &super::Ports, len: Option<TokenStream>) -> TokenStream {
+    let (run, at) = match &len {
+        Some(n) => (quote!(run_in(arena, #n)?;), quote!((#n)?)),
+        None => (quote!(run_in(arena)?;), quote!(())),
+    };
+    let copy_in = ports.inputs.iter().map(|id| quote!(arena.#id #at.copy_from_slice(#id);));
+    let copy_out = ports.outputs.iter().map(|id| quote!(#id.copy_from_slice(arena.#id #at);));
+    quote! {
+        #(#copy_in)*
+        #run
+        #(#copy_out)*
+        Ok(())
+    }
+}
+
+/// The element type and expressions of an array of ports (`inputs_mut()`, `outputs()`) from each
+/// port's element type and slice: ports of one element type come as plain slices, mixed ones as
+/// tagged `TensorMut` / `TensorRef`.
+pub(crate) fn port_array(slices: Vec<(DType, TokenStream)>, mutable: bool) -> (TokenStream, Vec<TokenStream>) {
+    let uniform = slices.windows(2).all(|w| w[0].0 == w[1].0);
+    let ty = elem_type(slices.first().map_or(DType::F32, |s| s.0));
+    let elem = match (uniform, mutable) {
+        (true, true) => quote!(&mut [#ty]),
+        (true, false) => quote!(&[#ty]),
+        (false, true) => quote!(::sramfit::TensorMut<'_>),
+        (false, false) => quote!(::sramfit::TensorRef<'_>),
+    };
+    let exprs = slices.into_iter().map(|(_, s)| if uniform { s } else { quote!((#s).into()) }).collect();
+    (elem, exprs)
+}
+
+/// `shared()`: the module's static arena for one caller at a time.
+pub(crate) fn shared_fn() -> TokenStream {
+    quote! {
         /// The module's shared arena, for one caller at a time: write the inputs through it, call
         /// [`run_in`], read the outputs.
         ///

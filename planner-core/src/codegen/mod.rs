@@ -6,11 +6,10 @@
 //! Arena slices are built with `unsafe`; every step's doc comment states the verified plan fact that
 //! makes those slices sound.
 
-mod checks;
-mod docs;
+pub(crate) mod checks;
+pub(crate) mod docs;
 #[cfg(feature = "onnx")]
-pub mod dynamic;
-mod io;
+pub(crate) mod io;
 pub use docs::plan_source_note;
 mod names;
 mod weights;
@@ -20,10 +19,10 @@ use std::path::PathBuf;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::compile::Program;
 use crate::ir::{Io, Node};
 use crate::liveness::Storage;
 use crate::ops::Step;
+use crate::pipeline::Program;
 use crate::tensor::DType;
 
 /// Choices the caller of the generator makes.
@@ -132,16 +131,18 @@ pub(crate) fn arena_slice_expr(base: TokenStream, off: usize, len: usize, dtype:
 /// Emits the items of the model module (to be placed inside `mod name { ... }`).
 pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let g = &p.graph;
-    let (inputs, outputs) = port_idents(g);
+    let ports = Ports::of(g, &g.inputs, &g.outputs);
     let header = module_header(p, o, None);
     let body = run_body(p, o, step_bodies(p));
     let run_in_doc = docs::schedule_doc(p);
     if g.io == Io::Arena {
         // The inputs and outputs are in the arena: `run_in` takes the arena alone.
-        let accessors = io::items(p, &inputs, &outputs);
+        let accessors = io::items(p, &ports.inputs, &ports.outputs);
+        let typed = ports.typed_entries(io::copy_through_arena(&ports, None));
         return quote! {
             #header
             #accessors
+            #typed
 
             #[doc = #run_in_doc]
             #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
@@ -150,65 +151,21 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
             }
         };
     }
-    let in_lens: Vec<usize> = g.inputs.iter().map(|&t| g.tensors[t].len()).collect();
-    let out_lens: Vec<usize> = g.outputs.iter().map(|&t| g.tensors[t].len()).collect();
-    let in_types: Vec<Ident> = g.inputs.iter().map(|&t| elem_type(g.tensors[t].dtype)).collect();
-    let out_types: Vec<Ident> = g.outputs.iter().map(|&t| elem_type(g.tensors[t].dtype)).collect();
-    let (n_in, n_out) = (inputs.len(), outputs.len());
-
-    let in_params = (inputs.iter().zip(&in_lens).zip(&in_types)).map(|((id, n), ty)| quote!(#id: &[#ty; #n]));
-    let out_params = (outputs.iter().zip(&out_lens).zip(&out_types)).map(|((id, n), ty)| quote!(#id: &mut [#ty; #n]));
-    let params: Vec<TokenStream> = in_params.chain(out_params).collect();
-    let args: Vec<&Ident> = inputs.iter().chain(&outputs).collect();
-
-    let dyn_in: Vec<Ident> = (0..n_in).map(|i| format_ident!("__in_{i}")).collect();
-    let dyn_out: Vec<Ident> = (0..n_out).map(|i| format_ident!("__out_{i}")).collect();
-    let counts = quote! {
-        let [#(#dyn_in),*] = inputs else {
-            return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
-        };
-        let __outputs = outputs.len();
-        let [#(#dyn_out),*] = outputs else {
-            return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
-        };
-    };
-    let typed_in = (inputs.iter().enumerate()).map(|(i, id)| {
-        let d = &dyn_in[i];
-        quote!(let #id = ::sramfit::__private::port_ref(#d, #i)?;)
-    });
-    let typed_out = (outputs.iter().enumerate()).map(|(i, id)| {
-        let d = &dyn_out[i];
-        quote!(let #id = ::sramfit::__private::port_mut(#d, #i)?;)
-    });
-    let typed = quote! {
-        /// Like [`run`], with tagged slices of any element type whose count, types and lengths are
-        /// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
-        /// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
-        /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
-        pub fn run_typed(inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
-            let mut arena = SHARED.try_lock()?;
-            run_typed_in(&mut arena, inputs, outputs)
-        }
-
-        /// Like [`run_typed`], in a caller-owned arena.
-        pub fn run_typed_in(arena: &mut Arena, inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
-            #counts
-            #(#typed_in)*
-            #(#typed_out)*
-            run_in(arena, #(#args),*)
-        }
-    };
+    let params = ports.params();
+    let args = ports.args();
+    let typed = ports.typed_entries(quote!(run_in(arena, #(#args),*)));
     // `run_dyn` takes plain `f32` slices: only models whose ports are all `f32` have it.
-    let all_f32 = g.inputs.iter().chain(&g.outputs).all(|&t| g.tensors[t].dtype == DType::F32);
-    let untyped = all_f32.then(|| {
-        let in_checks = inputs.iter().enumerate().zip(&in_lens).map(|((i, id), n)| {
+    let untyped = ports.all_f32().then(|| {
+        let (dyn_in, dyn_out) = (ports.slice_names(true), ports.slice_names(false));
+        let counts = ports.counts();
+        let in_checks = ports.inputs.iter().enumerate().zip(&ports.in_lens).map(|((i, id), n)| {
             let d = &dyn_in[i];
             quote! {
                 let #id: &[f32; #n] = (*#d).try_into().map_err(|_| ::sramfit::Error::Shape {
                     port: ::sramfit::Port::Input(#i), expected: #n, found: #d.len() })?;
             }
         });
-        let out_checks = outputs.iter().enumerate().zip(&out_lens).map(|((i, id), n)| {
+        let out_checks = ports.outputs.iter().enumerate().zip(&ports.out_lens).map(|((i, id), n)| {
             let d = &dyn_out[i];
             quote! {
                 let __found = #d.len();
@@ -254,6 +211,123 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
         pub fn run_in(arena: &mut Arena, #(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
             #body
+        }
+    }
+}
+
+/// A model's ports as generated code names and types them: identifiers (the parameters of `run`),
+/// element types and lengths (at the bound, for a bounded dimension).
+pub(crate) struct Ports {
+    /// Input identifiers, graph order.
+    pub inputs: Vec<Ident>,
+    /// Output identifiers, graph order.
+    pub outputs: Vec<Ident>,
+    /// Input element types.
+    pub in_dtypes: Vec<DType>,
+    /// Output element types.
+    pub out_dtypes: Vec<DType>,
+    /// Input element counts.
+    pub in_lens: Vec<usize>,
+    /// Output element counts.
+    pub out_lens: Vec<usize>,
+}
+
+impl Ports {
+    /// The ports `inputs` / `outputs` of `g` (tensor ids) at their shapes in `g`.
+    pub fn of(g: &crate::ir::Graph, inputs: &[usize], outputs: &[usize]) -> Ports {
+        let (in_ids, out_ids) = port_idents(g);
+        let dtypes = |ts: &[usize]| ts.iter().map(|&t| g.tensors[t].dtype).collect();
+        let lens = |ts: &[usize]| ts.iter().map(|&t| g.tensors[t].len()).collect();
+        Ports {
+            inputs: in_ids,
+            outputs: out_ids,
+            in_dtypes: dtypes(inputs),
+            out_dtypes: dtypes(outputs),
+            in_lens: lens(inputs),
+            out_lens: lens(outputs),
+        }
+    }
+
+    /// Whether every port is `f32` (the models that have `run_dyn`).
+    pub fn all_f32(&self) -> bool {
+        self.in_dtypes.iter().chain(&self.out_dtypes).all(|&d| d == DType::F32)
+    }
+
+    /// `input: &[T; N], .., output: &mut [U; M], ..`: the parameters of `run`.
+    pub fn params(&self) -> Vec<TokenStream> {
+        let ins = (self.inputs.iter().zip(&self.in_lens).zip(&self.in_dtypes)).map(|((id, n), &d)| {
+            let ty = elem_type(d);
+            quote!(#id: &[#ty; #n])
+        });
+        let outs = (self.outputs.iter().zip(&self.out_lens).zip(&self.out_dtypes)).map(|((id, n), &d)| {
+            let ty = elem_type(d);
+            quote!(#id: &mut [#ty; #n])
+        });
+        ins.chain(outs).collect()
+    }
+
+    /// The port identifiers, inputs then outputs (the arguments of `run_in`).
+    pub fn args(&self) -> Vec<&Ident> {
+        self.inputs.iter().chain(&self.outputs).collect()
+    }
+
+    /// `__in_0, ..` or `__out_0, ..`: the names of the caller's slices in the checking entry points.
+    pub fn slice_names(&self, inputs: bool) -> Vec<Ident> {
+        match inputs {
+            true => (0..self.inputs.len()).map(|i| format_ident!("__in_{i}")).collect(),
+            false => (0..self.outputs.len()).map(|i| format_ident!("__out_{i}")).collect(),
+        }
+    }
+
+    /// Destructures `inputs` and `outputs` into [`Ports::slice_names`], returning
+    /// `Error::Shape` with `InputCount` / `OutputCount` when a count is wrong.
+    pub fn counts(&self) -> TokenStream {
+        let (dyn_in, dyn_out) = (self.slice_names(true), self.slice_names(false));
+        let (n_in, n_out) = (dyn_in.len(), dyn_out.len());
+        quote! {
+            let [#(#dyn_in),*] = inputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::InputCount, expected: #n_in, found: inputs.len() });
+            };
+            let __outputs = outputs.len();
+            let [#(#dyn_out),*] = outputs else {
+                return Err(::sramfit::Error::Shape { port: ::sramfit::Port::OutputCount, expected: #n_out, found: __outputs });
+            };
+        }
+    }
+
+    /// `run_typed` and `run_typed_in`: every tagged slice checked (count, element type, length)
+    /// into an array named like its port, then `call` (an expression of type `Result<(), Error>`
+    /// using those names and `arena`).
+    pub fn typed_entries(&self, call: TokenStream) -> TokenStream {
+        let counts = self.counts();
+        let (dyn_in, dyn_out) = (self.slice_names(true), self.slice_names(false));
+        let typed_in =
+            (self.inputs.iter().zip(&self.in_dtypes).zip(&self.in_lens)).enumerate().map(|(i, ((id, &d), n))| {
+                let (s, ty) = (&dyn_in[i], elem_type(d));
+                quote!(let #id: &[#ty; #n] = ::sramfit::__private::port_ref(#s, #i)?;)
+            });
+        let typed_out =
+            (self.outputs.iter().zip(&self.out_dtypes).zip(&self.out_lens)).enumerate().map(|(i, ((id, &d), n))| {
+                let (s, ty) = (&dyn_out[i], elem_type(d));
+                quote!(let #id: &mut [#ty; #n] = ::sramfit::__private::port_mut(#s, #i)?;)
+            });
+        quote! {
+            /// Like [`run`], with tagged slices of any element type whose count, types and lengths
+            /// are checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and
+            /// [`OUTPUT_TYPES`] / [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+            /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
+            pub fn run_typed(inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
+                let mut arena = SHARED.try_lock()?;
+                run_typed_in(&mut arena, inputs, outputs)
+            }
+
+            /// Like [`run_typed`], in a caller-owned arena.
+            pub fn run_typed_in(arena: &mut Arena, inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
+                #counts
+                #(#typed_in)*
+                #(#typed_out)*
+                #call
+            }
         }
     }
 }

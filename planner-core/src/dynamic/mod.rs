@@ -17,30 +17,20 @@
 //! else (a model that fails at some length, a float that depends on the length, a step whose
 //! structure changes) is a [`CompileError::DynamicDim`] naming the dimension and the node.
 
+pub mod emit;
 pub mod fit;
 pub mod template;
 
 use proc_macro2::{Ident, TokenStream};
 
-use crate::compile::{self, ModelSpec, Program};
 use crate::error::CompileError;
 use crate::import::{self, InputShape};
 use crate::offline::PlanSource;
+use crate::pipeline::{self, Program};
 use crate::problem::Problem;
+use crate::request::{Bound, Request};
+use crate::timings::phase;
 use fit::Fit;
-
-/// The bounded dimension: its name, its range, and where it appears in the inputs.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bound {
-    /// The name written in `inputs:` (`frames`): a Rust identifier.
-    pub symbol: String,
-    /// Smallest length (at least 1).
-    pub min: usize,
-    /// Largest length: the arena is planned for it.
-    pub max: usize,
-    /// Every (input name, axis) that has this length.
-    pub axes: Vec<(String, usize)>,
-}
 
 /// Lengths whose compiled graphs have the same structure (tract simplifies some graphs at some
 /// lengths: at length 1 a division by the length disappears), with one plan and one code template.
@@ -92,7 +82,7 @@ struct Building {
 /// source operator, whether they run code) and the arena buffers' lifetimes and alignments.
 type Key = (Vec<(String, String, bool)>, Vec<(crate::problem::Lifetime, u64)>);
 
-fn key(p: &compile::Prepared) -> Key {
+fn key(p: &pipeline::Prepared) -> Key {
     let g = &p.graph;
     let nodes = (g.nodes.iter().enumerate())
         .map(|(i, n)| (n.name.clone(), n.source_op.clone(), !n.op.is_view() && !p.live.elided[i]))
@@ -101,9 +91,9 @@ fn key(p: &compile::Prepared) -> Key {
     (nodes, buffers)
 }
 
-/// Compiles `spec` (whose `inputs` hold the bound's dimensions at `max`) at every length of `bound`.
+/// Compiles the model of `request` at every length of `bound` (its inputs' bounded dimension).
 /// The memory-aware schedule is off (its order could change with the length).
-pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, CompileError> {
+pub fn compile(request: &Request, bound: &Bound) -> Result<DynamicProgram, CompileError> {
     let fail = |node: Option<String>, message: String| CompileError::DynamicDim {
         symbol: bound.symbol.clone(),
         node,
@@ -112,28 +102,29 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
     if bound.min == 0 || bound.min > bound.max {
         return Err(fail(None, format!("its range {}..={} is empty or starts at 0", bound.min, bound.max)));
     }
-    let mut spec = spec.clone();
+    let mut spec = request.clone();
     spec.optimizations.schedule = false;
-    spec.inputs = shapes_at(&spec.inputs, bound, bound.max);
-    let mut program = compile::compile_model(&spec)?;
+    let inputs = shapes_at(&spec.planned_inputs(), bound, bound.max);
+    let mut program = pipeline::compile_fixed(&spec, &inputs)?;
     let proto = import::read_proto(&spec.path)?;
     let mut classes: Vec<Building> = Vec::new();
     let mut shapes: Vec<Vec<Vec<usize>>> = Vec::new();
     for n in (bound.min..=bound.max).rev() {
         let at = |m: String| format!("at {} = {n}, {m}", bound.symbol);
-        let graph = compile::catching(&spec.path, || import::import_proto(&proto, &shapes_at(&spec.inputs, bound, n)))
-            .map_err(|e| {
-                let message = match e {
-                    CompileError::InvalidModel { message, .. } => message,
-                    other => other.to_string(),
-                };
-                let node = failing_node(&message);
-                let what = node
-                    .as_ref()
-                    .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
-                fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
-            })?;
-        let prepared = compile::prepare(graph, &spec.optimizations)?;
+        let import_at_n = || import::import_proto_within(&proto, &shapes_at(&inputs, bound, n), &spec.limits);
+        let mut graph = pipeline::catching(&spec.path, import_at_n).map_err(|e| {
+            let message = match e {
+                CompileError::InvalidModel { message, .. } => message,
+                other => other.to_string(),
+            };
+            let node = failing_node(&message);
+            let what = node
+                .as_ref()
+                .map_or(String::new(), |(name, op)| format!(": node `{name}` ({op}) cannot take that length"));
+            fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
+        })?;
+        graph.io = spec.io;
+        let prepared = pipeline::prepare(graph, &spec.optimizations)?;
         let k = key(&prepared);
         let class = match classes.iter().position(|c| c.key == k) {
             Some(c) => c,
@@ -149,16 +140,16 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
                 let (plan, source) = if n == bound.max {
                     (program.plan.clone(), program.plan_source.clone())
                 } else {
-                    (crate::plan::plan(&prepared.live.problem), PlanSource::Planner)
+                    (phase("plan", || crate::plan::plan(&prepared.live.problem)), PlanSource::Planner)
                 };
-                let rep = compile::finish(prepared.clone(), plan, source)?;
+                let rep = pipeline::finish(prepared.clone(), plan, source)?;
                 classes.push(Building { key: k.clone(), lens: Vec::new(), program: rep, bodies: Vec::new() });
                 classes.len() - 1
             }
         };
         let c = &mut classes[class];
         fits(&prepared.live.problem, &c.program.live.problem).map_err(|(node, m)| fail(Some(node), at(m)))?;
-        let at_n = compile::finish(prepared, c.program.plan.clone(), PlanSource::Planner)?;
+        let at_n = pipeline::finish(prepared, c.program.plan.clone(), PlanSource::Planner)?;
         if at_n.weights.bytes != program.weights.bytes {
             let (node, m) = differing_constant(&at_n, &program);
             return Err(fail(node, at(m)));
@@ -166,7 +157,7 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         let g = &at_n.graph;
         shapes.push(g.inputs.iter().chain(&g.outputs).map(|&t| g.tensors[t].shape.clone()).collect());
         c.lens.push(n);
-        c.bodies.push(crate::codegen::step_bodies(&at_n));
+        c.bodies.push(phase("codegen", || crate::codegen::step_bodies(&at_n)));
     }
     shapes.reverse();
     let ns: Vec<usize> = (bound.min..=bound.max).collect();
@@ -176,7 +167,8 @@ pub fn compile(spec: &ModelSpec, bound: &Bound) -> Result<DynamicProgram, Compil
         .map(|mut c| {
             c.lens.reverse();
             c.bodies.reverse();
-            let steps = merge_steps(&c.program, &c.bodies, &c.lens, &len).map_err(|(node, m)| fail(Some(node), m))?;
+            let steps = phase("codegen", || merge_steps(&c.program, &c.bodies, &c.lens, &len))
+                .map_err(|(node, m)| fail(Some(node), m))?;
             Ok(Class { lens: c.lens, program: c.program, steps })
         })
         .collect::<Result<Vec<_>, CompileError>>()?;

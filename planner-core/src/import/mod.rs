@@ -9,6 +9,7 @@
 //! weights) are evaluated at build time by `fold.rs` first.
 
 mod fold;
+pub mod limits;
 mod mean;
 mod proto;
 
@@ -23,6 +24,8 @@ use crate::ops::copy::transpose;
 use crate::ops::lowering::{self, permutation, Lowered, Src, TractNode};
 use crate::ops::select::lower::is_fused_comparison;
 use crate::tensor::{DType, Data};
+use crate::timings::phase;
+use limits::{FoldBudget, Limits};
 
 pub use proto::{declared_inputs, DeclaredInput};
 
@@ -35,11 +38,18 @@ pub struct InputShape {
     pub dims: Vec<usize>,
 }
 
-/// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes.
+/// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes, within the
+/// default [`Limits`].
 pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> {
-    let proto = read_proto(path)?;
+    import_within(path, fixed, &Limits::default())
+}
+
+/// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes, within
+/// `limits` (checked before tract allocates anything: see [`limits`]).
+pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
+    let proto = phase("load", || read_proto(path))?;
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
-    import_proto(&proto, fixed).map_err(|e| match e {
+    import_proto_within(&proto, fixed, limits).map_err(|e| match e {
         CompileError::InvalidModel { message, .. } => invalid(message),
         other => other,
     })
@@ -53,18 +63,40 @@ pub fn read_proto(path: &Path) -> Result<tract_onnx::pb::ModelProto, CompileErro
         .map_err(|e| CompileError::InvalidModel { path: path.to_owned(), message: format!("{e:#}") })
 }
 
-/// Lowers an already decoded ONNX model (e.g. one a test harness edited) to the IR.
+/// Lowers an already decoded ONNX model (e.g. one a test harness edited) to the IR, within the
+/// default [`Limits`].
 pub fn import_proto(proto: &tract_onnx::pb::ModelProto, fixed: &[InputShape]) -> Result<Graph, CompileError> {
+    import_proto_within(proto, fixed, &Limits::default())
+}
+
+/// Lowers an already decoded ONNX model to the IR within `limits`: the protobuf is checked
+/// first ([`limits::check_proto`]), then tract analyses it (`declutter`), its shapes are checked
+/// ([`limits::check_typed`]), the constant subgraphs are folded within the fold budget (`fold`),
+/// and each node is lowered (`lower`).
+pub fn import_proto_within(
+    proto: &tract_onnx::pb::ModelProto,
+    fixed: &[InputShape],
+    limits: &Limits,
+) -> Result<Graph, CompileError> {
     let invalid = |e: TractError| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") };
     let declared = declared_inputs(proto);
     let shapes = proto::resolve_input_shapes(&declared, fixed)?;
-    let mut model = tract_onnx::onnx().model_for_proto_model(proto).map_err(invalid)?;
+    let named: Vec<(String, Vec<usize>)> =
+        declared.iter().map(|d| d.name.clone()).zip(shapes.iter().cloned()).collect();
+    let mut model = phase("load", || {
+        limits::check_proto(proto, &named, limits)?;
+        tract_onnx::onnx().model_for_proto_model(proto).map_err(invalid)
+    })?;
     for (i, dims) in shapes.iter().enumerate() {
         model.set_input_fact(i, f32::fact(dims).into()).map_err(invalid)?;
     }
-    let typed =
-        model.into_typed().and_then(|m| m.into_decluttered()).and_then(fold::fold_constants).map_err(invalid)?;
-    lower_model(&typed)
+    let typed = phase("declutter", || {
+        let typed = model.into_typed().map_err(invalid)?;
+        limits::check_typed(&typed, limits)?;
+        typed.into_decluttered().map_err(invalid)
+    })?;
+    let typed = phase("fold", || fold::fold_constants(typed, &mut FoldBudget::new(limits)))?;
+    phase("lower", || lower_model(&typed))
 }
 
 fn read_model(path: &Path) -> Result<Vec<u8>, CompileError> {

@@ -38,54 +38,113 @@ use crate::ir::{Graph, TensorId};
 use crate::liveness::{self, Liveness, Sharing, Uses};
 use crate::plan;
 
-/// Which rewrites to run. All are on by default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Optimizations {
-    /// Fuse activations into the preceding convolution or matrix product ([`fuse`]).
-    pub fuse_activations: bool,
-    /// Let elementwise steps write over an input they read last (see [`crate::liveness`]).
-    pub in_place: bool,
-    /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
-    /// without any) where its preferred scratch would raise the arena above the activation peak.
-    pub fit_scratch: bool,
-    /// Try a memory-aware execution order and keep it when it lowers the lower bound ([`schedule`]).
-    pub schedule: bool,
-    /// Let the inputs of a concatenation be written straight into their slices of its output, so
-    /// that the concatenation costs no copy and no extra bytes (see [`crate::liveness`]).
-    pub elide_concat: bool,
-    /// Let a matrix product read a transposed operand through its strides instead of a copy
-    /// ([`transpose`]).
-    pub transpose: bool,
-    /// Store convolution weights in the layout the GEMM kernels read ([`pack`]).
-    #[serde(default)]
-    pub pack_weights: bool,
+/// One rewrite switch as the table below declares it: what every front end derives its option
+/// from (the `optimize:` key of `model!`, `sramfit-build`'s `Model::optimize`, the CLI's
+/// `--no-KEY` / `--KEY` flags with `_` written `-`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The key: the [`Optimizations`] field, the macro key, the build-API argument.
+    pub key: &'static str,
+    /// What the rewrite does (the field's doc comment).
+    pub doc: &'static str,
+    /// Whether it runs when not switched.
+    pub default: bool,
 }
 
-impl Optimizations {
-    /// Every rewrite off: the graph exactly as imported.
-    pub const NONE: Optimizations = Optimizations {
-        fuse_activations: false,
-        in_place: false,
-        fit_scratch: false,
-        schedule: false,
-        elide_concat: false,
-        transpose: false,
-        pack_weights: false,
+/// Declares the rewrite switches once: the [`Optimizations`] struct (one `bool` field per
+/// rewrite, with its doc), its defaults, [`Optimizations::NONE`], the table
+/// [`Optimizations::REWRITES`] the front ends build their options from, and
+/// [`Applied::summary`]'s line per rewrite (`on` given what the rewrites did, `off` when switched
+/// off). `memory` rewrites also appear in [`Applied::memory_summary`] (what a budget error lists).
+macro_rules! rewrites {
+    ($(
+        $(#[doc = $doc:literal])*
+        $key:ident: default $default:literal, memory $memory:literal,
+            on |$applied:ident| $on:expr, off $off:literal;
+    )*) => {
+        /// Which rewrites to run. All are on by default.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct Optimizations {
+            $( $(#[doc = $doc])* #[serde(default)] pub $key: bool, )*
+        }
+
+        impl Optimizations {
+            /// Every rewrite off: the graph exactly as imported.
+            pub const NONE: Optimizations = Optimizations { $( $key: false, )* };
+
+            /// Every rewrite, in report order, with its key, doc and default.
+            pub const REWRITES: &'static [Rewrite] = &[
+                $( Rewrite { key: stringify!($key), doc: concat!($($doc, "\n",)*), default: $default }, )*
+            ];
+
+            /// Switches the rewrite `key` on or off; `Err` lists the keys when there is no such rewrite.
+            pub fn set(&mut self, key: &str, on: bool) -> Result<(), String> {
+                match key {
+                    $( stringify!($key) => self.$key = on, )*
+                    _ => return Err(format!("unknown rewrite `{key}`; the rewrites are {}", Self::keys())),
+                }
+                Ok(())
+            }
+
+            /// `` `a`, `b`, ... `` for messages.
+            pub fn keys() -> String {
+                let keys: Vec<String> = Self::REWRITES.iter().map(|r| format!("`{}`", r.key)).collect();
+                keys.join(", ")
+            }
+        }
+
+        impl Default for Optimizations {
+            fn default() -> Self {
+                Optimizations { $( $key: $default, )* }
+            }
+        }
+
+        impl Applied {
+            /// One line per rewrite, in table order: `(memory-saving, text)`.
+            fn lines(&self, o: &Optimizations) -> Vec<(bool, String)> {
+                vec![$(
+                    ($memory, match o.$key {
+                        true => { let $applied = self; $on }
+                        false => String::from($off),
+                    }),
+                )*]
+            }
+        }
     };
 }
 
-impl Default for Optimizations {
-    fn default() -> Self {
-        Optimizations {
-            fuse_activations: true,
-            in_place: true,
-            fit_scratch: true,
-            schedule: true,
-            elide_concat: true,
-            transpose: true,
-            pack_weights: true,
-        }
-    }
+rewrites! {
+    /// Fuse activations into the preceding convolution or matrix product ([`fuse`]).
+    fuse_activations: default true, memory true,
+        on |a| format!("{} activation(s) fused into the preceding kernel", a.fused_activations),
+        off "activation fusion off";
+    /// Let elementwise steps write over an input they read last (see [`crate::liveness`]).
+    in_place: default true, memory true,
+        on |a| format!("{} step(s) in place", a.in_place_steps),
+        off "in-place execution off";
+    /// Let the inputs of a concatenation be written straight into their slices of its output, so
+    /// that the concatenation costs no copy and no extra bytes (see [`crate::liveness`]).
+    elide_concat: default true, memory true,
+        on |a| format!("{} concat(s) elided", a.elided_concats),
+        off "concat elision off";
+    /// Let a matrix product read a transposed operand through its strides instead of a copy
+    /// ([`transpose`]).
+    transpose: default true, memory true,
+        on |a| format!("{} transpose(s) folded into matrix product strides", a.folded_transposes),
+        off "transpose folding off";
+    /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
+    /// without any) where its preferred scratch would raise the arena above the activation peak.
+    fit_scratch: default true, memory true,
+        on |a| format!("{} kernel(s) with reduced scratch", a.reduced_scratch),
+        off "scratch fitting off";
+    /// Try a memory-aware execution order and keep it when it lowers the lower bound ([`schedule`]).
+    schedule: default true, memory true,
+        on |a| a.schedule_line(),
+        off "scheduling off";
+    /// Store convolution weights in the layout the GEMM kernels read ([`pack`]): speed only.
+    pack_weights: default true, memory false,
+        on |a| format!("{} convolution(s) with weights packed for the GEMM kernels", a.packed_weights),
+        off "weight packing off";
 }
 
 /// What the rewrites did.
@@ -115,49 +174,31 @@ pub struct Applied {
 
 impl Applied {
     /// One line for reports, e.g. `3 activation(s) fused into the preceding kernel, 5 step(s) in
-    /// place, ...`: the memory-saving rewrites, then weight packing.
+    /// place, ...`: every rewrite of [`Optimizations::REWRITES`], in its order.
     pub fn summary(&self, o: &Optimizations) -> String {
-        let pack = match o.pack_weights {
-            true => format!("{} convolution(s) with weights packed for the GEMM kernels", self.packed_weights),
-            false => "weight packing off".into(),
-        };
-        format!("{}, {pack}", self.memory_summary(o))
+        let lines: Vec<String> = self.lines(o).into_iter().map(|(_, line)| line).collect();
+        lines.join(", ")
     }
 
     /// The memory-saving rewrites' part of [`Applied::summary`] (what a budget error lists).
     pub fn memory_summary(&self, o: &Optimizations) -> String {
-        let fuse = match o.fuse_activations {
-            true => format!("{} activation(s) fused into the preceding kernel", self.fused_activations),
-            false => "activation fusion off".into(),
-        };
-        let in_place = match o.in_place {
-            true => format!("{} step(s) in place", self.in_place_steps),
-            false => "in-place execution off".into(),
-        };
-        let scratch = match o.fit_scratch {
-            true => format!("{} kernel(s) with reduced scratch", self.reduced_scratch),
-            false => "scratch fitting off".into(),
-        };
+        let lines: Vec<String> = self.lines(o).into_iter().filter(|(memory, _)| *memory).map(|(_, l)| l).collect();
+        lines.join(", ")
+    }
+
+    /// The schedule's report line (the rewrite is on).
+    fn schedule_line(&self) -> String {
         let search = match self.exact_schedule {
             true => "exact search",
             false => "greedy search; the exact one exceeded its budget",
         };
-        let schedule = match self.schedule_lower_bounds {
+        match self.schedule_lower_bounds {
             Some((onnx, aware)) if aware < onnx => {
                 format!("memory-aware order (lower bound {onnx} -> {aware} bytes, {search})")
             }
             Some((onnx, _)) => format!("ONNX order kept (lower bound {onnx} bytes, no better order found by {search})"),
             None => "scheduling off".into(),
-        };
-        let concat = match o.elide_concat {
-            true => format!("{} concat(s) elided", self.elided_concats),
-            false => "concat elision off".into(),
-        };
-        let transpose = match o.transpose {
-            true => format!("{} transpose(s) folded into matrix product strides", self.folded_transposes),
-            false => "transpose folding off".into(),
-        };
-        format!("{fuse}, {in_place}, {concat}, {transpose}, {scratch}, {schedule}")
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! The property both the `cargo fuzz` target (`fuzz/fuzz_targets/import_plan.rs`) and the quick
 //! test (`tests/fuzz_import.rs`) check on arbitrary bytes: the importer and the planner never
-//! panic, and every model they accept has a plan the verifier accepts and an expansion.
+//! panic, and every model they accept has a plan the verifier accepts and an expansion. The import
+//! runs with the default build-time limits on (`import::limits`), as every front end does: a
+//! mutated dimension that asks for gigabytes is refused before anything is allocated.
 //!
 //! One exception, measured rather than hidden: tract itself panics on some malformed protobufs
 //! (e.g. an output name no node produces: `no entry found for key` in tract-onnx's `model.rs`).
@@ -13,7 +15,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
 use sramfit_planner_core::codegen::{self, CodegenOptions};
-use sramfit_planner_core::{compile, import, verify};
+use sramfit_planner_core::{import, pipeline, verify};
 use tract_onnx::prelude::Framework;
 
 /// What happened to one input.
@@ -64,7 +66,7 @@ pub fn check_bytes(data: &[u8]) -> Outcome {
 fn compile_bytes(data: &[u8]) -> Outcome {
     let Ok(proto) = tract_onnx::onnx().proto_model_for_read(&mut &data[..]) else { return Outcome::NotOnnx };
     let Ok(graph) = import::import_proto(&proto, &[]) else { return Outcome::Refused };
-    let Ok(program) = compile::compile_graph(graph, &Default::default()) else { return Outcome::Refused };
+    let Ok(program) = pipeline::compile_graph(graph, &Default::default()) else { return Outcome::Refused };
     let (problem, plan) = (&program.live.problem, &program.plan);
     if let Err(v) = verify::verify(problem, &plan.offsets, plan.arena_bytes, &[]) {
         panic!("an accepted plan fails verification: {}", v.describe(problem));

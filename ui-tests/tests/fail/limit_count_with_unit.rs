@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/chain.onnx",
+        limits: { nodes: 2 KiB },
+    }
+}
+
+fn main() {}
