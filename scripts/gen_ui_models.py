@@ -12,9 +12,9 @@ from onnx import TensorProto, helper, numpy_helper
 OUT = "ui-tests/models"
 
 
-def save(name, nodes, inputs, outputs, inits=(), out=OUT):
+def save(name, nodes, inputs, outputs, inits=(), out=OUT, opset=13):
     graph = helper.make_graph(nodes, os.path.basename(name), inputs, outputs, list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8,
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8,
                               producer_name="sramfit-scripts")
     onnx.checker.check_model(model)
     os.makedirs(out, exist_ok=True)
@@ -62,12 +62,11 @@ def main():
     data = tiny.SerializeToString()
     with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
         f.write(data[: len(data) // 2])
-    # An operator tract knows but sramfit's runtime does not: CumSum.
-    axis = numpy_helper.from_array(np.array(1, dtype=np.int64), "axis")
+    # An operator tract knows but sramfit's runtime does not: Trilu (the upper triangle of a matrix).
     save("unsupported", [helper.make_node("Relu", ["input"], ["r"], name="relu"),
-                         helper.make_node("CumSum", ["r", "axis"], ["output"], name="running_total")],
-         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 16])],
-         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 16])], [axis])
+                         helper.make_node("Trilu", ["r"], ["output"], name="upper_triangle")],
+         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [4, 4])],
+         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [4, 4])], opset=14)
     # No graph inputs: a constant output.
     c = numpy_helper.from_array(np.ones((1, 4), dtype=np.float32), "c")
     # The budget tests' model (an arena of 2048 bytes), and the same model in three folders, for the

@@ -8,13 +8,15 @@ sramfit::model! { mod two_io { path: "tests/models/two_inputs_two_outputs.onnx" 
 
 mod common;
 
-/// The two inputs of the fixture, and the outputs `run` gives for them (the reference the typed
-/// entry points must match bit for bit; `run` itself is checked against onnxruntime in models.rs).
+/// The two inputs of the fixture, and the outputs `run_in` gives for them (the reference the typed
+/// entry points must match bit for bit; `run` itself is checked against onnxruntime in models.rs),
+/// computed in an arena of its own: the tests run in parallel, and only one of them may hold the
+/// module's static arena at a time.
 fn inputs_and_reference() -> ([f32; 8], [f32; 8], [f32; 8], [f32; 4]) {
     let a: [f32; 8] = common::random(8, 21).try_into().unwrap();
     let b: [f32; 8] = common::random(8, 22).try_into().unwrap();
     let (mut r0, mut r1) = ([0.0f32; 8], [0.0f32; 4]);
-    two_io::run(&a, &b, &mut r0, &mut r1).unwrap();
+    two_io::run_in(&mut Box::new(two_io::Arena::new()), &a, &b, &mut r0, &mut r1).unwrap();
     (a, b, r0, r1)
 }
 

@@ -377,11 +377,16 @@ impl fmt::Display for Rendered<'_> {
                     true => write!(f, "the model has {what}")?,
                     false => write!(f, "node `{node}` ({op}) would make {what}")?,
                 }
-                write!(
-                    f,
-                    ", over the `{key}` limit of {limit}{unit}: sramfit stops before allocating it\n  = help: a microcontroller model does not need this; if this one does, raise the limit: {}",
-                    front.limit_fix(key, *amount, *bytes)
-                )
+                write!(f, ", over the `{key}` limit of {limit}{unit}: sramfit stops before allocating it\n  = help: ")?;
+                match *amount {
+                    // A count that saturated: no machine holds it, so no limit is worth raising.
+                    u64::MAX => write!(f, "no limit can allow this: check the model's shapes (a dimension is out of range)"),
+                    _ => write!(
+                        f,
+                        "a microcontroller model does not need this; if this one does, raise the limit: {}",
+                        front.limit_fix(key, *amount, *bytes)
+                    ),
+                }
             }
             SramBudget { needed, report, .. } => write!(
                 f,

@@ -206,14 +206,7 @@ impl Scope<'_> {
 
     /// Any other tensor of `shape`: a graph input, a weight, an intermediate result.
     fn activation(&self, node: &str, op: &str, shape: &[u64]) -> Result<(), CompileError> {
-        let n = elements(shape);
-        match n > self.limits.tensor_elements {
-            true => {
-                let what = format!("a tensor of {n} elements {}", render(shape));
-                Err(exceeded("tensor_elements", node, op, what, n, self.limits.tensor_elements))
-            }
-            false => Ok(()),
-        }
+        check_elements(node, op, shape, self.limits)
     }
 }
 
@@ -608,14 +601,24 @@ pub fn check_typed(model: &tract_onnx::prelude::TypedModel, limits: &Limits) -> 
         for o in &node.outputs {
             let Some(shape) = o.fact.shape.as_concrete() else { continue };
             let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
-            let n = elements(&shape);
-            if n > limits.tensor_elements {
-                let what = format!("a tensor of {n} elements {}", render(&shape));
-                return Err(exceeded("tensor_elements", &node.name, &node.op.name(), what, n, limits.tensor_elements));
-            }
+            check_elements(&node.name, &node.op.name(), &shape, limits)?;
         }
     }
     Ok(())
+}
+
+/// A tensor of `shape` made by `node` against [`Limits::tensor_elements`]; a count past `u64`
+/// is reported as such (no limit can allow it).
+fn check_elements(node: &str, op: &str, shape: &[u64], limits: &Limits) -> Result<(), CompileError> {
+    let n = elements(shape);
+    if n <= limits.tensor_elements {
+        return Ok(());
+    }
+    let what = match n {
+        u64::MAX => format!("a tensor of more than 2^64 elements {}", render(shape)),
+        _ => format!("a tensor of {n} elements {}", render(shape)),
+    };
+    Err(exceeded("tensor_elements", node, op, what, n, limits.tensor_elements))
 }
 
 /// What folding may still materialise: every constant is charged before it is evaluated (by

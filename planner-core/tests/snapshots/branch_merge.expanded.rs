@@ -109,9 +109,9 @@ pub fn run_dyn_in(
         })?;
     run_in(arena, input, relu_low)
 }
-/// Like [`run`], with tagged slices of any element type whose count, types and lengths are
-/// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
-/// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+/// Like [`run`], with tagged slices of any element type whose count, types and lengths
+/// are checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and
+/// [`OUTPUT_TYPES`] / [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
 /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
 pub fn run_typed(
     inputs: &[::sramfit::TensorRef<'_>],
@@ -141,8 +141,11 @@ pub fn run_typed_in(
             found: __outputs,
         });
     };
-    let input = ::sramfit::__private::port_ref(__in_0, 0usize)?;
-    let relu_low = ::sramfit::__private::port_mut(__out_0, 0usize)?;
+    let input: &[f32; 1024usize] = ::sramfit::__private::port_ref(__in_0, 0usize)?;
+    let relu_low: &mut [f32; 2048usize] = ::sramfit::__private::port_mut(
+        __out_0,
+        0usize,
+    )?;
     run_in(arena, input, relu_low)
 }
 /** Runs the model in a caller-owned arena.
