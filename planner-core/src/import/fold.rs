@@ -57,7 +57,7 @@ pub fn fold_constants(mut model: TypedModel, budget: &mut FoldBudget) -> Result<
             return Ok(model);
         }
         patch.apply(&mut model).map_err(internal)?;
-        model = model.into_decluttered().map_err(internal)?;
+        model = super::declutter::declutter(model).map_err(internal)?;
     }
 }
 

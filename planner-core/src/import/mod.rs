@@ -8,6 +8,7 @@
 //! handles what tract really produces. Constant subgraphs tract leaves unfolded (large computed
 //! weights) are evaluated at build time by `fold.rs` first.
 
+mod declutter;
 mod fold;
 pub mod limits;
 mod mean;
@@ -93,7 +94,7 @@ pub fn import_proto_within(
     let typed = phase("declutter", || {
         let typed = model.into_typed().map_err(invalid)?;
         limits::check_typed(&typed, limits)?;
-        typed.into_decluttered().map_err(invalid)
+        declutter::declutter(typed).map_err(invalid)
     })?;
     let typed = phase("fold", || fold::fold_constants(typed, &mut FoldBudget::new(limits)))?;
     phase("lower", || lower_model(&typed))
