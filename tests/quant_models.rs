@@ -1,0 +1,89 @@
+//! Quantized models (`tests/models/quant/`, made by scripts/gen_quantized.py) through `model!`,
+//! against onnxruntime's integer execution of the same file (default optimisations, int8 QDQ kept
+//! int8: see the script's docs), on the fixture's sample and its extra samples. Each model states
+//! the largest difference it may have from onnxruntime, in quantization steps of the output, and
+//! the fraction of output elements that must be exactly equal (the figures measured, rounded
+//! down); `cargo test --workspace --test quant_models -- --nocapture` prints them.
+//!
+//! Where the two differ: onnxruntime requantizes in float with ties to even and runs part of a QDQ
+//! graph in float (`ort_executed_ops`), sramfit uses TFLite's fixed-point arithmetic everywhere
+//! (average pooling rounds its own way, softmax with a 1/255 output scale is rescaled from 1/256);
+//! one-step differences grow through later layers. The QOperator files, which onnxruntime runs
+//! with integer kernels throughout, agree exactly except mobilenetv2_035 (4 steps, as its QDQ twin).
+//!
+//! The transformer layer is not here: its LayerNormalization runs in float between a
+//! DequantizeLinear and a QuantizeLinear, which sramfit refuses (planner-core's
+//! `tests/quant_import.rs` checks the error).
+
+mod common;
+
+/// Checks the agreement of a compiled model with onnxruntime.
+fn check(
+    model_rel: &str,
+    out_types: &[sramfit::DType],
+    out_shapes: &[&[usize]],
+    run: common::quant::RunTyped,
+    max_steps: f64,
+    min_equal: f64,
+) {
+    let a = common::quant::agreement(model_rel, out_types, out_shapes, run);
+    println!(
+        "{model_rel}: max {} steps, {:.2}% of {} elements equal{}",
+        a.max_steps,
+        100.0 * a.equal_fraction(),
+        a.elements,
+        if a.max_float_error > 0.0 {
+            format!(", float outputs within {:.2e}", a.max_float_error)
+        } else {
+            String::new()
+        }
+    );
+    assert!(a.max_steps <= max_steps, "{model_rel}: {} steps from onnxruntime (at most {max_steps})", a.max_steps);
+    assert!(a.equal_fraction() >= min_equal, "{model_rel}: {:.4} equal (at least {min_equal})", a.equal_fraction());
+}
+
+/// One `model!` per quantized model, and its test: `name => path, max steps, min equal fraction;`.
+macro_rules! quant_models {
+    ($($name:ident => $path:literal, $max_steps:expr, $min_equal:expr;)*) => {$(
+        mod $name {
+            sramfit::model! { pub mod model { path: $path } }
+
+            #[test]
+            fn matches_onnxruntime() {
+                crate::check($path, model::OUTPUT_TYPES, model::OUTPUT_SHAPES, model::run_typed, $max_steps, $min_equal);
+            }
+        }
+    )*};
+}
+
+quant_models! {
+    branch_merge_qdq_s8 => "tests/models/quant/branch_merge_qdq_s8.onnx", 2.0, 0.99;
+    concat_branches_qdq_s8 => "tests/models/quant/concat_branches_qdq_s8.onnx", 2.0, 0.99;
+    fc_autoencoder_qdq_s8 => "tests/models/quant/fc_autoencoder_qdq_s8.onnx", 2.0, 0.99;
+    fc_autoencoder_qdq_u8 => "tests/models/quant/fc_autoencoder_qdq_u8.onnx", 2.0, 0.99;
+    fc_autoencoder_qop_s8 => "tests/models/quant/fc_autoencoder_qop_s8.onnx", 2.0, 0.99;
+    kws_dscnn_qdq_s8 => "tests/models/quant/kws_dscnn_qdq_s8.onnx", 2.0, 0.9;
+    kws_dscnn_qdq_u8 => "tests/models/quant/kws_dscnn_qdq_u8.onnx", 2.0, 0.9;
+    kws_dscnn_qop_s8 => "tests/models/quant/kws_dscnn_qop_s8.onnx", 2.0, 0.99;
+    kws_dscnn_qop_u8 => "tests/models/quant/kws_dscnn_qop_u8.onnx", 2.0, 0.99;
+    lenet_qdq_s8 => "tests/models/quant/lenet_qdq_s8.onnx", 3.0, 0.33;
+    mlp_qdq_s8 => "tests/models/quant/mlp_qdq_s8.onnx", 2.0, 0.85;
+    mnist_cnn_qdq_s8 => "tests/models/quant/mnist_cnn_qdq_s8.onnx", 2.0, 0.81;
+    mnist_cnn_qdq_u8 => "tests/models/quant/mnist_cnn_qdq_u8.onnx", 2.0, 0.82;
+    mnist_cnn_qop_s8 => "tests/models/quant/mnist_cnn_qop_s8.onnx", 2.0, 0.99;
+    mobilenetv2_035_qdq_s8 => "tests/models/quant/mobilenetv2_035_qdq_s8.onnx", 4.0, 0.0;
+    mobilenetv2_035_qdq_u8 => "tests/models/quant/mobilenetv2_035_qdq_u8.onnx", 2.0, 0.99;
+    mobilenetv2_035_qop_s8 => "tests/models/quant/mobilenetv2_035_qop_s8.onnx", 4.0, 0.0;
+    mobilenetv2_block_qdq_s8 => "tests/models/quant/mobilenetv2_block_qdq_s8.onnx", 2.0, 0.99;
+    reshape_views_qdq_s8 => "tests/models/quant/reshape_views_qdq_s8.onnx", 2.0, 0.99;
+    resnet8_qdq_s8 => "tests/models/quant/resnet8_qdq_s8.onnx", 2.0, 0.7;
+    resnet8_qdq_u8 => "tests/models/quant/resnet8_qdq_u8.onnx", 2.0, 0.8;
+    resnet8_qop_s8 => "tests/models/quant/resnet8_qop_s8.onnx", 2.0, 0.99;
+    resnet8_qop_u8 => "tests/models/quant/resnet8_qop_u8.onnx", 2.0, 0.99;
+    shufflenetv2_qdq_s8 => "tests/models/quant/shufflenetv2_qdq_s8.onnx", 2.0, 0.53;
+    squeezenet11_qdq_s8 => "tests/models/quant/squeezenet11_qdq_s8.onnx", 2.0, 0.99;
+    two_inputs_two_outputs_qdq_s8 => "tests/models/quant/two_inputs_two_outputs_qdq_s8.onnx", 2.0, 0.99;
+    vww_mobilenetv1_qdq_s8 => "tests/models/quant/vww_mobilenetv1_qdq_s8.onnx", 2.0, 0.5;
+    vww_mobilenetv1_qdq_u8 => "tests/models/quant/vww_mobilenetv1_qdq_u8.onnx", 2.0, 0.5;
+    vww_mobilenetv1_qop_s8 => "tests/models/quant/vww_mobilenetv1_qop_s8.onnx", 2.0, 0.99;
+}
