@@ -87,3 +87,27 @@ quant_models! {
     vww_mobilenetv1_qdq_u8 => "tests/models/quant/vww_mobilenetv1_qdq_u8.onnx", 2.0, 0.5;
     vww_mobilenetv1_qop_s8 => "tests/models/quant/vww_mobilenetv1_qop_s8.onnx", 2.0, 0.99;
 }
+
+/// Ports follow the graph: a float input followed by QuantizeLinear and a float output after the
+/// last DequantizeLinear keep `run(&[f32; N], &mut [f32; M])`, with no port quantization to state;
+/// integer ports take integers and state their scale and zero point (tests/quant_ops.rs).
+#[test]
+fn float_ports_of_a_quantized_model_stay_float() {
+    use kws_dscnn_qdq_s8::model;
+    assert_eq!((model::INPUT_TYPES, model::OUTPUT_TYPES), (&[sramfit::DType::F32][..], &[sramfit::DType::F32][..]));
+    assert_eq!((model::INPUT_QUANT, model::OUTPUT_QUANT), (&[None][..], &[None][..]));
+    let mut probabilities = [0.0f32; 12];
+    // Its own arena: the model's static one may be busy with the other test of this model.
+    let mut arena = Box::new(model::Arena::new());
+    model::run_in(&mut arena, &[0.5f32; 490], &mut probabilities).unwrap();
+    assert!((probabilities.iter().sum::<f32>() - 1.0).abs() < 0.05, "{probabilities:?}");
+}
+
+/// An int8 port is an `i8` array (a QOperator convolution between int8 ports).
+#[test]
+fn int8_ports_take_i8_arrays() {
+    sramfit::model! { mod conv { path: "tests/models/quant/ops/qop_conv3x3_s8.onnx" } }
+    let mut y = [0i8; 6 * 8 * 8];
+    conv::run(&[3i8; 4 * 8 * 8], &mut y).unwrap();
+    assert_eq!(conv::INPUT_TYPES, &[sramfit::DType::I8]);
+}

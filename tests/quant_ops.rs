@@ -13,7 +13,12 @@ mod common;
 /// pool into another output scale rounds twice.
 const MAX_STEPS: f64 = 1.0;
 
-/// One `model!` per case, and its test.
+/// Cases whose file states no quantization at all (an integer MaxPool, Pad, Reshape or Transpose
+/// between integer ports: the fixture's scales come from its generator): no port constants.
+const RAW_PORTS: &[&str] = &["qop_maxpool", "qop_pad", "qop_reshape", "qop_transpose"];
+
+/// One `model!` per case, and its tests: the outputs against onnxruntime's, and the stated
+/// quantization of the integer ports (`INPUT_QUANT` / `OUTPUT_QUANT`) against the fixture's.
 macro_rules! quant_ops {
     ($($name:ident => $path:literal;)*) => {$(
         mod $name {
@@ -24,6 +29,18 @@ macro_rules! quant_ops {
                 let a = crate::common::quant::agreement($path, model::OUTPUT_TYPES, model::OUTPUT_SHAPES, model::run_typed);
                 println!("{}: max {} steps, {:.2}% of {} elements equal, float error {}", $path, a.max_steps, 100.0 * a.equal_fraction(), a.elements, a.max_float_error);
                 assert!(a.max_steps <= crate::MAX_STEPS, "{}: {} steps from onnxruntime", $path, a.max_steps);
+            }
+
+            #[test]
+            fn states_the_quantization_of_its_integer_ports() {
+                let pairs = |q: &[Option<sramfit::Quantization>]| -> Vec<Option<(f32, i32)>> {
+                    q.iter().map(|q| q.map(|q| (q.scale, q.zero_point))).collect()
+                };
+                let (mut inputs, mut outputs) = crate::common::quant::port_quant($path);
+                if crate::RAW_PORTS.iter().any(|c| $path.contains(c)) {
+                    inputs.iter_mut().chain(&mut outputs).for_each(|q| *q = None);
+                }
+                assert_eq!((pairs(model::INPUT_QUANT), pairs(model::OUTPUT_QUANT)), (inputs, outputs), "{}", $path);
             }
         }
     )*};

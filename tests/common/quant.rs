@@ -17,6 +17,29 @@ pub struct QTensor {
     pub inner: usize,
 }
 
+/// The `(scale, zero point)` of each port, `None` for float ports and per-axis ones.
+pub type PortQuant = Vec<Option<(f32, i32)>>;
+
+/// The [`PortQuant`] the fixture gives its inputs and outputs: what a generated module's
+/// `INPUT_QUANT` / `OUTPUT_QUANT` state.
+pub fn port_quant(model_rel: &str) -> (PortQuant, PortQuant) {
+    let path = super::repo_path(&model_rel.replace(".onnx", ".ref.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let ports = |list: &serde_json::Value| -> PortQuant {
+        (list.as_array().unwrap().iter())
+            .map(|t| {
+                let q = &t["quant"];
+                let integer = t["dtype"].as_str() != Some("float32");
+                match (q["scale"].as_f64(), q["zero_point"].as_i64()) {
+                    (Some(scale), Some(zp)) if integer => Some((scale as f32, zp as i32)),
+                    _ => None,
+                }
+            })
+            .collect()
+    };
+    (ports(&v["inputs"]), ports(&v["outputs"]))
+}
+
 /// Inputs and onnxruntime's outputs.
 pub struct Sample {
     pub inputs: Vec<QTensor>,

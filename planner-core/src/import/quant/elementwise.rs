@@ -125,7 +125,7 @@ fn real_function(w: &Walk<'_>, op: &str, node: &pb::NodeProto) -> Result<Box<dyn
         "Softsign" => Box::new(|x: f32| x / (1.0 + x.abs())),
         "Neg" => Box::new(|x: f32| -x),
         "Abs" => Box::new(f32::abs),
-        other => return Err(format!("{other} has no integer form in sramfit")),
+        other => return Err(format!("no lookup table for {other}")),
     })
 }
 

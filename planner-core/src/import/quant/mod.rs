@@ -514,7 +514,9 @@ impl<'p> Walk<'p> {
             })?);
         }
         let outs = chains.iter().map(|c| c.out).collect();
-        let tensors = self.integer(Call { op, node, operands, outs })?;
+        let tensors = self.integer(Call { op, node, operands, outs }).map_err(|why| {
+            format!("between DequantizeLinear and QuantizeLinear, with no integer form in sramfit: {why}")
+        })?;
         for (chain, t) in chains.into_iter().zip(tensors) {
             for name in chain.values {
                 self.values.insert(name.to_string(), Value::Quantized(t));
@@ -592,9 +594,14 @@ impl<'p> Walk<'p> {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let q = q.expect("called with an integer input");
+        // Raw integers (an input port nothing dequantizes) stay unquantized through the operator.
+        let raw = operands.iter().any(|o| matches!(o, Operand::Act(t, _) if self.graph.tensors[*t].quant.is_none()));
         let outs = node.output.iter().map(|_| Out { q, clamp: UNBOUNDED }).collect();
         let tensors = self.integer(Call { op, node, operands, outs })?;
         for (i, t) in tensors.into_iter().enumerate() {
+            if raw {
+                self.graph.tensors[t].quant = None;
+            }
             self.set(node, i, Value::Int(t));
         }
         Ok(())
