@@ -24,6 +24,16 @@ pub const OUTPUT_SHAPES: &[&[usize]] = &[&[1usize, 8usize, 16usize, 16usize]];
 pub const INPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
 /// Element types of the graph outputs, in graph order.
 pub const OUTPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// How each integer graph input's integers map to reals (`real = scale * (q -
+/// zero_point)`), in graph order; `None` for a float input and for integers the model
+/// does not quantize (or quantizes per axis).
+pub const INPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
+    ::core::option::Option::None,
+];
+/// As [`INPUT_QUANT`], for the graph outputs.
+pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
+    ::core::option::Option::None,
+];
 /// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]
@@ -109,9 +119,9 @@ pub fn run_dyn_in(
         })?;
     run_in(arena, input, relu_low)
 }
-/// Like [`run`], with tagged slices of any element type whose count, types and lengths are
-/// checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and [`OUTPUT_TYPES`] /
-/// [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
+/// Like [`run`], with tagged slices of any element type whose count, types and lengths
+/// are checked at run time against [`INPUT_TYPES`] / [`INPUT_SHAPES`] and
+/// [`OUTPUT_TYPES`] / [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
 /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
 pub fn run_typed(
     inputs: &[::sramfit::TensorRef<'_>],
@@ -141,8 +151,11 @@ pub fn run_typed_in(
             found: __outputs,
         });
     };
-    let input = ::sramfit::__private::port_ref(__in_0, 0usize)?;
-    let relu_low = ::sramfit::__private::port_mut(__out_0, 0usize)?;
+    let input: &[f32; 1024usize] = ::sramfit::__private::port_ref(__in_0, 0usize)?;
+    let relu_low: &mut [f32; 2048usize] = ::sramfit::__private::port_mut(
+        __out_0,
+        0usize,
+    )?;
     run_in(arena, input, relu_low)
 }
 /** Runs the model in a caller-owned arena.
