@@ -9,7 +9,11 @@
 //! graph in float (`ort_executed_ops`), sramfit uses TFLite's fixed-point arithmetic everywhere
 //! (average pooling rounds its own way, softmax with a 1/255 output scale is rescaled from 1/256);
 //! one-step differences grow through later layers. The QOperator files, which onnxruntime runs
-//! with integer kernels throughout, agree exactly except mobilenetv2_035 (4 steps, as its QDQ twin).
+//! with integer kernels throughout, agree exactly except mobilenetv2_035 (4 steps, as its QDQ twin):
+//! there the first difference is one element of b11_project (a 1x1 convolution whose inputs agree
+//! exactly), whose exact value -56.49952 TFLite's double rounding (high multiply to 2^-10, then a
+//! rounding shift of the tie -56.5) makes -57 where onnxruntime's single rounding gives -56; it
+//! grows to 4 steps over the 20 layers after it.
 //!
 //! The transformer layer is not here: its LayerNormalization runs in float between a
 //! DequantizeLinear and a QuantizeLinear, which sramfit refuses (planner-core's
