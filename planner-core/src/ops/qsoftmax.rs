@@ -1,6 +1,6 @@
 //! Quantized softmax (TFLite's integer algorithm) over the middle axis of an `[outer, axis, inner]`
-//! view: `runtime_min::quant::softmax`. Its output quantization is fixed (scale 1/256, zero point
-//! the type's minimum); another one is reached by a requantization after it.
+//! view: `runtime_min::quant::softmax`. Its output zero point is the type's minimum, its scale any
+//! (TFLite's 1/256, ONNX QDQ's 1/255); another zero point is reached by a requantization after it.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -15,15 +15,17 @@ use crate::tensor::DType;
 pub struct QSoftmax(pub rtq::Softmax);
 
 impl QSoftmax {
-    /// The softmax of `x` (scaled by `beta`) along the middle axis of `[outer, axis, inner]`.
-    pub fn new(outer: usize, axis: usize, inner: usize, beta: f32, x: QParams) -> QSoftmax {
-        QSoftmax(rtq::Softmax { outer, axis, inner, scaling: rtq::softmax_scaling(beta, x.scale) })
+    /// The softmax of `x` (scaled by `beta`) along the middle axis of `[outer, axis, inner]`, into
+    /// `y` (whose zero point is [`QSoftmax::output`]'s).
+    pub fn new(outer: usize, axis: usize, inner: usize, beta: f32, x: QParams, y: QParams) -> QSoftmax {
+        let (scaling, output) = (rtq::softmax_scaling(beta, x.scale), rtq::softmax_output(y.scale));
+        QSoftmax(rtq::Softmax { outer, axis, inner, scaling, output })
     }
 
-    /// The quantization the kernel writes in `dtype`: scale 1/256, zero point the type's minimum.
-    pub fn output(dtype: DType) -> QParams {
+    /// The quantization the kernel writes in `dtype` at `scale`: zero point the type's minimum.
+    pub fn output(dtype: DType, scale: f32) -> QParams {
         let zero_point = on_dtype!(dtype, T => <T as QuantElem>::MIN);
-        QParams { scale: 1.0 / 256.0, zero_point, dtype }
+        QParams { scale, zero_point, dtype }
     }
 }
 
@@ -33,14 +35,16 @@ impl OpKind for QSoftmax {
     }
 
     fn emit(&self, s: &Step<'_>) -> TokenStream {
-        let rtq::Softmax { outer, axis, inner, scaling } = self.0;
+        let rtq::Softmax { outer, axis, inner, scaling, output } = self.0;
         let rtq::SoftmaxScaling { input_multiplier, input_left_shift, diff_min } = scaling;
+        let rtq::Requant { multiplier, shift } = output;
         let (x, y) = (&s.inputs[0], &s.output);
         quote!(::sramfit::kernels::quant::softmax(&::sramfit::kernels::quant::Softmax {
             outer: #outer, axis: #axis, inner: #inner,
             scaling: ::sramfit::kernels::quant::SoftmaxScaling {
                 input_multiplier: #input_multiplier, input_left_shift: #input_left_shift, diff_min: #diff_min,
             },
+            output: ::sramfit::kernels::quant::Requant { multiplier: #multiplier, shift: #shift },
         }, #x, #y);)
     }
 

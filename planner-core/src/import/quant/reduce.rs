@@ -116,8 +116,9 @@ pub(super) fn reduce_mean(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId
 }
 
 /// Softmax along one axis (opset 13), or over the axes from `axis` on (before opset 13, and
-/// QLinearSoftmax with `opset` below 13), in TFLite's quantization, then requantized to the
-/// output's when that differs.
+/// QLinearSoftmax with `opset` below 13), straight into the output's scale when its zero point is
+/// the type's minimum (TFLite's 1/256, ONNX QDQ's 1/255), else in TFLite's quantization, then
+/// requantized.
 pub(super) fn softmax(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
     let (x, xq) = c.act(0)?;
     let xs = w.shape(x);
@@ -130,8 +131,11 @@ pub(super) fn softmax(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, S
     if lo > 0.0 || hi < 1.0 {
         return Err("a Clip after a softmax that cuts into [0, 1]".into());
     }
-    let op = QSoftmax::new(outer, len, inner, 1.0, xq);
-    w.keeping(c, 0, QSoftmax::output(c.out().q.dtype), xs.clone(), |w, y| w.push(c.node, Op::QSoftmax(op), vec![x], y))
+    let out = c.out().q;
+    let direct = QSoftmax::output(out.dtype, out.scale);
+    let y = if direct.zero_point == out.zero_point { direct } else { QSoftmax::output(out.dtype, 1.0 / 256.0) };
+    let op = QSoftmax::new(outer, len, inner, 1.0, xq, y);
+    w.keeping(c, 0, y, xs.clone(), |w, t| w.push(c.node, Op::QSoftmax(op), vec![x], t))
 }
 
 /// A possibly negative axis of a rank-`rank` tensor.
