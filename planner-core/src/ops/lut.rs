@@ -90,7 +90,8 @@ impl OpKind for Lut {
     }
 
     fn stack_bytes(&self, _: Target) -> u64 {
-        64
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {

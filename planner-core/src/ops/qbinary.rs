@@ -157,9 +157,8 @@ impl OpKind for QBinary {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self, _: Target) -> u64 {
-        // Rank-`MAX_RANK` index layouts.
-        256
+    fn stack_bytes(&self, target: Target) -> u64 {
+        sramfit_runtime_min::rank_generic_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {

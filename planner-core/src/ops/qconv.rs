@@ -106,12 +106,10 @@ impl OpKind for QConv {
         }
     }
 
-    fn stack_bytes(&self, _: Target) -> u64 {
-        // Depthwise: a block of 16 i32 accumulators and 16 input offsets.
-        if self.depthwise {
-            256
-        } else {
-            64
+    fn stack_bytes(&self, target: Target) -> u64 {
+        match self.depthwise {
+            true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
+            false => 0, // No local arrays.
         }
     }
 

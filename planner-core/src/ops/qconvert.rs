@@ -82,7 +82,8 @@ impl OpKind for QConvert {
     }
 
     fn stack_bytes(&self, _: Target) -> u64 {
-        64
+        // No local arrays.
+        0
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -145,8 +145,8 @@ impl OpKind for QMatMul {
         Scratch::NONE
     }
 
-    fn stack_bytes(&self, _: Target) -> u64 {
-        64
+    fn stack_bytes(&self, target: Target) -> u64 {
+        sramfit_runtime_min::quant_matmul_stack_bytes(target) as u64
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -42,7 +42,7 @@ mod binary;
 mod channel_quant;
 mod conv;
 mod convert;
-mod depthwise;
+pub(crate) mod depthwise;
 mod elem;
 pub mod fixedpoint;
 pub mod gemmlowp;
