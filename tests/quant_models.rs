@@ -9,7 +9,10 @@
 //! graph in float (`ort_executed_ops`), sramfit uses TFLite's fixed-point arithmetic everywhere
 //! (average pooling rounds its own way; softmax computes its probabilities in fixed point: on
 //! kws_dscnn_qdq_s8, whose logits agree exactly, the one differing output is 230.887 / 255, which
-//! sramfit writes as 231 and onnxruntime's QLinearSoftmax as 230);
+//! sramfit writes as 231 and onnxruntime's QLinearSoftmax as 230; on lenet_qdq_s8 every step
+//! before pool2, a 2x2 average pool, agrees exactly, pool2 on 94% of its elements (sums of four
+//! ending in a half: TFLite rounds away from zero, onnxruntime to even), and its three Gemms grow
+//! that to 3 steps);
 //! one-step differences grow through later layers. The QOperator files, which onnxruntime runs
 //! with integer kernels throughout, agree exactly except mobilenetv2_035 (4 steps, as its QDQ twin):
 //! there the first difference is one element of b11_project (a 1x1 convolution whose inputs agree
