@@ -36,7 +36,12 @@ Per-op cases (tests/models/quant/ops/CASE.{onnx,ref.json}), built by hand with o
   Pad, Relu folded into the zero point) or has TFLite's fixed one (Softmax, Sigmoid: 1/256; Tanh:
   1/128).
 
-References: onnxruntime, CPU, one thread, DEFAULT graph optimisations (ORT_ENABLE_ALL): ORT fuses
+References: onnxruntime, CPU, one thread, DEFAULT graph optimisations (ORT_ENABLE_ALL) and
+`session.qdqisint8allowed = 1` (INT8_ALLOWED below): on x86 ORT otherwise turns every int8 QDQ
+activation into uint8 (zero point + 128) before fusing, and its u8 x s8 kernels then saturate with the
+full-range int8 weights of the qdq_s8 files (vpmaddubsw, see above; measured: lenet 15 steps,
+reshape_views 23 steps from int8 execution); with the entry it runs int8 x int8 kernels, which are
+exact, as on ARM, where the entry is on by default. ORT fuses
 each DQ -> op -> Q group it knows into an integer kernel (QLinearConv, QLinearAdd, ...) and runs
 the rest as float ops between DQ and Q ("float-simulated"); `ort_executed_ops` in the ref.json
 lists the ops of ORT's optimised graph (saved at ORT_ENABLE_EXTENDED, where the QDQ fusions
@@ -107,8 +112,13 @@ ONNX_TO_NP = {TensorProto.FLOAT: np.float32, TensorProto.INT8: np.int8, TensorPr
 # --------------------------------------------------------------------------- #
 # ORT sessions
 # --------------------------------------------------------------------------- #
+# ORT's session configuration for every reference run: keep int8 QDQ activations int8 (see the docs).
+INT8_ALLOWED = ("session.qdqisint8allowed", "1")
+
+
 def session(path, level):
     so = ort.SessionOptions()
+    so.add_session_config_entry(*INT8_ALLOWED)
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.graph_optimization_level = level
@@ -127,6 +137,7 @@ def executed_ops(path):
     only adds layout changes of float convolutions)."""
     with tempfile.TemporaryDirectory() as d:
         so = ort.SessionOptions()
+        so.add_session_config_entry(*INT8_ALLOWED)
         so.intra_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         so.optimized_model_filepath = os.path.join(d, "opt.onnx")
@@ -321,7 +332,7 @@ def whole_model(name, module, sub, variant, out_dir):
                             "per_channel": True, "calibration": "MinMax",
                             "calibration_samples": CALIB_SAMPLES},
            "ort": {"version": ort.__version__, "graph_optimization_level": "ORT_ENABLE_ALL",
-                   "threads": 1},
+                   "threads": 1, "session_config": dict([INT8_ALLOWED])},
            "ort_executed_ops": executed_ops(path),
            "float_ops": float_islands(model) if fmt == QuantFormat.QDQ else [],
            "extra_samples": []}

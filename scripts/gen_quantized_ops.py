@@ -644,7 +644,8 @@ def build_case(case, out_dir, generator, run, executed_ops, steps_stats):
     ref = {"model": f"{case.name}.onnx", "generator": generator, "seed": case.seed,
            "case": {"op": case.base, "format": {"qdq": "QDQ", "qop": "QOperator", "q": "Q/DQ"}[case.mode],
                     "dtype": case.dtype, "description": desc},
-           "ort": {"version": ort.__version__, "graph_optimization_level": "ORT_ENABLE_ALL", "threads": 1},
+           "ort": {"version": ort.__version__, "graph_optimization_level": "ORT_ENABLE_ALL", "threads": 1,
+                   "session_config": {"session.qdqisint8allowed": "1"}},  # gen_quantized.INT8_ALLOWED
            "ort_executed_ops": executed_ops(path),
            "inputs": [], "outputs": []}
     for vi in m.graph.input:

@@ -67,6 +67,17 @@ def main():
                          helper.make_node("Trilu", ["r"], ["output"], name="upper_triangle")],
          [helper.make_tensor_value_info("input", TensorProto.FLOAT, [4, 4])],
          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [4, 4])], opset=14)
+    # A QDQ model whose Erf has no integer form: a float operator inside a quantized region.
+    q = [numpy_helper.from_array(np.array(v, dtype=d), n) for v, d, n in
+         [(0.05, np.float32, "x_scale"), (0, np.int8, "x_zp"), (1 / 128, np.float32, "y_scale"), (0, np.int8, "y_zp")]]
+    save("quant_float_op",
+         [helper.make_node("QuantizeLinear", ["input", "x_scale", "x_zp"], ["xq"], name="input_q"),
+          helper.make_node("DequantizeLinear", ["xq", "x_scale", "x_zp"], ["x"], name="input_dq"),
+          helper.make_node("Erf", ["x"], ["e"], name="erf"),
+          helper.make_node("QuantizeLinear", ["e", "y_scale", "y_zp"], ["eq"], name="erf_q"),
+          helper.make_node("DequantizeLinear", ["eq", "y_scale", "y_zp"], ["output"], name="output_dq")],
+         [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 8])],
+         [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8])], q)
     # No graph inputs: a constant output.
     c = numpy_helper.from_array(np.ones((1, 4), dtype=np.float32), "c")
     # The budget tests' model (an arena of 2048 bytes), and the same model in three folders, for the

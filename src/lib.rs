@@ -34,6 +34,9 @@ pub use sramfit_macros::model;
 /// The kernels generated code calls (`sramfit-runtime-min`), re-exported for generated code and for
 /// users who want to call a kernel directly.
 pub use sramfit_runtime_min as kernels;
+/// How a quantized port's integers map to reals: `real = scale * (q - zero_point)` (a generated
+/// module's `INPUT_QUANT` / `OUTPUT_QUANT`).
+pub use sramfit_runtime_min::quant::Quantization;
 pub use sramfit_runtime_min::DType;
 pub use tensor::{Element, TensorMut, TensorRef};
 

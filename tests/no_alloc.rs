@@ -1,4 +1,4 @@
-//! A counting global allocator proves that generated code never allocates. It counts per thread:
+//! A counting global allocator proves that generated code never allocates (f32 and int8 models). It counts per thread:
 //! the test harness's own threads allocate now and then while the test runs (seen: 2 to 4
 //! allocations on another thread, which made a process-wide count flaky).
 
@@ -50,6 +50,24 @@ fn run_run_in_and_run_dyn_do_not_allocate() {
     resnet8::run_in(&mut arena, input, &mut out).unwrap();
     resnet8::run_dyn(&[input], &mut [&mut out]).unwrap();
     resnet8::run_dyn_in(&mut arena, &[input], &mut [&mut out]).unwrap();
+    let after = ALLOCATIONS.with(Cell::get);
+    assert_eq!(after - before, 0, "generated code allocated {} times", after - before);
+    assert!(out.iter().all(|v| v.is_finite()));
+}
+
+sramfit::model! { mod resnet8_int8 { path: "tests/models/quant/resnet8_qdq_s8.onnx" } }
+sramfit::model! { mod conv_int8 { path: "tests/models/quant/ops/qop_conv3x3_s8.onnx" } }
+
+#[test]
+fn int8_models_do_not_allocate() {
+    let input = vec![0.5f32; 3 * 32 * 32];
+    let input: &[f32; 3072] = input.as_slice().try_into().unwrap();
+    let mut arena = Box::new(resnet8_int8::Arena::new());
+    let (mut out, mut y) = ([0.0f32; 10], [0i8; 6 * 8 * 8]);
+    let before = ALLOCATIONS.with(Cell::get);
+    resnet8_int8::run(input, &mut out).unwrap();
+    resnet8_int8::run_in(&mut arena, input, &mut out).unwrap();
+    conv_int8::run(&[5i8; 4 * 8 * 8], &mut y).unwrap();
     let after = ALLOCATIONS.with(Cell::get);
     assert_eq!(after - before, 0, "generated code allocated {} times", after - before);
     assert!(out.iter().all(|v| v.is_finite()));

@@ -58,6 +58,7 @@ impl FrontEnd {
     }
 
     /// How to set limit `key` to `value` (bytes when `bytes`).
+    #[cfg(feature = "onnx")]
     fn limit_fix(self, key: &str, value: u64, bytes: bool) -> String {
         let human = if bytes { crate::units::round_up_units(value) } else { value.to_string() };
         match self {

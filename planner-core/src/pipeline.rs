@@ -60,6 +60,7 @@ pub(crate) fn compile_fixed(
 }
 
 /// Runs `f`, turning a panic (inside the ONNX loader) into [`CompileError::InvalidModel`] naming `path`.
+#[cfg(feature = "onnx")]
 pub(crate) fn catching<T>(
     path: &std::path::Path,
     f: impl FnOnce() -> Result<T, CompileError>,

@@ -164,3 +164,10 @@ pub fn strides_of(shape: &[usize]) -> Vec<usize> {
     }
     s
 }
+
+/// Whether `strides` (in elements) address a tensor of `shape` in row-major order, so that it is
+/// read at the index it is written (axes of extent 1 never move the index, whatever their stride).
+pub fn is_row_major(shape: &[usize], strides: &[usize]) -> bool {
+    strides.len() == shape.len()
+        && shape.iter().zip(strides.iter().zip(strides_of(shape))).all(|(&n, (&s, c))| n == 1 || s == c)
+}

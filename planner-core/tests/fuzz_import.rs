@@ -18,6 +18,12 @@ const SEEDS: &[&str] = &[
     "../tests/models/ops/split_uneven.onnx",
     "../tests/models/ops/where_less.onnx",
     "../tests/models/ops/concat_axis1_4d.onnx",
+    // Quantized models (read from the protobuf by `import::quant`): QDQ and QOperator.
+    "../tests/models/quant/ops/qdq_conv3x3_s8.onnx",
+    "../tests/models/quant/ops/qdq_conv_depthwise_mult2_s8.onnx",
+    "../tests/models/quant/ops/qop_softmax_u8.onnx",
+    "../tests/models/quant/ops/qop_globalavgpool_s8.onnx",
+    "../tests/models/quant/ops/qop_add_bcast_s8.onnx",
 ];
 
 /// xorshift64: deterministic, so a failure reproduces.

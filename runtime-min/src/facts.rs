@@ -10,6 +10,7 @@ use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES}
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
 use crate::pool::GLOBAL_PLANES;
+use crate::quant::depthwise::CHANNEL_BLOCK;
 use crate::resize::RESIZE_BLOCK;
 use crate::softmax::SOFTMAX_STACK_BYTES;
 use crate::util::layout_walk_words;
@@ -123,6 +124,21 @@ pub const fn resize_stack_bytes(t: Target) -> usize {
 /// reductions walk two layouts of two and one set, one word fewer).
 pub const fn rank_generic_stack_bytes(t: Target) -> usize {
     layout_walk_words(5) * t.pointer_bytes()
+}
+
+/// Stack bytes of the local arrays of the int8 / uint8 depthwise convolution
+/// ([`quant::depthwise_conv2d`](crate::quant::depthwise_conv2d)) on `t`: a block of `i32`
+/// accumulators and input offsets. The broadcast add / sub / mul and pad of [`quant`](crate::quant)
+/// walk the same layouts as the f32 ones ([`rank_generic_stack_bytes`]), the batched matmul keeps
+/// its batch index ([`quant_matmul_stack_bytes`]), the other int8 kernels no arrays.
+pub const fn quant_depthwise_stack_bytes(t: Target) -> usize {
+    CHANNEL_BLOCK * (4 + t.pointer_bytes())
+}
+
+/// Stack bytes of the local arrays of [`quant::matmul`](crate::quant::matmul) on `t`: the batch
+/// index and one copy of a batch stride set.
+pub const fn quant_matmul_stack_bytes(t: Target) -> usize {
+    2 * 4 * t.pointer_bytes()
 }
 
 /// `max(a, b)` in a `const fn`.

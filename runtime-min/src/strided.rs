@@ -23,8 +23,10 @@ pub struct Strided<'a> {
 /// be distinct for a well-defined result. Builds Transpose, Slice (incl.
 /// negative steps), Concat, Split, Expand, Tile, Depth/SpaceToDepth and
 /// Gather with constant indices. Axes contiguous on both sides are merged;
-/// innermost runs contiguous on both sides are `copy_from_slice`.
-pub fn copy_strided(p: &Strided, x: &[f32], y: &mut [f32]) {
+/// innermost runs contiguous on both sides are `copy_from_slice`. Any element type: the same
+/// copies move `f32` activations and quantized `i8` / `u8` ones (a quantized transpose, slice or
+/// equal-scale concatenation changes no value).
+pub fn copy_strided<T: Copy>(p: &Strided, x: &[T], y: &mut [T]) {
     let Some(l) = Layout::<2>::new(p.shape, |s, d| match s {
         0 => p.dst_strides[d],
         _ => p.src_strides[d],
@@ -39,7 +41,7 @@ pub fn copy_strided(p: &Strided, x: &[f32], y: &mut [f32]) {
 
 /// Copies `n` elements from `x[s + t * ss]` to `y[d + t * ds]`.
 #[inline(always)]
-fn copy_run(x: &[f32], y: &mut [f32], s: isize, ss: isize, d: isize, ds: isize, n: usize) {
+fn copy_run<T: Copy>(x: &[T], y: &mut [T], s: isize, ss: isize, d: isize, ds: isize, n: usize) {
     if ds == 1 {
         let yr = &mut y[d as usize..][..n];
         if ss == 1 {

@@ -221,10 +221,10 @@ fn pointwise_conv_reads_in_place_and_matches() {
         p.out_w = out_len(p.in_w, 0, 1, 1, p.stride_w);
         let taps = p.in_channels / p.groups;
         c.w_oihw.truncate(p.out_channels * taps);
-        assert_eq!(conv2d_scratch_len(p), 0, "NHWC pointwise needs no scratch");
+        assert_eq!(conv2d_scratch_len(p), 0, "pointwise needs no scratch in any layout");
         let want = reference(&c);
         assert_eq!(run(&c, false, true, true), want, "case {i}");
-        assert_eq!(run(&c, false, false, true), want, "case {i} (NCHW input gathers)");
+        assert_eq!(run(&c, false, false, true), want, "case {i} (NCHW input read strided)");
     }
 }
 

@@ -9,8 +9,8 @@ mod quant_common;
 use common::Rng;
 use quant_common::{clamp, elems, ref_requant, requant, scale, zero_point};
 use sramfit_runtime_min::quant::{
-    avg_pool2d, max_pool2d, mean, mean_requant, softmax, softmax_scaling, ImageStrides, Mean, Pool2d, QuantElem,
-    Softmax,
+    avg_pool2d, max_pool2d, mean, mean_requant, softmax, softmax_output, softmax_scaling, ImageStrides, Mean, Pool2d,
+    QuantElem, Softmax,
 };
 
 fn random_pool<T: QuantElem>(rng: &mut Rng) -> Pool2d {
@@ -215,9 +215,12 @@ fn mean_hand_computed() {
     assert_eq!(y, [6]);
 }
 
+/// TFLite's output scale, 1/256.
+const TFLITE: sramfit_runtime_min::quant::Requant = softmax_output(1.0 / 256.0);
+
 #[test]
 fn softmax_hand_computed() {
-    let p = |axis| Softmax { outer: 1, axis, inner: 1, scaling: softmax_scaling(1.0, 0.1) };
+    let p = |axis| Softmax { outer: 1, axis, inner: 1, scaling: softmax_scaling(1.0, 0.1), output: TFLITE };
     // Four equal values: 0.25 each = 64 / 256, output zero point -128.
     let mut y = [0i8; 4];
     softmax(&p(4), &[7i8; 4], &mut y);
@@ -231,19 +234,20 @@ fn softmax_hand_computed() {
     softmax(&p(4), &[200u8; 4], &mut y);
     assert_eq!(y, [64; 4]);
     // A difference below diff_min gives the minimum: scale 1, beta 1 allow differences down to -15.
-    let q = Softmax { outer: 1, axis: 2, inner: 1, scaling: softmax_scaling(1.0, 1.0) };
+    let q = Softmax { outer: 1, axis: 2, inner: 1, scaling: softmax_scaling(1.0, 1.0), output: TFLITE };
     let mut y = [0i8; 2];
     softmax(&q, &[100i8, 84], &mut y);
     assert_eq!(y, [127, -128]);
 }
 
-fn check_softmax<X: QuantElem, Y: QuantElem>(seed: u64) {
+fn check_softmax<X: QuantElem, Y: QuantElem>(seed: u64, output_scale: f32) {
     let mut rng = Rng::new(seed);
     let mut worst = 0f64;
     for _ in 0..300 {
         let (outer, axis, inner) = (1 + rng.below(3), 1 + rng.below(40), 1 + rng.below(3));
         let (beta, input_scale) = (scale(&mut rng, 0.5, 2.0), scale(&mut rng, 0.01, 0.3));
-        let p = Softmax { outer, axis, inner, scaling: softmax_scaling(beta, input_scale) };
+        let output = softmax_output(output_scale);
+        let p = Softmax { outer, axis, inner, scaling: softmax_scaling(beta, input_scale), output };
         let x: Vec<X> = elems(&mut rng, outer * axis * inner);
         let mut y = vec![Y::default(); x.len()];
         softmax(&p, &x, &mut y);
@@ -255,7 +259,8 @@ fn check_softmax<X: QuantElem, Y: QuantElem>(seed: u64) {
                     (0..axis).map(|c| ((x[at(c)].to_i32() - max) as f64 * (beta * input_scale) as f64).exp()).collect();
                 let total: f64 = exps.iter().sum();
                 for c in 0..axis {
-                    let want = (exps[c] / total * 256.0 + Y::MIN as f64).clamp(Y::MIN as f64, Y::MAX as f64);
+                    let want =
+                        (exps[c] / total / output_scale as f64 + Y::MIN as f64).clamp(Y::MIN as f64, Y::MAX as f64);
                     let err = (y[at(c)].to_i32() as f64 - want).abs();
                     worst = worst.max(err);
                     assert!(err <= 1.0, "softmax off by {err}: got {}, want {want}", y[at(c)].to_i32());
@@ -268,6 +273,10 @@ fn check_softmax<X: QuantElem, Y: QuantElem>(seed: u64) {
 
 #[test]
 fn softmax_is_within_one_step_of_f64() {
-    check_softmax::<i8, i8>(44);
-    check_softmax::<u8, u8>(45);
+    check_softmax::<i8, i8>(44, 1.0 / 256.0);
+    check_softmax::<u8, u8>(45, 1.0 / 256.0);
+    // ONNX QDQ files' 1/255, and an arbitrary scale.
+    check_softmax::<i8, i8>(46, 1.0 / 255.0);
+    check_softmax::<u8, u8>(47, 1.0 / 255.0);
+    check_softmax::<i8, i8>(48, 0.0042);
 }

@@ -21,9 +21,14 @@ use sramfit_planner_core::request::Request;
 use crate::out::{self, Out};
 
 /// The models corrupted: all have branches (in a plain chain every live tensor but the output is
-/// read by the step writing it, so there is no overlap corruption without aliasing slices).
-const MODELS: &[&str] =
-    &["tests/models/resnet8.onnx", "tests/models/branch_merge.onnx", "tests/models/concat_branches.onnx"];
+/// read by the step writing it, so there is no overlap corruption without aliasing slices); one
+/// int8 model (float ports, integer steps inside).
+const MODELS: &[&str] = &[
+    "tests/models/resnet8.onnx",
+    "tests/models/branch_merge.onnx",
+    "tests/models/concat_branches.onnx",
+    "tests/models/quant/resnet8_qdq_s8.onnx",
+];
 
 /// Overlap corruptions per model, spread over the schedule.
 const OVERLAPS_PER_MODEL: usize = 3;
@@ -49,7 +54,10 @@ pub fn write(out: &Out) {
         let m = format_ident!("{stem}_checked");
         let items = out.module_items(&m.to_string(), &program, true);
         modules.extend(quote!(pub mod #m { #items }));
-        let checked_row = quote!(Checked { model: #model, run: #m::run_dyn, output_shapes: #m::OUTPUT_SHAPES });
+        let checked_row = quote!(Checked {
+            model: #model, run: #m::run_dyn, run_typed: #m::run_typed,
+            output_types: #m::OUTPUT_TYPES, output_shapes: #m::OUTPUT_SHAPES,
+        });
         let mut cases = overlaps(&stem, &program);
         cases.extend(short_life(&stem, &program));
         assert!(cases.len() >= 2, "{model}: no overlap or no short-life corruption found");

@@ -12,6 +12,8 @@ use common::RunDyn;
 pub struct Checked {
     model: &'static str,
     run: RunDyn,
+    run_typed: common::quant::RunTyped,
+    output_types: &'static [sramfit::DType],
     output_shapes: &'static [&'static [usize]],
 }
 
@@ -36,15 +38,28 @@ include!(concat!(env!("OUT_DIR"), "/corrupted.rs"));
 fn checked_runs_of_verified_plans_are_clean_and_correct() {
     for m in MODELS {
         let c = &m.checked;
-        common::check_model(&format!("../{}", c.model), c.output_shapes, c.run);
+        let model = format!("../{}", c.model);
+        if c.model.contains("/quant/") {
+            // As tests/quant_models.rs measures the unchecked build of the same model.
+            let a = common::quant::agreement(&model, c.output_types, c.output_shapes, c.run_typed);
+            assert!(a.max_steps <= 2.0 && a.equal_fraction() >= 0.7, "{model}: {a:?}");
+        } else {
+            common::check_model(&model, c.output_shapes, c.run);
+        }
     }
 }
 
 #[test]
 fn every_wrong_plan_is_reported_with_the_damaged_tensor() {
     for m in MODELS {
-        let inputs: Vec<Vec<f32>> =
-            common::fixture(&format!("../{}", m.checked.model)).inputs.into_iter().map(|t| t.data).collect();
+        let model = format!("../{}", m.checked.model);
+        let inputs: Vec<Vec<f32>> = match m.checked.model.contains("/quant/") {
+            // The int8 model's ports are float.
+            true => (common::quant::samples(&model).swap_remove(0).inputs.into_iter())
+                .map(|t| t.data.into_iter().map(|v| v as f32).collect())
+                .collect(),
+            false => common::fixture(&model).inputs.into_iter().map(|t| t.data).collect(),
+        };
         let ins: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         for c in m.corrupted {
             let mut outs: Vec<Vec<f32>> = c.output_shapes.iter().map(|s| vec![0.0; s.iter().product()]).collect();

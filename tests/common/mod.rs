@@ -2,6 +2,8 @@
 //! independent reference, and tolerant comparison.
 #![allow(dead_code)]
 
+pub mod quant;
+
 use std::path::PathBuf;
 
 use tract_onnx::prelude::*;

@@ -8,7 +8,6 @@
 
 pub(crate) mod checks;
 pub(crate) mod docs;
-#[cfg(feature = "onnx")]
 pub(crate) mod io;
 pub use docs::plan_source_note;
 mod names;
@@ -394,6 +393,8 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         quote!(::sramfit::DType::#v)
     };
     let (in_types, out_types) = (g.inputs.iter().map(dtype), g.outputs.iter().map(dtype));
+    let (in_quant, out_quant) =
+        (g.inputs.iter().map(|&t| port_quant(g, t)), g.outputs.iter().map(|&t| port_quant(g, t)));
     let uses_arena = p.live.problem.buffers.iter().any(|b| b.size > 0);
     let check_items = if o.checked && uses_arena { checks::items(p) } else { TokenStream::new() };
     let weights_static = weights::emit_static(&p.weights, o.weights_file.as_deref());
@@ -428,6 +429,12 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         pub const INPUT_TYPES: &[::sramfit::DType] = &[#(#in_types),*];
         /// Element types of the graph outputs, in graph order.
         pub const OUTPUT_TYPES: &[::sramfit::DType] = &[#(#out_types),*];
+        /// How each integer graph input's integers map to reals (`real = scale * (q -
+        /// zero_point)`), in graph order; `None` for a float input and for integers the model
+        /// does not quantize (or quantizes per axis).
+        pub const INPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[#(#in_quant),*];
+        /// As [`INPUT_QUANT`], for the graph outputs.
+        pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[#(#out_quant),*];
 
         #(#track)*
         #weights_static
@@ -454,6 +461,18 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         }
 
         static SHARED: ::sramfit::__private::StaticArena<Arena> = ::sramfit::__private::StaticArena::new(Arena::new());
+    }
+}
+
+/// `Some(Quantization { .. })` for an integer port quantized per tensor, else `None`.
+fn port_quant(g: &crate::ir::Graph, t: usize) -> TokenStream {
+    let tensor = &g.tensors[t];
+    match (&tensor.quant, tensor.dtype) {
+        (Some(crate::tensor::Quant::PerTensor { scale, zero_point }), d) if d != DType::F32 => {
+            let scale = crate::ops::literal::f32_expr(*scale);
+            quote!(::core::option::Option::Some(::sramfit::Quantization { scale: #scale, zero_point: #zero_point }))
+        }
+        _ => quote!(::core::option::Option::None),
     }
 }
 

@@ -13,6 +13,7 @@ mod fold;
 pub mod limits;
 mod mean;
 mod proto;
+mod quant;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -79,8 +80,16 @@ pub fn import_proto_within(
     fixed: &[InputShape],
     limits: &Limits,
 ) -> Result<Graph, CompileError> {
+    if quant::is_quantized(proto) {
+        let declared = declared_inputs(proto);
+        let shapes = proto::resolve_input_shapes(&declared, fixed)?;
+        let named: Vec<(String, Vec<usize>)> = declared.iter().map(|d| d.name.clone()).zip(shapes).collect();
+        limits::check_proto(proto, &named, limits)?;
+        return phase("lower", || quant::import(proto, fixed));
+    }
     let invalid = |e: TractError| CompileError::InvalidModel { path: Default::default(), message: format!("{e:#}") };
     let declared = declared_inputs(proto);
+    proto::check_float(&declared)?;
     let shapes = proto::resolve_input_shapes(&declared, fixed)?;
     let named: Vec<(String, Vec<usize>)> =
         declared.iter().map(|d| d.name.clone()).zip(shapes.iter().cloned()).collect();

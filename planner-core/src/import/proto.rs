@@ -70,12 +70,6 @@ pub fn resolve_input_shapes(declared: &[DeclaredInput], fixed: &[InputShape]) ->
     declared
         .iter()
         .map(|d| {
-            if d.elem_type != FLOAT {
-                return Err(CompileError::UnsupportedType {
-                    tensor: d.name.clone(),
-                    dtype: elem_type_name(d.elem_type).into(),
-                });
-            }
             if let Some(f) = fixed.iter().find(|f| f.name == d.name) {
                 return Ok(f.dims.clone());
             }
@@ -93,6 +87,17 @@ pub fn resolve_input_shapes(declared: &[DeclaredInput], fixed: &[InputShape]) ->
                 .collect()
         })
         .collect()
+}
+
+/// Refuses an input that is not float32 (the float importer's ports; quantized models have their
+/// own importer).
+pub fn check_float(declared: &[DeclaredInput]) -> Result<(), CompileError> {
+    match declared.iter().find(|d| d.elem_type != FLOAT) {
+        Some(d) => {
+            Err(CompileError::UnsupportedType { tensor: d.name.clone(), dtype: elem_type_name(d.elem_type).into() })
+        }
+        None => Ok(()),
+    }
 }
 
 fn elem_type_name(code: i32) -> &'static str {

@@ -9,7 +9,7 @@ use sramfit_runtime_min as rt;
 use super::literal::slice_expr;
 
 use super::{OpKind, Operands, Scratch, Step, Target};
-use crate::tensor::strides_of;
+use crate::tensor::is_row_major;
 
 /// Elementwise functions of two broadcast tensors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,12 +107,9 @@ impl OpKind for BinaryOp {
 
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let out = o.output;
-        let contiguous = strides_of(&out.shape);
-        // Axes of extent 1 never move the index, whatever their stride.
         let dense = |k: usize, s: &[usize]| {
             o.inputs.get(k).is_some_and(|t| t.len() == out.len() && t.dtype == out.dtype)
-                && s.len() == contiguous.len()
-                && out.shape.iter().zip(s.iter().zip(&contiguous)).all(|(&n, (a, c))| n == 1 || a == c)
+                && is_row_major(&out.shape, s)
         };
         let mut v = Vec::new();
         if rt::in_place_variant(self.kind.kernel()).is_some() && dense(0, &self.a_strides) {

@@ -41,7 +41,7 @@ impl StridedCopy {
 
     /// A copy of all of input `input` (of `shape`) into the same elements of an output of that shape.
     pub fn whole(input: usize, shape: &[usize]) -> StridedCopy {
-        let strides: Vec<isize> = strides_of(shape).into_iter().map(|s| s as isize).collect();
+        let strides = dense(shape);
         StridedCopy {
             input,
             shape: shape.to_vec(),
@@ -105,8 +105,47 @@ pub fn transpose(perm: &[usize], input: &[usize], out: &[usize]) -> Copies {
         src_offset: 0,
         src_strides: perm.iter().map(|&p| s[p] as isize).collect(),
         dst_offset: 0,
-        dst_strides: strides_of(out).into_iter().map(|x| x as isize).collect(),
+        dst_strides: dense(out),
     }])
+}
+
+/// Row-major strides of `shape`, signed.
+pub fn dense(shape: &[usize]) -> Vec<isize> {
+    strides_of(shape).into_iter().map(|x| x as isize).collect()
+}
+
+/// The concatenation along `axis` of inputs of `in_shapes` into an output of shape `out`.
+pub fn concat_copies(in_shapes: &[Vec<usize>], axis: usize, out: &[usize]) -> Copies {
+    let out_strides = strides_of(out);
+    let mut offset = 0;
+    let copies = (in_shapes.iter().enumerate())
+        .map(|(i, shape)| {
+            let c = StridedCopy {
+                input: i,
+                shape: shape.clone(),
+                src_offset: 0,
+                src_strides: dense(shape),
+                dst_offset: offset * out_strides[axis],
+                dst_strides: dense(out),
+            };
+            offset += shape[axis];
+            c
+        })
+        .collect();
+    Copies(copies)
+}
+
+/// A copy of the part of input 0 (of shape `input`) that starts at index `start` of `axis` and has
+/// shape `out` (Slice along one axis, one output of Split).
+pub fn slice_along(input: &[usize], axis: usize, start: usize, out: &[usize]) -> StridedCopy {
+    StridedCopy {
+        input: 0,
+        shape: out.to_vec(),
+        src_offset: start * strides_of(input)[axis],
+        src_strides: dense(input),
+        dst_offset: 0,
+        dst_strides: dense(out),
+    }
 }
 
 #[cfg(feature = "onnx")]
@@ -114,7 +153,7 @@ pub(crate) mod lower {
     use tract_onnx::tract_core::ops::array::{Gather, MultiBroadcastTo, Slice, TypedConcat};
     use tract_onnx::tract_core::ops::downsample::Downsample;
 
-    use super::{Copies, StridedCopy};
+    use super::{concat_copies, dense, slice_along, Copies, StridedCopy};
     use crate::ops::lowering::{broadcast_strides, Lowered, Lowerer, TractNode};
     use crate::ops::Op;
     use crate::tensor::strides_of;
@@ -127,48 +166,15 @@ pub(crate) mod lower {
         Lowerer { accepts: |n| n.op_is::<MultiBroadcastTo>(), min_inputs: 1, lower: broadcast_to },
     ];
 
-    fn dense(shape: &[usize]) -> Vec<isize> {
-        strides_of(shape).into_iter().map(|x| x as isize).collect()
-    }
-
     fn concat(t: &TractNode<'_>) -> Result<Lowered, String> {
         let op = t.node.op_as::<TypedConcat>().ok_or("not a Concat")?;
-        let (axis, out) = (op.axis, &t.out_shape);
-        let out_strides = strides_of(out);
-        let mut offset = 0;
-        let copies = t
-            .in_shapes
-            .iter()
-            .enumerate()
-            .map(|(i, shape)| {
-                let c = StridedCopy {
-                    input: i,
-                    shape: shape.clone(),
-                    src_offset: 0,
-                    src_strides: dense(shape),
-                    dst_offset: offset * out_strides[axis],
-                    dst_strides: dense(out),
-                };
-                offset += shape[axis];
-                c
-            })
-            .collect();
-        Ok(Lowered::new(Op::Copy(Copies(copies)), (0..t.in_shapes.len()).collect()))
+        Ok(Lowered::new(Op::Copy(concat_copies(&t.in_shapes, op.axis, &t.out_shape)), (0..t.in_shapes.len()).collect()))
     }
 
     fn slice(t: &TractNode<'_>) -> Result<Lowered, String> {
         let op = t.node.op_as::<Slice>().ok_or("not a Slice")?;
-        let (input, out) = (&t.in_shapes[0], &t.out_shape);
         let start = op.start.to_i64().map_err(|_| "slice with a symbolic start".to_string())?;
-        let s = strides_of(input);
-        let copy = StridedCopy {
-            input: 0,
-            shape: out.to_vec(),
-            src_offset: start as usize * s[op.axis],
-            src_strides: dense(input),
-            dst_offset: 0,
-            dst_strides: dense(out),
-        };
+        let copy = slice_along(&t.in_shapes[0], op.axis, start as usize, &t.out_shape);
         Ok(Lowered::new(Op::Copy(Copies(vec![copy])), vec![0]))
     }
 

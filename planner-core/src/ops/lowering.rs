@@ -28,6 +28,13 @@ pub fn find(node: &TypedNode) -> Option<&'static Lowerer> {
     super::LOWERINGS.iter().flat_map(|l| l.iter()).find(|l| (l.accepts)(node))
 }
 
+/// The `lower` module of the operators no tract node lowers to: the integer operators, which
+/// [`crate::import`] builds from the ONNX protobuf of a quantized model.
+pub mod from_protobuf {
+    /// No tract lowerings.
+    pub(crate) const LOWERINGS: &[super::Lowerer] = &[];
+}
+
 /// One tract node with the concrete shapes of its inputs and output.
 pub struct TractNode<'a> {
     /// The decluttered model (for constants and the shapes of other outlets).

@@ -13,6 +13,7 @@
 pub mod literal;
 #[cfg(feature = "onnx")]
 pub mod lowering;
+pub mod qparams;
 
 use proc_macro2::TokenStream;
 use sramfit_runtime_min as rt;
@@ -158,6 +159,30 @@ operators! {
     pad => Pad(pad::PadOp),
     /// Cumulative sum along one axis.
     cumsum => CumSum(rt::CumSum),
+    /// Quantized convolution; inputs `[x, weights, folded bias, multipliers, shifts]`.
+    qconv => QConv(qconv::QConv),
+    /// Quantized fully connected layer; inputs `[x, weights, folded bias, multipliers, shifts]`.
+    qfully_connected => QFullyConnected(qfully_connected::QFullyConnected),
+    /// Quantized batched matrix product of two activations; inputs `[a, b]`.
+    qmatmul => QMatMul(qmatmul::QMatMul),
+    /// Quantized broadcast add, sub or mul with rescaling; inputs `[a, b]`.
+    qbinary => QBinary(qbinary::QBinary),
+    /// Quantized max or average pooling; input `[x]`.
+    qpool => QPool(qpool::QPool),
+    /// Quantized mean over adjacent axes; input `[x]`.
+    qmean => QMean(qmean::QMean),
+    /// Quantized softmax; input `[x]`.
+    qsoftmax => QSoftmax(qsoftmax::QSoftmax),
+    /// 256-entry table lookup; inputs `[x, table]`.
+    lut => Lut(lut::Lut),
+    /// Requantization of a whole tensor; input `[x]`.
+    requantize => Requantize(requantize::Requantize),
+    /// Concatenation with requantization; inputs: the tensors concatenated.
+    qconcat => QConcat(qconcat::QConcat),
+    /// Constant padding of an 8-bit tensor; input `[x]`.
+    qpad => QPad(qpad::QPad),
+    /// Quantization of an `f32` tensor, or dequantization to one; input `[x]`.
+    qconvert => QConvert(qconvert::QConvert),
 }
 
 impl Op {

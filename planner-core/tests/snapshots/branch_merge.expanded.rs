@@ -24,6 +24,16 @@ pub const OUTPUT_SHAPES: &[&[usize]] = &[&[1usize, 8usize, 16usize, 16usize]];
 pub const INPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
 /// Element types of the graph outputs, in graph order.
 pub const OUTPUT_TYPES: &[::sramfit::DType] = &[::sramfit::DType::F32];
+/// How each integer graph input's integers map to reals (`real = scale * (q -
+/// zero_point)`), in graph order; `None` for a float input and for integers the model
+/// does not quantize (or quantizes per axis).
+pub const INPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
+    ::core::option::Option::None,
+];
+/// As [`INPUT_QUANT`], for the graph outputs.
+pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
+    ::core::option::Option::None,
+];
 /// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]

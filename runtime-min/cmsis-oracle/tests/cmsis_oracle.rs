@@ -34,8 +34,8 @@ mod oracle {
     use sramfit_runtime_min::quant::gemmlowp::{exp_on_negative_values, one_over_one_plus_x_for_x_in_0_1};
     use sramfit_runtime_min::quant::{
         add, add_scaling, avg_pool2d, conv2d, conv2d_scratch_len, depthwise_conv2d, fold_bias, fold_depthwise_bias,
-        fully_connected, matmul, max_pool2d, mul, mul_requant, softmax, softmax_scaling, ChannelQuant, Conv2d,
-        FullyConnected, ImageStrides, MatMul, Mul, Pool2d, Requant, Softmax,
+        fully_connected, matmul, max_pool2d, mul, mul_requant, softmax, softmax_output, softmax_scaling, ChannelQuant,
+        Conv2d, FullyConnected, ImageStrides, MatMul, Mul, Pool2d, Requant, Softmax,
     };
     use sramfit_runtime_min::Broadcast;
 
@@ -432,7 +432,7 @@ mod oracle {
             let (rows, len) = (1 + below(&mut rng, 4), 1 + below(&mut rng, 60));
             let (beta, input_scale) = (rng.uniform(0.5, 2.0), 0.005 + rng.uniform(0.0, 0.5));
             let s = softmax_scaling(beta, input_scale);
-            let p = Softmax { outer: rows, axis: len, inner: 1, scaling: s };
+            let p = Softmax { outer: rows, axis: len, inner: 1, scaling: s, output: softmax_output(1.0 / 256.0) };
             let x = i8s(&mut rng, rows * len);
             let mut ours = vec![0i8; x.len()];
             softmax(&p, &x, &mut ours);

@@ -72,14 +72,13 @@ impl Conv2d {
         self.kernel_h * self.kernel_w * self.group_in_channels()
     }
 
-    /// A pointwise convolution whose window never leaves the input and whose channels are
-    /// contiguous: [`conv2d`] reads each window in place, without scratch.
+    /// A pointwise convolution whose window never leaves the input: [`conv2d`] reads each window
+    /// in place (a contiguous run of channels in NHWC, a strided one in NCHW), without scratch.
     const fn reads_input_in_place(&self) -> bool {
         self.kernel_h == 1
             && self.kernel_w == 1
             && self.pad_top == 0
             && self.pad_left == 0
-            && self.x_strides.c == 1
             && (self.out_h == 0 || (self.out_h - 1) * self.stride_h < self.in_h)
             && (self.out_w == 0 || (self.out_w - 1) * self.stride_w < self.in_w)
     }
@@ -98,8 +97,8 @@ impl Conv2d {
 }
 
 /// Scratch elements (of the activation type) [`conv2d`] needs: one window
-/// ([`Conv2d::taps`]), or 0 for a pointwise convolution over contiguous channels whose windows
-/// stay inside the input.
+/// ([`Conv2d::taps`]), or 0 for a pointwise convolution whose windows stay inside the input (any
+/// layout: the planner's NCHW tensors need no more arena than TFLite's NHWC ones).
 pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
     if p.reads_input_in_place() {
         0
@@ -111,6 +110,17 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// `sum_k (w[k] - w_zero_point) * x[k]`, wrapping like TFLite's `int32_t` accumulator.
 #[inline(always)]
 pub(crate) fn dot<T: QuantElem>(w: &[i8], x: &[T], w_zero_point: i32) -> i32 {
+    dot_iter(w, x.iter(), w_zero_point)
+}
+
+/// [`dot`] over `x[0], x[stride], x[2 * stride], ...` (a pointwise window across NCHW channels).
+#[inline(always)]
+fn dot_strided<T: QuantElem>(w: &[i8], x: &[T], stride: usize, w_zero_point: i32) -> i32 {
+    dot_iter(w, x.iter().step_by(stride), w_zero_point)
+}
+
+#[inline(always)]
+fn dot_iter<'a, T: QuantElem + 'a>(w: &[i8], x: impl Iterator<Item = &'a T>, w_zero_point: i32) -> i32 {
     let products = w.iter().zip(x);
     if w_zero_point == 0 {
         products.fold(0i32, |acc, (&a, &b)| acc.wrapping_add(a as i32 * b.to_i32()))
@@ -172,17 +182,23 @@ pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: 
         for oy in 0..p.out_h {
             for ox in 0..p.out_w {
                 for g in 0..p.groups {
-                    let patch: &[T] = if in_place {
-                        let base = b * xs.n + g * taps * xs.c + oy * p.stride_h * xs.h + ox * p.stride_w * xs.w;
-                        &x[base..base + taps]
+                    // The window: in place (strided across NCHW channels), or gathered into scratch.
+                    let base = b * xs.n + g * taps * xs.c + oy * p.stride_h * xs.h + ox * p.stride_w * xs.w;
+                    let (patch, stride): (&[T], usize) = if in_place {
+                        (&x[base..base + (taps - 1) * xs.c + 1], xs.c)
                     } else {
                         let patch = &mut scratch[..taps];
                         gather_window(p, x, (b, g, oy, ox), patch);
-                        patch
+                        (patch, 1)
                     };
                     let y_base = b * ys.n + oy * ys.h + ox * ys.w;
                     for oc in g * ocg..(g + 1) * ocg {
-                        let acc = q.bias[oc].wrapping_add(dot(&w[oc * taps..][..taps], patch, p.w_zero_point));
+                        let w_oc = &w[oc * taps..][..taps];
+                        let sum = match stride {
+                            1 => dot(w_oc, patch, p.w_zero_point),
+                            _ => dot_strided(w_oc, patch, stride, p.w_zero_point),
+                        };
+                        let acc = q.bias[oc].wrapping_add(sum);
                         y[y_base + oc * ys.c] = q.output(oc, acc, p.y_zero_point, p.act_min, p.act_max);
                     }
                 }

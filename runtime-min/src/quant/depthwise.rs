@@ -7,7 +7,7 @@
 use super::{ChannelQuant, Conv2d, QuantElem};
 
 /// Output channels accumulated together on the stack.
-const CHANNEL_BLOCK: usize = 16;
+pub(crate) const CHANNEL_BLOCK: usize = 16;
 
 /// `acc[j] += (w[j] - w_zero_point) * x[j]`; a whole block with constant bounds, so that it
 /// vectorises.

@@ -42,7 +42,7 @@ mod binary;
 mod channel_quant;
 mod conv;
 mod convert;
-mod depthwise;
+pub(crate) mod depthwise;
 mod elem;
 pub mod fixedpoint;
 pub mod gemmlowp;
@@ -74,7 +74,7 @@ pub use multiplier::{
 pub use pad::{pad, Pad};
 pub use pool::{avg_pool2d, max_pool2d, Pool2d};
 pub use reduce::{mean, mean_requant, Mean};
-pub use softmax::{softmax, softmax_scaling, Softmax, SoftmaxScaling};
+pub use softmax::{softmax, softmax_output, softmax_scaling, Softmax, SoftmaxScaling};
 pub use strides::ImageStrides;
 pub use weights::{
     fold_bias, fold_depthwise_bias, pack_conv_weights, pack_depthwise_weights, pack_fully_connected_weights,

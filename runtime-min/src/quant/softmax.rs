@@ -5,7 +5,7 @@ use super::fixedpoint::{
     multiply_by_quantized_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
 };
 use super::gemmlowp::{exp_on_negative_values, reciprocal};
-use super::{input_radius, quantize_multiplier, QuantElem};
+use super::{input_radius, quantize_multiplier, QuantElem, Requant};
 
 /// Integer bits of the rescaled differences (Q5.26).
 const SCALED_DIFF_INTEGER_BITS: i32 = 5;
@@ -39,6 +39,14 @@ pub const fn softmax_scaling(beta: f32, input_scale: f32) -> SoftmaxScaling {
     }
 }
 
+/// The output rescaling of a softmax whose output has scale `output_scale` (and zero point the
+/// type's minimum): the multiplier of `1 / (256 * output_scale)`, applied to the fixed-point
+/// probability before its one rounding. TFLite's 1/256 gives exactly its result; ONNX QDQ files
+/// use 1/255.
+pub const fn softmax_output(output_scale: f32) -> Requant {
+    quantize_multiplier(1.0 / (256.0 * output_scale as f64))
+}
+
 /// Parameters of [`softmax`]: the softmax runs along the middle axis of the `[outer, axis,
 /// inner]` view of a contiguous tensor (TFLite: `inner = 1`, the last axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +59,8 @@ pub struct Softmax {
     pub inner: usize,
     /// The input rescaling: [`softmax_scaling`].
     pub scaling: SoftmaxScaling,
+    /// The output rescaling: [`softmax_output`] (`softmax_output(1.0 / 256.0)`: TFLite's).
+    pub output: Requant,
 }
 
 impl SoftmaxScaling {
@@ -69,12 +79,15 @@ impl SoftmaxScaling {
 ///
 /// Per row: the differences to the row's maximum are rescaled into Q5.26 (by `beta * scale`),
 /// exponentiated by gemmlowp's [`exp_on_negative_values`], summed in Q12.19, and each
-/// exponential is multiplied by the sum's fixed-point reciprocal. The output has scale 1/256 and
-/// zero point `Y::MIN` (-128 for int8, 0 for uint8), as TFLite requires; differences below
+/// exponential is multiplied by the sum's fixed-point reciprocal. The output has zero point
+/// `Y::MIN` (-128 for int8, 0 for uint8) and the scale of [`Softmax::output`]: with TFLite's 1/256
+/// the probability is rounded to it as TFLite does (a rounding shift), with another scale it is
+/// first multiplied by `p.output` in 64 bits, then rounded once (half up). Differences below
 /// `diff_min` give `Y::MIN`. Input and output element types are independent (int8 in, int8 out is
 /// TFLite's; uint8 in, uint8 out ONNX's).
 pub fn softmax<X: QuantElem, Y: QuantElem>(p: &Softmax, x: &[X], y: &mut [Y]) {
     let s = &p.scaling;
+    let tflite = p.output == softmax_output(1.0 / 256.0);
     for o in 0..p.outer {
         for i in 0..p.inner {
             let at = |c: usize| (o * p.axis + c) * p.inner + i;
@@ -88,7 +101,11 @@ pub fn softmax<X: QuantElem, Y: QuantElem>(p: &Softmax, x: &[X], y: &mut [Y]) {
             for c in 0..p.axis {
                 y[at(c)] = match s.exp(x[at(c)].to_i32() - max) {
                     Some(e) => {
-                        let unsat = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scale, e), exponent);
+                        let probability = saturating_rounding_doubling_high_mul(scale, e);
+                        let unsat = match tflite {
+                            true => rounding_divide_by_pot(probability, exponent),
+                            false => rescale(probability, p.output, exponent),
+                        };
                         Y::saturate(unsat + Y::MIN)
                     }
                     None => Y::saturate(Y::MIN),
@@ -96,4 +113,14 @@ pub fn softmax<X: QuantElem, Y: QuantElem>(p: &Softmax, x: &[X], y: &mut [Y]) {
             }
         }
     }
+}
+
+/// `round(probability * output / 2^exponent)` for a probability `>= 0`, in 64 bits (one rounding,
+/// half up; saturated to `i32`).
+#[inline(always)]
+fn rescale(probability: i32, output: Requant, exponent: i32) -> i32 {
+    let bits = 31 - output.shift + exponent;
+    let product = probability as i64 * output.multiplier as i64;
+    let rounded = if bits > 0 { (product + (1i64 << (bits - 1))) >> bits } else { product << -bits };
+    rounded.clamp(i32::MIN as i64, i32::MAX as i64) as i32
 }

@@ -1,0 +1,211 @@
+//! Quantized convolution (standard, grouped, pointwise, depthwise with a channel multiplier, 1-D as
+//! `in_h = 1`) on NCHW activations: `runtime_min::quant::conv2d` / `depthwise_conv2d`, with the
+//! per-channel folded biases, multipliers and shifts in the weight blob.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use sramfit_runtime_min::quant as rtq;
+
+use super::qparams::{image_strides_expr, requant, requant_arrays, QParams, QWeights};
+use super::{Target, OpKind, Operands, Scratch, Step};
+use crate::tensor::{DType, Data};
+
+/// A quantized convolution; inputs `[x, weights, folded bias, multipliers, shifts]` (weights OHWI,
+/// or 1HWO for a depthwise one; see [`QConv::new`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QConv {
+    /// Geometry, layouts, zero points and output clamp.
+    pub params: rtq::Conv2d,
+    /// `depthwise_conv2d` (groups == input channels) rather than `conv2d`.
+    pub depthwise: bool,
+    /// The activation type (`I8` or `U8`).
+    pub dtype: DType,
+}
+
+impl QConv {
+    /// A convolution of geometry `geometry` (its layout, zero point and clamp fields are set here)
+    /// from `x` to `y`, with OIHW weights `w` and `bias` (one value per output channel in units of
+    /// `x.scale * w.scale(o)`, or empty): the op and its constants `[weights, folded bias,
+    /// multipliers, shifts]`. `clamp` is the real range of a fused activation.
+    pub fn new(
+        geometry: rtq::Conv2d,
+        x: QParams,
+        w: &QWeights,
+        bias: &[i32],
+        y: QParams,
+        clamp: (f32, f32),
+    ) -> Result<(QConv, Vec<Data>), String> {
+        let mut p = geometry;
+        if x.dtype != y.dtype {
+            return Err("input and output of different integer types".into());
+        }
+        if p.groups == 0 || !p.in_channels.is_multiple_of(p.groups) || !p.out_channels.is_multiple_of(p.groups) {
+            return Err(format!("{} groups for {} -> {} channels", p.groups, p.in_channels, p.out_channels));
+        }
+        let oc = p.out_channels;
+        if w.values.len() != oc * p.taps() {
+            return Err(format!("{} weights for {oc} output channels of {} taps", w.values.len(), p.taps()));
+        }
+        if !(w.scales.len() == 1 || w.scales.len() == oc) || !(bias.is_empty() || bias.len() == oc) {
+            return Err("per-channel weight scales or biases do not match the output channels".into());
+        }
+        p.x_strides = rtq::ImageStrides::nchw(p.in_channels, p.in_h, p.in_w);
+        p.y_strides = rtq::ImageStrides::nchw(oc, p.out_h, p.out_w);
+        p.x_zero_point = x.zero_point;
+        p.w_zero_point = w.zero_point;
+        p.y_zero_point = y.zero_point;
+        (p.act_min, p.act_max) = y.clamp(clamp);
+        let depthwise = p.groups > 1 && p.groups == p.in_channels;
+        let mut packed = vec![0i8; w.values.len()];
+        let mut folded = vec![0i32; oc];
+        if depthwise {
+            rtq::pack_depthwise_weights(&w.values, oc, p.kernel_h, p.kernel_w, &mut packed);
+            rtq::fold_depthwise_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
+        } else {
+            rtq::pack_conv_weights(&w.values, oc, p.group_in_channels(), p.kernel_h, p.kernel_w, &mut packed);
+            rtq::fold_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
+        }
+        let requant: Vec<rtq::Requant> =
+            (0..w.scales.len()).map(|o| requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64)).collect();
+        let (multipliers, shifts) = requant_arrays(&requant);
+        let op = QConv { params: p, depthwise, dtype: x.dtype };
+        Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
+    }
+}
+
+impl OpKind for QConv {
+    fn kernel_name(&self) -> &'static str {
+        if self.depthwise {
+            "quant::depthwise_conv2d"
+        } else {
+            "quant::conv2d"
+        }
+    }
+
+    fn emit(&self, s: &Step<'_>) -> TokenStream {
+        let p = params(&self.params);
+        let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
+        let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
+        let y = &s.output;
+        if self.depthwise {
+            quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
+        } else {
+            let scratch = s.scratch_or_empty();
+            quote!(::sramfit::kernels::quant::conv2d(&#p, #x, #w, #q, #y, #scratch);)
+        }
+    }
+
+    fn macs(&self, o: &Operands<'_>) -> u64 {
+        o.output.len() as u64 * self.params.taps() as u64
+    }
+
+    fn scratch(&self) -> Scratch {
+        match self.depthwise {
+            true => Scratch::NONE,
+            false => Scratch { dtype: self.dtype, preferred: rtq::conv2d_scratch_len(&self.params), step: 0 },
+        }
+    }
+
+    fn stack_bytes(&self, target: Target) -> u64 {
+        match self.depthwise {
+            true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
+            false => 0, // No local arrays.
+        }
+    }
+
+    fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
+        Vec::new()
+    }
+}
+
+/// A [`rtq::Conv2d`] expression.
+fn params(p: &rtq::Conv2d) -> TokenStream {
+    let rtq::Conv2d {
+        batch,
+        in_channels,
+        in_h,
+        in_w,
+        out_channels,
+        out_h,
+        out_w,
+        kernel_h,
+        kernel_w,
+        stride_h,
+        stride_w,
+        dilation_h,
+        dilation_w,
+        pad_top,
+        pad_left,
+        groups,
+        x_strides,
+        y_strides,
+        x_zero_point,
+        w_zero_point,
+        y_zero_point,
+        act_min,
+        act_max,
+    } = *p;
+    let (xs, ys) = (image_strides_expr(x_strides), image_strides_expr(y_strides));
+    quote!(::sramfit::kernels::quant::Conv2d {
+        batch: #batch, in_channels: #in_channels, in_h: #in_h, in_w: #in_w,
+        out_channels: #out_channels, out_h: #out_h, out_w: #out_w,
+        kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
+        dilation_h: #dilation_h, dilation_w: #dilation_w, pad_top: #pad_top, pad_left: #pad_left,
+        groups: #groups, x_strides: #xs, y_strides: #ys,
+        x_zero_point: #x_zero_point, w_zero_point: #w_zero_point, y_zero_point: #y_zero_point,
+        act_min: #act_min, act_max: #act_max,
+    })
+}
+
+#[cfg(feature = "onnx")]
+pub(crate) use super::lowering::from_protobuf as lower;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry() -> rtq::Conv2d {
+        let s = rtq::ImageStrides { n: 0, c: 0, h: 0, w: 0 };
+        rtq::Conv2d {
+            batch: 1,
+            in_channels: 2,
+            in_h: 1,
+            in_w: 1,
+            out_channels: 2,
+            out_h: 1,
+            out_w: 1,
+            kernel_h: 1,
+            kernel_w: 1,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            groups: 1,
+            x_strides: s,
+            y_strides: s,
+            x_zero_point: 0,
+            w_zero_point: 0,
+            y_zero_point: 0,
+            act_min: 0,
+            act_max: 0,
+        }
+    }
+
+    #[test]
+    fn folds_the_input_zero_point_and_requantizes_per_channel() {
+        let x = QParams { scale: 0.5, zero_point: 3, dtype: DType::I8 };
+        let y = QParams { scale: 0.25, zero_point: -1, dtype: DType::I8 };
+        let w = QWeights { values: vec![1, 2, -1, 4], scales: vec![1.0, 0.5], zero_point: 0 };
+        let (op, consts) = QConv::new(geometry(), x, &w, &[10, 20], y, (0.0, f32::INFINITY)).unwrap();
+        // bias - x_zp * sum(w): 10 - 3 * 3 = 1, 20 - 3 * 3 = 11.
+        assert_eq!(consts[1], Data::I32(vec![1, 11]));
+        // 0.5 * 1 / 0.25 = 2 = 2^30 * 2^(2 - 31); 0.5 * 0.5 / 0.25 = 1.
+        assert_eq!(consts[2], Data::I32(vec![1 << 30, 1 << 30]));
+        assert_eq!(consts[3], Data::I32(vec![2, 1]));
+        // Relu on an output of zero point -1: the clamp starts at -1.
+        assert_eq!((op.params.act_min, op.params.act_max), (-1, 127));
+        assert!(!op.depthwise);
+    }
+}

@@ -1,0 +1,97 @@
+//! Quantized fully connected layer (a constant weight matrix: QDQ Gemm / MatMul by a constant,
+//! QGemm, QLinearMatMul by a constant): `runtime_min::quant::fully_connected`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use sramfit_runtime_min::quant as rtq;
+
+use super::qparams::{requant, requant_arrays, QParams, QWeights};
+use super::{Target, OpKind, Operands, Scratch, Step};
+use crate::tensor::Data;
+
+/// A quantized fully connected layer; inputs `[x, weights ([out, in]), folded bias, multipliers,
+/// shifts]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QFullyConnected(pub rtq::FullyConnected);
+
+impl QFullyConnected {
+    /// `y[b] = w x[b] + bias` for the `batch`, `in_features` and `out_features` of `geometry`
+    /// (its zero points and clamp are set here), weights `[out_features, in_features]` and `bias`
+    /// in units of `x.scale * w.scale(o)` (or empty): the op and its constants `[weights, folded
+    /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`requant`]).
+    pub fn new(
+        geometry: rtq::FullyConnected,
+        x: QParams,
+        w: &QWeights,
+        bias: &[i32],
+        y: QParams,
+        clamp: (f32, f32),
+    ) -> Result<(QFullyConnected, Vec<Data>), String> {
+        let rtq::FullyConnected { batch, in_features, out_features, .. } = geometry;
+        if x.dtype != y.dtype {
+            return Err("input and output of different integer types".into());
+        }
+        if w.values.len() != in_features * out_features {
+            return Err(format!("{} weights for a {in_features} x {out_features} matrix", w.values.len()));
+        }
+        if !(w.scales.len() == 1 || w.scales.len() == out_features) || !(bias.is_empty() || bias.len() == out_features)
+        {
+            return Err("per-channel weight scales or biases do not match the output features".into());
+        }
+        let mut folded = vec![0i32; out_features];
+        rtq::fold_bias(&w.values, bias, x.zero_point, w.zero_point, &mut folded);
+        let multipliers: Vec<rtq::Requant> =
+            w.scales.iter().map(|&ws| requant(x.scale as f64 * ws as f64 / y.scale as f64)).collect();
+        let (multipliers, shifts) = requant_arrays(&multipliers);
+        let (act_min, act_max) = y.clamp(clamp);
+        let p = rtq::FullyConnected {
+            batch,
+            in_features,
+            out_features,
+            w_zero_point: w.zero_point,
+            y_zero_point: y.zero_point,
+            act_min,
+            act_max,
+        };
+        Ok((QFullyConnected(p), vec![Data::I8(w.values.clone()), Data::I32(folded), multipliers, shifts]))
+    }
+}
+
+impl OpKind for QFullyConnected {
+    fn kernel_name(&self) -> &'static str {
+        "quant::fully_connected"
+    }
+
+    fn emit(&self, s: &Step<'_>) -> TokenStream {
+        let rtq::FullyConnected { batch, in_features, out_features, w_zero_point, y_zero_point, act_min, act_max } =
+            self.0;
+        let p = quote!(::sramfit::kernels::quant::FullyConnected {
+            batch: #batch, in_features: #in_features, out_features: #out_features,
+            w_zero_point: #w_zero_point, y_zero_point: #y_zero_point, act_min: #act_min, act_max: #act_max,
+        });
+        let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
+        let y = &s.output;
+        quote!(::sramfit::kernels::quant::fully_connected(&#p, #x, #w,
+            &::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts }, #y);)
+    }
+
+    fn macs(&self, _: &Operands<'_>) -> u64 {
+        (self.0.batch * self.0.in_features * self.0.out_features) as u64
+    }
+
+    fn scratch(&self) -> Scratch {
+        Scratch::NONE
+    }
+
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
+    }
+
+    fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
+        Vec::new()
+    }
+}
+
+#[cfg(feature = "onnx")]
+pub(crate) use super::lowering::from_protobuf as lower;

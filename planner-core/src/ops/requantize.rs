@@ -1,0 +1,75 @@
+//! Requantization of a whole 8-bit tensor into another scale, zero point or type (a
+//! DequantizeLinear -> QuantizeLinear pair with other parameters, a softmax's fixed output
+//! quantization brought to the graph's): `runtime_min::quant::requantize`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use sramfit_runtime_min::quant as rtq;
+
+use super::qparams::{requant, requant_expr, QParams};
+use super::{Target, OpKind, Operands, Scratch, Step};
+
+/// A requantization; input `[x]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Requantize(pub rtq::Requantize);
+
+impl Requantize {
+    /// `len` values from `x`'s quantization to `y`'s.
+    pub fn new(len: usize, x: QParams, y: QParams) -> Requantize {
+        Requantize(rows(1, len, len, len, x, y))
+    }
+}
+
+/// A [`rtq::Requantize`] of `rows` rows of `cols` values from `x` into `y`.
+pub fn rows(rows: usize, cols: usize, x_row_stride: usize, y_row_stride: usize, x: QParams, y: QParams) -> rtq::Requantize {
+    rtq::Requantize {
+        rows,
+        cols,
+        x_row_stride,
+        y_row_stride,
+        x_zero_point: x.zero_point,
+        y_zero_point: y.zero_point,
+        requant: requant(x.scale as f64 / y.scale as f64),
+    }
+}
+
+/// A [`rtq::Requantize`] expression.
+pub fn params(p: &rtq::Requantize) -> TokenStream {
+    let rtq::Requantize { rows, cols, x_row_stride, y_row_stride, x_zero_point, y_zero_point, requant } = *p;
+    let requant = requant_expr(requant);
+    quote!(::sramfit::kernels::quant::Requantize {
+        rows: #rows, cols: #cols, x_row_stride: #x_row_stride, y_row_stride: #y_row_stride,
+        x_zero_point: #x_zero_point, y_zero_point: #y_zero_point, requant: #requant,
+    })
+}
+
+impl OpKind for Requantize {
+    fn kernel_name(&self) -> &'static str {
+        "quant::requantize"
+    }
+
+    fn emit(&self, s: &Step<'_>) -> TokenStream {
+        let (p, x, y) = (params(&self.0), &s.inputs[0], &s.output);
+        quote!(::sramfit::kernels::quant::requantize(&#p, #x, #y);)
+    }
+
+    fn macs(&self, _: &Operands<'_>) -> u64 {
+        0
+    }
+
+    fn scratch(&self) -> Scratch {
+        Scratch::NONE
+    }
+
+    fn stack_bytes(&self, _: Target) -> u64 {
+        // No local arrays.
+        0
+    }
+
+    fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
+        Vec::new()
+    }
+}
+
+#[cfg(feature = "onnx")]
+pub(crate) use super::lowering::from_protobuf as lower;

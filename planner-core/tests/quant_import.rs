@@ -1,0 +1,131 @@
+//! Quantized ONNX models (`tests/models/quant/`): what the importer makes of them, that nothing
+//! between the first QuantizeLinear and the last DequantizeLinear runs in float, the errors for
+//! what has no integer form, and the int8 arenas against the f32 ones and TensorFlow Lite Micro's.
+#![cfg(feature = "onnx")]
+
+use std::path::PathBuf;
+
+use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::error::CompileError;
+use sramfit_planner_core::import::import;
+use sramfit_planner_core::ir::{Graph, Op};
+use sramfit_planner_core::ops::qconvert::Direction;
+use sramfit_planner_core::pipeline::Program;
+use sramfit_planner_core::request::Request;
+use sramfit_planner_core::tensor::DType;
+
+fn model(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(rel)
+}
+
+fn compile(rel: &str) -> Program {
+    compile_model(&Request::new(model(rel))).unwrap_or_else(|e| panic!("{rel}: {e}")).into_program()
+}
+
+fn kernels(g: &Graph) -> Vec<&'static str> {
+    g.nodes.iter().map(|n| n.op.kind().kernel_name()).collect()
+}
+
+#[test]
+fn kws_qdq_is_integer_from_the_first_quantize_to_the_last_dequantize() {
+    let g = import(&model("quant/kws_dscnn_qdq_s8.onnx"), &[]).unwrap();
+    let k = kernels(&g);
+    println!("{k:#?}");
+    assert_eq!(k.first(), Some(&"quant::quantize"));
+    assert_eq!(k.last(), Some(&"quant::dequantize"));
+    assert_eq!(k.iter().filter(|&&k| k == "quant::conv2d").count(), 5, "the first and the four pointwise");
+    assert_eq!(k.iter().filter(|&&k| k == "quant::depthwise_conv2d").count(), 4);
+    // The 25x5 average pool covers its whole input: a mean with the rescaling in its multiplier.
+    assert!(k.contains(&"quant::mean") && k.contains(&"quant::fully_connected") && k.contains(&"quant::softmax"));
+    // Weights are the file's int8 values, packed; biases int32, folded.
+    let conv = g.nodes.iter().find(|n| matches!(n.op, Op::QConv(_))).unwrap();
+    let dtypes: Vec<DType> = conv.inputs.iter().map(|&t| g.tensors[t].dtype).collect();
+    assert_eq!(dtypes, [DType::I8, DType::I8, DType::I32, DType::I32, DType::I32]);
+    assert_eq!(g.tensors[g.inputs[0]].dtype, DType::F32, "a float input followed by QuantizeLinear stays float");
+}
+
+/// Every step that writes a float tensor is a dequantization or reads only float tensors, and every
+/// quantization reads a graph input: no float arithmetic inside the quantized part.
+fn assert_integer_inside(rel: &str, g: &Graph) {
+    for n in &g.nodes {
+        let out = &g.tensors[n.output];
+        let reads_int = n.inputs.iter().any(|&t| g.tensors[t].dtype != DType::F32);
+        match &n.op {
+            Op::QConvert(c) if c.direction == Direction::Quantize => {
+                assert!(g.inputs.contains(&n.inputs[0]), "{rel}: `{}` quantizes a computed float tensor", n.name)
+            }
+            Op::QConvert(_) => {}
+            _ if out.dtype == DType::F32 => assert!(!reads_int, "{rel}: `{}` turns integers into floats", n.name),
+            _ => assert!(reads_int || n.inputs.is_empty(), "{rel}: `{}` writes integers from floats", n.name),
+        }
+    }
+}
+
+#[test]
+fn no_quantized_model_runs_float_arithmetic_between_its_quantize_and_dequantize() {
+    let dir = model("quant");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.ends_with(".onnx") || name.starts_with("transformer") {
+            continue;
+        }
+        let g = import(&path, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_integer_inside(&name, &g);
+        checked += 1;
+    }
+    assert_eq!(checked, 29);
+}
+
+#[test]
+fn a_float_operator_inside_a_quantized_region_is_an_error_naming_it() {
+    let err = import(&model("quant/transformer_encoder_qdq_s8.onnx"), &[]).unwrap_err();
+    let CompileError::Unsupported(ops) = &err else { panic!("{err}") };
+    let names: Vec<&str> = ops.iter().map(|o| o.node.as_str()).collect();
+    // norm2 reads what norm1 would have made: one error per cause.
+    assert_eq!(names, ["norm1"], "{err}");
+    assert!(ops[0].reason.contains("between DequantizeLinear and QuantizeLinear"), "{err}");
+    assert!(err.to_string().contains("LayerNormalization"), "{err}");
+}
+
+#[test]
+fn integer_accumulator_outputs_are_an_error_naming_the_node() {
+    for case in ["qop_convinteger_s8", "qop_matmulinteger_u8"] {
+        let err = import(&model(&format!("quant/ops/{case}.onnx")), &[]).unwrap_err();
+        let CompileError::Unsupported(ops) = &err else { panic!("{err}") };
+        assert!(ops[0].reason.contains("int32"), "{case}: {err}");
+    }
+}
+
+/// Bytes of the largest scratch buffer of a program.
+fn scratch_bytes(p: &Program) -> u64 {
+    p.live.scratch.iter().flatten().map(|&b| p.live.problem.buffers[b].size).max().unwrap_or(0)
+}
+
+#[test]
+fn int8_arenas_are_a_quarter_of_the_f32_ones() {
+    // TensorFlow Lite Micro's tensor arena for the MLPerf Tiny int8 reference models (head), from
+    // ../shared/mlperf-tiny/README.md; the MNIST CNN has none.
+    // ResNet-8 is 144 bytes above: the window of a 3x3 convolution over 64 channels (576 bytes of
+    // scratch) is live at its peak step, where TFLM's kernels read NHWC windows in place.
+    let models = [
+        ("kws_dscnn", Some(16_000), 0),
+        ("vww_mobilenetv1", Some(55_296), 0), // the goal; TFLM: 73,728
+        ("resnet8", Some(49_152), 144),
+        ("fc_autoencoder", Some(768), 0),
+        ("mnist_cnn", None, 0),
+    ];
+    println!("| model | f32 arena | int8 arena | int8 scratch | int8 / f32 | bound (TFLM; VWW: goal) |");
+    println!("|---|---|---|---|---|---|");
+    for (name, tflm, excess) in models {
+        let (f, q) = (compile(&format!("{name}.onnx")), compile(&format!("quant/{name}_qdq_s8.onnx")));
+        let (fa, qa, qs) = (f.plan.arena_bytes, q.plan.arena_bytes, scratch_bytes(&q));
+        if let Some(t) = tflm {
+            assert!(qa <= t + excess, "{name}: int8 arena {qa} > {t} + {excess}");
+        }
+        let tflm = tflm.map_or("-".to_string(), |t: u64| t.to_string());
+        println!("| {name} | {fa} | {qa} | {qs} | {:.3} | {tflm} |", qa as f64 / fa as f64);
+        assert!(qa <= fa / 4 + qs, "{name}: int8 arena {qa} > f32 arena {fa} / 4 + scratch {qs}");
+    }
+}
