@@ -51,7 +51,7 @@ fn assert_integer_inside(rel: &str, g: &Graph) {
         let out = &g.tensors[n.output];
         let reads_int = n.inputs.iter().any(|&t| g.tensors[t].dtype != DType::F32);
         match &n.op {
-            Op::QConvert(c) if c.direction == Direction::Quantize => {
+            Op::QConvert(c) if c.direction == (Direction::Quantize { ties_to_even: true }) => {
                 assert!(g.inputs.contains(&n.inputs[0]), "{rel}: `{}` quantizes a computed float tensor", n.name)
             }
             Op::QConvert(_) => {}

@@ -90,9 +90,9 @@ fn tensors(v: &serde_json::Value) -> Vec<QTensor> {
         .collect()
 }
 
-/// The fixture's sample and its `extra_samples`.
-pub fn samples(model_rel: &str) -> Vec<Sample> {
-    let path = super::repo_path(&model_rel.replace(".onnx", ".ref.json"));
+/// The fixture's sample and its `extra_samples` (`fixture_rel`: the `.ref.json` file).
+pub fn samples(fixture_rel: &str) -> Vec<Sample> {
+    let path = super::repo_path(fixture_rel);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut all = vec![Sample { inputs: tensors(&v["inputs"]), outputs: tensors(&v["outputs"]) }];
@@ -175,10 +175,17 @@ impl Agreement {
     }
 }
 
-/// Runs every sample of the fixture through `run` and measures the agreement.
+/// Runs every sample of the fixture beside the ONNX file `model_rel` through `run` and measures
+/// the agreement.
 pub fn agreement(model_rel: &str, out_types: &[DType], out_shapes: &[&[usize]], run: RunTyped) -> Agreement {
+    agreement_with(&model_rel.replace(".onnx", ".ref.json"), out_types, out_shapes, run)
+}
+
+/// Runs every sample of the fixture `fixture_rel` through `run` and measures the agreement.
+pub fn agreement_with(fixture_rel: &str, out_types: &[DType], out_shapes: &[&[usize]], run: RunTyped) -> Agreement {
+    let model_rel = fixture_rel;
     let mut a = Agreement::default();
-    for sample in samples(model_rel) {
+    for sample in samples(fixture_rel) {
         let inputs: Vec<Buf> = sample.inputs.iter().map(|t| Buf::new(t.dtype, &t.data)).collect();
         let mut outputs: Vec<Buf> =
             (out_types.iter().zip(out_shapes)).map(|(&d, s)| Buf::new(d, &vec![0.0; s.iter().product()])).collect();

@@ -1,5 +1,7 @@
-//! ONNX import: tract loads and declutters the model at a fixed input shape, and each tract node is
-//! lowered to an [`ir::Node`](crate::ir::Node) whose op is a `runtime-min` kernel call.
+//! Model import: ONNX through tract, which loads and declutters the model at a fixed input shape,
+//! each tract node lowered to an [`ir::Node`](crate::ir::Node) whose op is a `runtime-min` kernel
+//! call (quantized ONNX from the protobuf itself: `quant/`); TFLite flatbuffers from the file
+//! itself (`tflite/`), recognised by their file identifier whatever the file's name.
 //!
 //! tract's decluttered graph does not keep ONNX ops one to one (pinned by this module's tests):
 //! BatchNormalization folds into a preceding Conv, Gemm/MatMul and 1x1 convolutions become `EinSum`,
@@ -14,6 +16,7 @@ pub mod limits;
 mod mean;
 mod proto;
 mod quant;
+mod tflite;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -49,9 +52,15 @@ pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> 
 /// Loads `path` and lowers it to the IR, with `fixed` overriding declared input shapes, within
 /// `limits` (checked before tract allocates anything: see [`limits`]).
 pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
-    let proto = phase("load", || read_proto(path))?;
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
-    import_proto_within(&proto, fixed, limits).map_err(|e| match e {
+    let bytes = phase("load", || read_model(path))?;
+    let imported = match tflite::is_tflite(&bytes) {
+        true => phase("lower", || tflite::import(&bytes, fixed, limits)),
+        false => {
+            phase("load", || decode_proto(path, &bytes)).and_then(|proto| import_proto_within(&proto, fixed, limits))
+        }
+    };
+    imported.map_err(|e| match e {
         CompileError::InvalidModel { message, .. } => invalid(message),
         other => other,
     })
@@ -59,9 +68,13 @@ pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Resu
 
 /// Reads and decodes the ONNX file (no analysis yet).
 pub fn read_proto(path: &Path) -> Result<tract_onnx::pb::ModelProto, CompileError> {
-    let bytes = read_model(path)?;
+    decode_proto(path, &read_model(path)?)
+}
+
+/// Decodes the bytes of the ONNX file at `path`.
+fn decode_proto(path: &Path, bytes: &[u8]) -> Result<tract_onnx::pb::ModelProto, CompileError> {
     tract_onnx::onnx()
-        .proto_model_for_read(&mut bytes.as_slice())
+        .proto_model_for_read(&mut &bytes[..])
         .map_err(|e| CompileError::InvalidModel { path: path.to_owned(), message: format!("{e:#}") })
 }
 

@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 use sramfit_runtime_min::quant::{self as rtq, AddScaling};
 
 use super::literal::slice_expr;
-use super::qparams::{in_place_if, requant, requant_expr, QParams};
+use super::qparams::{in_place_if, requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::is_row_major;
 
@@ -47,13 +47,14 @@ pub enum Arith {
 
 impl QBinary {
     /// `y = a op b` with TFLite's rescaling of ADD and SUB (through a common scale) and one
-    /// multiplier for MUL ([`requant`]), `clamp` the real range of a fused activation.
+    /// multiplier for MUL (rounded as `convention` does), `clamp` the real range of a fused
+    /// activation.
     pub fn new(
         arith: Arith,
         (a, b, y): (QParams, QParams, QParams),
         clamp: (f32, f32),
-        a_strides: Vec<usize>,
-        b_strides: Vec<usize>,
+        (a_strides, b_strides): (Vec<usize>, Vec<usize>),
+        convention: Convention,
     ) -> Result<QBinary, String> {
         if a.dtype != y.dtype || b.dtype != y.dtype {
             return Err("operands and output of different integer types".into());
@@ -74,7 +75,7 @@ impl QBinary {
                 a_zero_point: a.zero_point,
                 b_zero_point: b.zero_point,
                 y_zero_point: y.zero_point,
-                requant: requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+                requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
                 act_min,
                 act_max,
             }),

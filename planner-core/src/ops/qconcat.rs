@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::QParams;
+use super::qparams::{Convention, QParams};
 use super::requantize::{params, rows};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
@@ -28,8 +28,13 @@ pub struct QConcat(pub Vec<Part>);
 
 impl QConcat {
     /// The concatenation along `axis` of inputs of `shapes` quantized by `inputs` into an output
-    /// quantized by `y`.
-    pub fn new(axis: usize, shapes: &[Vec<usize>], inputs: &[QParams], y: QParams) -> Result<QConcat, String> {
+    /// quantized by `y`, each multiplier rounded as `convention` does.
+    pub fn new(
+        axis: usize,
+        shapes: &[Vec<usize>],
+        (inputs, y): (&[QParams], QParams),
+        convention: Convention,
+    ) -> Result<QConcat, String> {
         let outer: usize = shapes.first().map_or(1, |s| s[..axis].iter().product());
         let out_row: usize = shapes.iter().map(|s| s[axis..].iter().product::<usize>()).sum();
         let mut offset = 0;
@@ -39,7 +44,7 @@ impl QConcat {
                 return Err("inputs whose axes before the concatenation axis differ".into());
             }
             let cols: usize = shape[axis..].iter().product();
-            parts.push(Part { input: i, requantize: rows(outer, cols, cols, out_row, x, y), dst_offset: offset });
+            parts.push(Part { input: i, requantize: rows((outer, cols), (cols, out_row), (x, y), convention), dst_offset: offset });
             offset += cols;
         }
         Ok(QConcat(parts))

@@ -1,12 +1,13 @@
 //! Quantized convolution (standard, grouped, pointwise, depthwise with a channel multiplier, 1-D as
-//! `in_h = 1`) on NCHW activations: `runtime_min::quant::conv2d` / `depthwise_conv2d`, with the
-//! per-channel folded biases, multipliers and shifts in the weight blob.
+//! `in_h = 1`) on NCHW (ONNX) or NHWC (TFLite) activations: `runtime_min::quant::conv2d` /
+//! `depthwise_conv2d`, with the per-channel folded biases, multipliers and shifts in the weight
+//! blob.
 
 use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{image_strides_expr, requant, requant_arrays, QParams, QWeights};
+use super::qparams::{image_strides_expr, requant_arrays, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
@@ -24,16 +25,17 @@ pub struct QConv {
 
 impl QConv {
     /// A convolution of geometry `geometry` (its layout, zero point and clamp fields are set here)
-    /// from `x` to `y`, with OIHW weights `w` and `bias` (one value per output channel in units of
-    /// `x.scale * w.scale(o)`, or empty): the op and its constants `[weights, folded bias,
-    /// multipliers, shifts]`. `clamp` is the real range of a fused activation.
+    /// from `x` to `y`, with weights `w` in the layout of `convention` (ONNX's OIHW, packed here;
+    /// TFLite's OHWI, or 1HWO for a depthwise one, taken as they are) and `bias` (one value per
+    /// output channel in units of `x.scale * w.scale(o)`, or empty): the op and its constants
+    /// `[weights, folded bias, multipliers, shifts]`. `clamp` is the real range of a fused
+    /// activation.
     pub fn new(
         geometry: rtq::Conv2d,
-        x: QParams,
-        w: &QWeights,
+        (x, w, y): (QParams, &QWeights, QParams),
         bias: &[i32],
-        y: QParams,
         clamp: (f32, f32),
+        convention: Convention,
     ) -> Result<(QConv, Vec<Data>), String> {
         let mut p = geometry;
         if x.dtype != y.dtype {
@@ -49,24 +51,30 @@ impl QConv {
         if !(w.scales.len() == 1 || w.scales.len() == oc) || !(bias.is_empty() || bias.len() == oc) {
             return Err("per-channel weight scales or biases do not match the output channels".into());
         }
-        p.x_strides = rtq::ImageStrides::nchw(p.in_channels, p.in_h, p.in_w);
-        p.y_strides = rtq::ImageStrides::nchw(oc, p.out_h, p.out_w);
+        p.x_strides = convention.image_strides(p.in_channels, p.in_h, p.in_w);
+        p.y_strides = convention.image_strides(oc, p.out_h, p.out_w);
         p.x_zero_point = x.zero_point;
         p.w_zero_point = w.zero_point;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
         let depthwise = p.groups > 1 && p.groups == p.in_channels;
-        let mut packed = vec![0i8; w.values.len()];
+        let mut packed = w.values.clone();
         let mut folded = vec![0i32; oc];
+        match (depthwise, convention) {
+            (true, Convention::Onnx) => rtq::pack_depthwise_weights(&w.values, oc, p.kernel_h, p.kernel_w, &mut packed),
+            (false, Convention::Onnx) => {
+                rtq::pack_conv_weights(&w.values, oc, p.group_in_channels(), p.kernel_h, p.kernel_w, &mut packed)
+            }
+            (_, Convention::Tflite) => {}
+        }
         if depthwise {
-            rtq::pack_depthwise_weights(&w.values, oc, p.kernel_h, p.kernel_w, &mut packed);
             rtq::fold_depthwise_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
         } else {
-            rtq::pack_conv_weights(&w.values, oc, p.group_in_channels(), p.kernel_h, p.kernel_w, &mut packed);
             rtq::fold_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
         }
-        let requant: Vec<rtq::Requant> =
-            (0..w.scales.len()).map(|o| requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64)).collect();
+        let requant: Vec<rtq::Requant> = (0..w.scales.len())
+            .map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64))
+            .collect();
         let (multipliers, shifts) = requant_arrays(&requant);
         let op = QConv { params: p, depthwise, dtype: x.dtype };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
@@ -198,7 +206,7 @@ mod tests {
         let x = QParams { scale: 0.5, zero_point: 3, dtype: DType::I8 };
         let y = QParams { scale: 0.25, zero_point: -1, dtype: DType::I8 };
         let w = QWeights { values: vec![1, 2, -1, 4], scales: vec![1.0, 0.5], zero_point: 0 };
-        let (op, consts) = QConv::new(geometry(), x, &w, &[10, 20], y, (0.0, f32::INFINITY)).unwrap();
+        let (op, consts) = QConv::new(geometry(), (x, &w, y), &[10, 20], (0.0, f32::INFINITY), Convention::Onnx).unwrap();
         // bias - x_zp * sum(w): 10 - 3 * 3 = 1, 20 - 3 * 3 = 11.
         assert_eq!(consts[1], Data::I32(vec![1, 11]));
         // 0.5 * 1 / 0.25 = 2 = 2^30 * 2^(2 - 31); 0.5 * 0.5 / 0.25 = 1.

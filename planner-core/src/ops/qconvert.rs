@@ -1,6 +1,6 @@
-//! Conversions at a quantized model's float boundary: QuantizeLinear of a float tensor
-//! (`runtime_min::quant::quantize`, ties to even as ONNX) and DequantizeLinear to a float tensor
-//! (`dequantize`), per tensor or per axis.
+//! Conversions at a quantized model's float boundary: QuantizeLinear / QUANTIZE of a float tensor
+//! (`runtime_min::quant::quantize`, ties to even as ONNX, away from zero as TFLite) and
+//! DequantizeLinear / DEQUANTIZE to a float tensor (`dequantize`), per tensor or per axis.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -11,8 +11,11 @@ use super::{Target, OpKind, Operands, Scratch, Step};
 /// Which way a [`QConvert`] goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {
-    /// `f32` to an 8-bit type.
-    Quantize,
+    /// `f32` to an 8-bit type, with ties to even (`true`: ONNX) or away from zero (TFLite).
+    Quantize {
+        /// Ties to even rather than away from zero.
+        ties_to_even: bool,
+    },
     /// An 8-bit type to `f32`.
     Dequantize,
 }
@@ -33,8 +36,12 @@ pub struct QConvert {
 impl QConvert {
     fn kernel(&self) -> TokenStream {
         match self.direction {
-            Direction::Quantize => {
-                quote!(::sramfit::kernels::quant::quantize(__q, ::sramfit::kernels::quant::Rounding::HalfToEven, __x, __y))
+            Direction::Quantize { ties_to_even } => {
+                let rounding = match ties_to_even {
+                    true => quote!(HalfToEven),
+                    false => quote!(HalfAwayFromZero),
+                };
+                quote!(::sramfit::kernels::quant::quantize(__q, ::sramfit::kernels::quant::Rounding::#rounding, __x, __y))
             }
             Direction::Dequantize => quote!(::sramfit::kernels::quant::dequantize(__q, __x, __y)),
         }
@@ -44,7 +51,7 @@ impl QConvert {
 impl OpKind for QConvert {
     fn kernel_name(&self) -> &'static str {
         match self.direction {
-            Direction::Quantize => "quant::quantize",
+            Direction::Quantize { .. } => "quant::quantize",
             Direction::Dequantize => "quant::dequantize",
         }
     }

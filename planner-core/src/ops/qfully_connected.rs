@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_arrays, QParams, QWeights};
+use super::qparams::{requant_arrays, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::Data;
 
@@ -21,11 +21,10 @@ impl QFullyConnected {
     /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`requant`]).
     pub fn new(
         geometry: rtq::FullyConnected,
-        x: QParams,
-        w: &QWeights,
+        (x, w, y): (QParams, &QWeights, QParams),
         bias: &[i32],
-        y: QParams,
         clamp: (f32, f32),
+        convention: Convention,
     ) -> Result<(QFullyConnected, Vec<Data>), String> {
         let rtq::FullyConnected { batch, in_features, out_features, .. } = geometry;
         if x.dtype != y.dtype {
@@ -40,8 +39,11 @@ impl QFullyConnected {
         }
         let mut folded = vec![0i32; out_features];
         rtq::fold_bias(&w.values, bias, x.zero_point, w.zero_point, &mut folded);
+        // The scales multiplied in f64: TensorFlow Lite Micro's outputs on the MLPerf Tiny AD
+        // model agree with that, not with the f32 product of `GetQuantizedConvolutionMultipler`
+        // (`rtq::fully_connected_requant`: one element in 12,800 differs).
         let multipliers: Vec<rtq::Requant> =
-            w.scales.iter().map(|&ws| requant(x.scale as f64 * ws as f64 / y.scale as f64)).collect();
+            w.scales.iter().map(|&ws| convention.requant(x.scale as f64 * ws as f64 / y.scale as f64)).collect();
         let (multipliers, shifts) = requant_arrays(&multipliers);
         let (act_min, act_max) = y.clamp(clamp);
         let p = rtq::FullyConnected {

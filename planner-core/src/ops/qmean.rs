@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_expr, QParams};
+use super::qparams::{requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
 /// A quantized mean along the middle axis of an `[outer, reduce, inner]` view; input `[x]`.
@@ -13,16 +13,26 @@ use super::{Target, OpKind, Operands, Scratch, Step};
 pub struct QMean(pub rtq::Mean);
 
 impl QMean {
-    /// The mean of `reduce` values from `x` into `y`: the rescaling and `1 / reduce` in one
-    /// multiplier ([`requant`]).
-    pub fn new(outer: usize, reduce: usize, inner: usize, x: QParams, y: QParams) -> Result<QMean, String> {
+    /// The mean of `reduce` values (of the `[outer, reduce, inner]` view) from `x` into `y`: the
+    /// rescaling and `1 / reduce` in one multiplier, rounded once for ONNX
+    /// ([`requant`](super::qparams::requant)), folded in at run time's precision as TFLite does
+    /// ([`rtq::mean_requant`]).
+    pub fn new(
+        (outer, reduce, inner): (usize, usize, usize),
+        x: QParams,
+        y: QParams,
+        convention: Convention,
+    ) -> Result<QMean, String> {
         if x.dtype != y.dtype {
             return Err("input and output of different integer types".into());
         }
         if reduce == 0 {
             return Err("a mean of no values".into());
         }
-        let requant = requant(x.scale as f64 / (y.scale as f64 * reduce as f64));
+        let requant = match convention {
+            Convention::Onnx => convention.requant(x.scale as f64 / (y.scale as f64 * reduce as f64)),
+            Convention::Tflite => rtq::mean_requant(rtq::rescale_requant(x.scale, y.scale), reduce),
+        };
         Ok(QMean(rtq::Mean { outer, reduce, inner, x_zero_point: x.zero_point, y_zero_point: y.zero_point, requant }))
     }
 }

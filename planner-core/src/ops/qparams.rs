@@ -147,6 +147,36 @@ pub fn requant(real: f64) -> Requant {
     Requant { multiplier: (real * (1u64 << 31) as f64).round() as i32, shift: 0 }
 }
 
+/// Whose arithmetic and layouts an integer operator reproduces: the conventions of the format its
+/// model came in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Convention {
+    /// ONNX, against onnxruntime's results: NCHW activations, OIHW weights, multipliers rounded
+    /// once where they allow it ([`requant`]).
+    Onnx,
+    /// TFLite, bit for bit with TensorFlow Lite Micro: NHWC activations, OHWI (depthwise 1HWO)
+    /// weights, TFLite's `QuantizeMultiplier` (double rounding) for every multiplier.
+    Tflite,
+}
+
+impl Convention {
+    /// The [`Requant`] of a real multiplier under this convention.
+    pub fn requant(self, real: f64) -> Requant {
+        match self {
+            Convention::Onnx => requant(real),
+            Convention::Tflite => rtq::quantize_multiplier(real),
+        }
+    }
+
+    /// The strides of a contiguous batch of feature maps in this convention's layout.
+    pub fn image_strides(self, channels: usize, height: usize, width: usize) -> rtq::ImageStrides {
+        match self {
+            Convention::Onnx => rtq::ImageStrides::nchw(channels, height, width),
+            Convention::Tflite => rtq::ImageStrides::nhwc(channels, height, width),
+        }
+    }
+}
+
 /// The multipliers and shifts of per-channel requantization, as the two `i32` arrays
 /// [`rtq::ChannelQuant`] reads from the weight blob.
 pub fn requant_arrays(r: &[Requant]) -> (Data, Data) {

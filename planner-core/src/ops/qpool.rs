@@ -6,7 +6,7 @@ use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
 use super::pool::PoolKind;
-use super::qparams::{image_strides_expr, QParams};
+use super::qparams::{image_strides_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
 /// A quantized pooling step; input `[x]`.
@@ -19,12 +19,13 @@ pub struct QPool {
 }
 
 impl QPool {
-    /// Pooling of geometry `geometry` (its layout, zero point and clamp fields are set here) over
-    /// an input and output quantized by `q`, `clamp` the real range of a fused activation.
-    pub fn new(kind: PoolKind, geometry: rtq::Pool2d, q: QParams, clamp: (f32, f32)) -> QPool {
+    /// Pooling of geometry `geometry` (its layout, zero point and clamp fields are set here, the
+    /// layout `convention`'s) over an input and output quantized by `q`, `clamp` the real range
+    /// of a fused activation.
+    pub fn new(kind: PoolKind, geometry: rtq::Pool2d, q: QParams, clamp: (f32, f32), convention: Convention) -> QPool {
         let mut p = geometry;
-        p.x_strides = rtq::ImageStrides::nchw(p.channels, p.in_h, p.in_w);
-        p.y_strides = rtq::ImageStrides::nchw(p.channels, p.out_h, p.out_w);
+        p.x_strides = convention.image_strides(p.channels, p.in_h, p.in_w);
+        p.y_strides = convention.image_strides(p.channels, p.out_h, p.out_w);
         p.zero_point = q.zero_point;
         (p.act_min, p.act_max) = q.clamp(clamp);
         QPool { kind, params: p }

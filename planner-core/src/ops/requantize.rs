@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_expr, QParams};
+use super::qparams::{requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
 /// A requantization; input `[x]`.
@@ -14,14 +14,20 @@ use super::{Target, OpKind, Operands, Scratch, Step};
 pub struct Requantize(pub rtq::Requantize);
 
 impl Requantize {
-    /// `len` values from `x`'s quantization to `y`'s.
-    pub fn new(len: usize, x: QParams, y: QParams) -> Requantize {
-        Requantize(rows(1, len, len, len, x, y))
+    /// `len` values from `x`'s quantization to `y`'s, the multiplier rounded as `convention` does.
+    pub fn new(len: usize, x: QParams, y: QParams, convention: Convention) -> Requantize {
+        Requantize(rows((1, len), (len, len), (x, y), convention))
     }
 }
 
-/// A [`rtq::Requantize`] of `rows` rows of `cols` values from `x` into `y`.
-pub fn rows(rows: usize, cols: usize, x_row_stride: usize, y_row_stride: usize, x: QParams, y: QParams) -> rtq::Requantize {
+/// A [`rtq::Requantize`] of `rows` rows of `cols` values from `x` into `y` (rows `x_row_stride`
+/// and `y_row_stride` elements apart).
+pub fn rows(
+    (rows, cols): (usize, usize),
+    (x_row_stride, y_row_stride): (usize, usize),
+    (x, y): (QParams, QParams),
+    convention: Convention,
+) -> rtq::Requantize {
     rtq::Requantize {
         rows,
         cols,
@@ -29,7 +35,7 @@ pub fn rows(rows: usize, cols: usize, x_row_stride: usize, y_row_stride: usize, 
         y_row_stride,
         x_zero_point: x.zero_point,
         y_zero_point: y.zero_point,
-        requant: requant(x.scale as f64 / y.scale as f64),
+        requant: convention.requant(x.scale as f64 / y.scale as f64),
     }
 }
 

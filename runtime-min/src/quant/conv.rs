@@ -96,15 +96,48 @@ impl Conv2d {
     }
 }
 
+impl Conv2d {
+    /// Channels contiguous (NHWC, TFLite's layout): every `(ky, kx)` run of a window is read in
+    /// place, the padding's share added as `x_zero_point` times its weights, without scratch.
+    const fn reads_runs_in_place(&self) -> bool {
+        self.x_strides.c == 1 && !self.reads_input_in_place()
+    }
+}
+
 /// Scratch elements (of the activation type) [`conv2d`] needs: one window
 /// ([`Conv2d::taps`]), or 0 for a pointwise convolution whose windows stay inside the input (any
-/// layout: the planner's NCHW tensors need no more arena than TFLite's NHWC ones).
+/// layout: the planner's NCHW tensors need no more arena than TFLite's NHWC ones) and for any
+/// convolution over contiguous channels (NHWC: no more arena than TFLite Micro's).
 pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
-    if p.reads_input_in_place() {
+    if p.reads_input_in_place() || p.reads_runs_in_place() {
         0
     } else {
         p.taps()
     }
+}
+
+/// `sum_k (w[k] - w_zero_point) * window[k]` over the window of output `(b, oy, ox)`, group `g`,
+/// read run by run from NHWC input, positions outside the input counting as `x_zero_point`.
+#[inline(always)]
+fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], (b, g, oy, ox): (usize, usize, usize, usize)) -> i32 {
+    let cpg = p.group_in_channels();
+    let xs = p.x_strides;
+    let mut runs = w_oc.chunks_exact(cpg);
+    let mut acc = 0i32;
+    for ky in 0..p.kernel_h {
+        let iy = p.input_row(oy, ky);
+        for kx in 0..p.kernel_w {
+            let w_run = runs.next().expect("weights hold kernel_h * kernel_w runs");
+            acc = acc.wrapping_add(match (iy, p.input_col(ox, kx)) {
+                (Some(iy), Some(ix)) => {
+                    let base = b * xs.n + g * cpg + iy * xs.h + ix * xs.w;
+                    dot(w_run, &x[base..base + cpg], p.w_zero_point)
+                }
+                _ => w_run.iter().fold(0i32, |s, &wv| s.wrapping_add((wv as i32 - p.w_zero_point) * p.x_zero_point)),
+            });
+        }
+    }
+    acc
 }
 
 /// `sum_k (w[k] - w_zero_point) * x[k]`, wrapping like TFLite's `int32_t` accumulator.
@@ -177,11 +210,21 @@ pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: 
     assert_eq!(w.len(), p.out_channels * taps, "conv2d: weight length");
     q.check(p.out_channels);
     let in_place = p.reads_input_in_place();
+    let runs_in_place = p.reads_runs_in_place();
     let (xs, ys) = (p.x_strides, p.y_strides);
     for b in 0..p.batch {
         for oy in 0..p.out_h {
             for ox in 0..p.out_w {
                 for g in 0..p.groups {
+                    let y_base = b * ys.n + oy * ys.h + ox * ys.w;
+                    if runs_in_place {
+                        for oc in g * ocg..(g + 1) * ocg {
+                            let sum = window_dot(p, x, &w[oc * taps..][..taps], (b, g, oy, ox));
+                            let acc = q.bias[oc].wrapping_add(sum);
+                            y[y_base + oc * ys.c] = q.output(oc, acc, p.y_zero_point, p.act_min, p.act_max);
+                        }
+                        continue;
+                    }
                     // The window: in place (strided across NCHW channels), or gathered into scratch.
                     let base = b * xs.n + g * taps * xs.c + oy * p.stride_h * xs.h + ox * p.stride_w * xs.w;
                     let (patch, stride): (&[T], usize) = if in_place {
@@ -191,7 +234,6 @@ pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: 
                         gather_window(p, x, (b, g, oy, ox), patch);
                         (patch, 1)
                     };
-                    let y_base = b * ys.n + oy * ys.h + ox * ys.w;
                     for oc in g * ocg..(g + 1) * ocg {
                         let w_oc = &w[oc * taps..][..taps];
                         let sum = match stride {

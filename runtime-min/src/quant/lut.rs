@@ -107,6 +107,27 @@ pub fn leaky_relu_table<T: QuantElem>(
     })
 }
 
+/// Table of TFLite Micro's quantized RELU (`activations_common.cc`, `ReluQuantized`): `x - zx`
+/// rescaled by `input_scale / output_scale` (divided in `f32`), plus `zy`, at least `zy`.
+pub fn relu_table<T: QuantElem>(
+    input_scale: f32,
+    input_zero_point: i32,
+    output_scale: f32,
+    output_zero_point: i32,
+) -> [T; 256] {
+    let r = quantize_multiplier((input_scale / output_scale) as f64);
+    let lower = output_zero_point.max(T::MIN);
+    tabulate(|v| output_zero_point.wrapping_add(r.apply(v - input_zero_point)).max(lower))
+}
+
+/// Table of TFLite Micro's quantized RELU6 (`Relu6Quantized`): the input clamped to `[zx, six]`,
+/// `six` the input's quantization of 6 (no rescaling: TFLite Micro reads the input's scale only).
+pub fn relu6_table<T: QuantElem>(input_scale: f32, input_zero_point: i32) -> [T; 256] {
+    let six =
+        (libm::roundf(6.0 / input_scale) as i64 + input_zero_point as i64).clamp(T::MIN as i64, T::MAX as i64) as i32;
+    tabulate(|v| v.max(input_zero_point).min(six))
+}
+
 /// gemmlowp `SaturatingRoundingDoublingHighMul` on `i16`.
 fn rounding_doubling_high_mul_i16(a: i16, b: i16) -> i16 {
     if a == i16::MIN && b == i16::MIN {

@@ -35,8 +35,8 @@
 //! - Weights: [`pack_conv_weights`] (OIHW to OHWI), [`pack_depthwise_weights`] (to 1HWO),
 //!   [`pack_fully_connected_weights`] (`[in, out]` to `[out, in]`), [`weights_u8_to_i8`],
 //!   [`fold_bias`], [`fold_depthwise_bias`] (the input zero point folded into the bias).
-//! - Tables: [`logistic_table`], [`tanh_table`], [`hard_swish_table`], [`leaky_relu_table`]
-//!   (TFLite Micro's integer algorithms), [`table_from_fn`] (TFLite's float `LUTPopulate`).
+//! - Tables: [`logistic_table`], [`tanh_table`], [`hard_swish_table`], [`leaky_relu_table`],
+//!   [`relu_table`], [`relu6_table`] (TFLite Micro's integer algorithms), [`table_from_fn`] (TFLite's float `LUTPopulate`).
 
 mod binary;
 mod channel_quant;
@@ -65,7 +65,8 @@ pub use convert::{Quantization, Requantize, Rounding};
 pub use depthwise::depthwise_conv2d;
 pub use elem::QuantElem;
 pub use fixedpoint::multiply_by_quantized_multiplier;
-pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, table_from_fn, tanh_table};
+pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, relu6_table, relu_table};
+pub use lut::{table_from_fn, tanh_table};
 pub use matmul::{fully_connected, matmul, FullyConnected, MatMul};
 pub(crate) use multiplier::input_radius;
 pub use multiplier::{

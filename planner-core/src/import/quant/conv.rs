@@ -7,7 +7,7 @@ use super::weights::{bias, qweights};
 use super::{Call, Operand, Walk};
 use crate::ir::{Op, TensorId};
 use crate::ops::qconv::QConv;
-use crate::ops::qparams::{QParams, QWeights};
+use crate::ops::qparams::{Convention, QParams, QWeights};
 
 /// A convolution (1-D or 2-D, any groups; depthwise when groups equal the input channels).
 pub(super) fn conv(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
@@ -94,6 +94,6 @@ fn emit(
     if g.in_h * g.in_w * g.in_channels * g.batch != xs.iter().product::<usize>() {
         return Err(format!("input {xs:?} does not match the geometry"));
     }
-    let (op, consts) = QConv::new(g, xq, qw, b, out.q, out.clamp)?;
+    let (op, consts) = QConv::new(g, (xq, qw, out.q), b, out.clamp, Convention::Onnx)?;
     Ok(vec![w.push_with_constants(c, Op::QConv(op), x, consts, out_shape)])
 }

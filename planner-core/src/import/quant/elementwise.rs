@@ -11,6 +11,7 @@ use crate::ir::{Op, TensorId};
 use crate::ops::lowering::broadcast_strides;
 use crate::ops::lut::Lut;
 use crate::ops::qbinary::{Arith, QBinary};
+use crate::ops::qparams::Convention;
 use crate::ops::unary::Unary;
 
 /// Add, Sub, Mul (and QLinearAdd, QLinearMul) with NumPy broadcasting.
@@ -24,14 +25,14 @@ pub(super) fn binary(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     };
     let out = c.out();
     let (sa, sb) = (broadcast_strides(&w.shape(a), &out_shape), broadcast_strides(&w.shape(b), &out_shape));
-    let op = QBinary::new(arith, (aq, bq, out.q), out.clamp, sa, sb)?;
+    let op = QBinary::new(arith, (aq, bq, out.q), out.clamp, (sa, sb), Convention::Onnx)?;
     let y = w.output(c, 0, out_shape);
     w.push(c.node, Op::QBinary(op), vec![a, b], y);
     Ok(vec![y])
 }
 
 /// The NumPy broadcast of two shapes.
-pub(super) fn broadcast_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
+pub(in crate::import) fn broadcast_shape(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
     let rank = a.len().max(b.len());
     let at = |s: &[usize], i: usize| if i + s.len() >= rank { s[i + s.len() - rank] } else { 1 };
     (0..rank)

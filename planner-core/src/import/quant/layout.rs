@@ -9,6 +9,7 @@ use crate::ir::{Op, TensorId};
 use crate::ops::copy::{self, Copies, StridedCopy};
 use crate::ops::qconcat::QConcat;
 use crate::ops::qpad::QPad;
+use crate::ops::qparams::Convention;
 use crate::ops::view::View;
 use crate::tensor::strides_of;
 
@@ -117,7 +118,7 @@ pub(super) fn concat(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
         Op::Copy(copy::concat_copies(&shapes, at, &out))
     } else {
         let qs: Vec<_> = inputs.iter().map(|&(_, q)| q).collect();
-        Op::QConcat(QConcat::new(at, &shapes, &qs, y_q)?)
+        Op::QConcat(QConcat::new(at, &shapes, (&qs, y_q), Convention::Onnx)?)
     };
     Ok(vec![w.step(c, op, inputs.iter().map(|&(t, _)| t).collect(), out)])
 }

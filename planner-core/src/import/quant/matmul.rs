@@ -8,6 +8,7 @@ use super::{Call, Operand, QConst, Walk};
 use crate::ir::{Op, TensorId};
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
+use crate::ops::qparams::Convention;
 
 /// Gemm `alpha * A B' + beta * C` (`A` not transposed; `B` transposed or not; `C` per output
 /// column): a fully connected layer.
@@ -75,7 +76,7 @@ fn fully_connected(
         act_min: 0,
         act_max: 0,
     };
-    let (op, consts) = QFullyConnected::new(geometry, xq, &qw, &bias, out.q, out.clamp)?;
+    let (op, consts) = QFullyConnected::new(geometry, (xq, &qw, out.q), &bias, out.clamp, Convention::Onnx)?;
     let out_shape = [&xs[..xs.len() - 1], &[n]].concat();
     Ok(vec![w.push_with_constants(c, Op::QFullyConnected(op), x, consts, out_shape)])
 }

@@ -32,6 +32,8 @@ mod qoperator;
 mod reduce;
 mod weights;
 
+pub(in crate::import) use elementwise::broadcast_shape;
+
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -43,7 +45,7 @@ use super::InputShape;
 use crate::error::{CompileError, UnsupportedOp};
 use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
 use crate::ops::qconvert::{Direction, QConvert};
-use crate::ops::qparams::QParams;
+use crate::ops::qparams::{Convention, QParams};
 use crate::ops::requantize::Requantize;
 use crate::tensor::{DType, Data, Quant};
 
@@ -409,7 +411,7 @@ impl<'p> Walk<'p> {
                 let shape = self.graph.tensors[x].shape.clone();
                 let y = self.graph.add_tensor(name, shape.clone(), dtype, TensorKind::Activation);
                 self.graph.tensors[y].quant = Some(quant.clone());
-                let op = convert(Direction::Quantize, &quant, &shape)?;
+                let op = convert(Direction::Quantize { ties_to_even: true }, &quant, &shape)?;
                 self.push(node, op, vec![x], y);
                 Value::Int(y)
             }
@@ -423,7 +425,7 @@ impl<'p> Walk<'p> {
                     Value::Int(x)
                 } else {
                     let y = self.activation(name, self.graph.tensors[x].shape.clone(), y_q);
-                    let op = Op::Requantize(Requantize::new(self.graph.tensors[x].len(), x_q, y_q));
+                    let op = Op::Requantize(Requantize::new(self.graph.tensors[x].len(), x_q, y_q, Convention::Onnx));
                     self.push(node, op, vec![x], y);
                     Value::Int(y)
                 }

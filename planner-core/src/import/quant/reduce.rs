@@ -10,6 +10,7 @@ use super::{Call, Walk};
 use crate::ir::{Op, TensorId};
 use crate::ops::pool::PoolKind;
 use crate::ops::qmean::QMean;
+use crate::ops::qparams::Convention;
 use crate::ops::qpool::QPool;
 use crate::ops::qsoftmax::QSoftmax;
 use crate::ops::requantize::Requantize;
@@ -46,7 +47,7 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
     let padded = win.pads_begin.iter().chain(&win.pads_end).any(|&p| p != 0);
     if !max && !padded && win.kernel == xs[2..] {
         // A mean over the whole plane: the rescaling and 1 / count in one multiplier.
-        let op = QMean::new(xs[0] * xs[1], xs[2..].iter().product(), 1, xq, c.out().q)?;
+        let op = QMean::new((xs[0] * xs[1], xs[2..].iter().product(), 1), xq, c.out().q, Convention::Onnx)?;
         w.unclamped(c)?;
         return Ok(vec![w.step(c, Op::QMean(op), vec![x], out_shape)]);
     }
@@ -84,7 +85,7 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
     };
     let kind = if max { PoolKind::Max } else { PoolKind::Avg };
     let clamp = if c.out().q.same_as(&xq) { c.out().clamp } else { super::UNBOUNDED };
-    let op = QPool::new(kind, geometry, xq, clamp);
+    let op = QPool::new(kind, geometry, xq, clamp, Convention::Onnx);
     w.keeping(c, 0, xq, out_shape, |w, y| w.push(c.node, Op::QPool(op), vec![x], y))
 }
 
@@ -110,7 +111,7 @@ pub(super) fn reduce_mean(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId
         (0..xs.len()).filter_map(|i| if axes.contains(&i) { keep.then_some(1) } else { Some(xs[i]) }).collect();
     let (outer, reduce, inner) =
         (xs[..first].iter().product(), xs[first..=last].iter().product(), xs[last + 1..].iter().product());
-    let op = QMean::new(outer, reduce, inner, xq, c.out().q)?;
+    let op = QMean::new((outer, reduce, inner), xq, c.out().q, Convention::Onnx)?;
     w.unclamped(c)?;
     Ok(vec![w.step(c, Op::QMean(op), vec![x], out_shape)])
 }
@@ -175,7 +176,7 @@ impl Walk<'_> {
         write(self, t);
         let y = self.output(call, i, shape.clone());
         let len = shape.iter().product();
-        self.push(call.node, Op::Requantize(Requantize::new(len, q, out.q)), vec![t], y);
+        self.push(call.node, Op::Requantize(Requantize::new(len, q, out.q, Convention::Onnx)), vec![t], y);
         Ok(vec![y])
     }
 

@@ -1,0 +1,200 @@
+//! CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: TFLite's layouts (NHWC activations, OHWI,
+//! 1HWO and `[out, in]` weights) and TFLite Micro's multipliers.
+
+use sramfit_runtime_min::quant as rtq;
+
+use super::{fused, OpCall, Walk};
+use crate::ir::Op;
+use crate::ops::qconv::QConv;
+use crate::ops::qfully_connected::QFullyConnected;
+use crate::ops::qparams::{Convention, QParams, QWeights};
+use crate::tensor::Quant;
+use tract_tflite::tflite;
+
+/// The window of a TFLite `Padding` along one axis: `(output extent, padding before)`, as TFLite's
+/// `ComputePaddingHeightWidth` (SAME: `ceil(in / stride)` outputs, half the total padding before,
+/// rounded down; VALID: no padding).
+pub(super) fn window(
+    padding: tflite::Padding,
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+) -> Result<(usize, usize), String> {
+    if stride == 0 || dilation == 0 || kernel == 0 {
+        return Err("a zero stride, dilation or filter extent".into());
+    }
+    let span = (kernel - 1) * dilation + 1;
+    match padding {
+        tflite::Padding::SAME => {
+            let out = input.div_ceil(stride);
+            let total = ((out.max(1) - 1) * stride + span).saturating_sub(input);
+            Ok((out, total / 2))
+        }
+        tflite::Padding::VALID if input >= span => Ok(((input - span) / stride + 1, 0)),
+        tflite::Padding::VALID => Err(format!("a VALID window of {span} over an extent of {input}")),
+        other => Err(format!("padding {}", other.variant_name().unwrap_or("unknown"))),
+    }
+}
+
+/// An NHWC shape as `(n, h, w, c)`.
+pub(super) fn nhwc(shape: &[usize]) -> Result<(usize, usize, usize, usize), String> {
+    match *shape {
+        [n, h, w, c] => Ok((n, h, w, c)),
+        _ => Err(format!("an input of shape {shape:?} (NHWC, rank 4, expected)")),
+    }
+}
+
+/// The 8-bit weights of tensor `t`, per-tensor or per output channel along `out_axis`.
+fn weights(w: &Walk<'_>, t: i32, out_axis: usize, channels: usize) -> Result<QWeights, String> {
+    let name = w.tensor_name(t);
+    let values = match w.tensor(t)?.type_() {
+        tflite::TensorType::INT8 => w.ints(t)?.iter().map(|&v| v as i8).collect(),
+        other => return Err(format!("weights `{name}` are {} (int8 is supported)", super::type_name(other))),
+    };
+    let (scales, zero_point) = match w.quant(t)? {
+        Some(Quant::PerTensor { scale, zero_point }) => (vec![scale], zero_point),
+        Some(Quant::PerAxis { axis, scales, zero_points }) if axis == out_axis && scales.len() == channels => {
+            let z = zero_points[0];
+            if zero_points.iter().any(|&v| v != z) {
+                return Err(format!("weights `{name}` have zero points that differ between channels"));
+            }
+            (scales, z)
+        }
+        Some(Quant::PerAxis { axis, scales, .. }) => {
+            return Err(format!("weights `{name}` have {} scales along axis {axis}", scales.len()))
+        }
+        None => return Err(format!("weights `{name}` have no quantization parameters")),
+    };
+    Ok(QWeights { values, scales, zero_point })
+}
+
+/// The `int32` bias of input 2, if present (TFLite's, in units of `input scale * weight scale`).
+fn bias(w: &Walk<'_>, c: &OpCall<'_>, channels: usize) -> Result<Vec<i32>, String> {
+    let Some(t) = c.input(2) else { return Ok(Vec::new()) };
+    if w.tensor(t)?.type_() != tflite::TensorType::INT32 {
+        return Err(format!("bias `{}` is not int32", w.tensor_name(t)));
+    }
+    let b: Vec<i32> = w.ints(t)?.iter().map(|&v| v as i32).collect();
+    match b.len() {
+        n if n == channels => Ok(b),
+        n => Err(format!("a bias of {n} values for {channels} channels")),
+    }
+}
+
+/// CONV_2D (OHWI weights; grouped when their input channels divide the input's) and
+/// DEPTHWISE_CONV_2D (1HWO weights, a channel multiplier).
+pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let xq = QParams::of(&w.graph.tensors[x])?;
+    let (batch, in_h, in_w, in_c) = nhwc(&w.graph.tensors[x].shape)?;
+    let wt = c.input(1).ok_or("no filter")?;
+    let ws = w.shape(wt)?;
+    let [o, kh, kw, i] = ws[..] else { return Err(format!("a filter of shape {ws:?}")) };
+    let depthwise = c.op == "DEPTHWISE_CONV_2D";
+    let (padding, stride, dilation, activation) = if depthwise {
+        let opt = c.table.builtin_options_as_depthwise_conv_2_doptions().ok_or("no DepthwiseConv2DOptions")?;
+        let s = (opt.stride_h(), opt.stride_w());
+        let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
+        (opt.padding(), s, d, opt.fused_activation_function())
+    } else {
+        let opt = c.table.builtin_options_as_conv_2_doptions().ok_or("no Conv2DOptions")?;
+        let s = (opt.stride_h(), opt.stride_w());
+        let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
+        (opt.padding(), s, d, opt.fused_activation_function())
+    };
+    let positive =
+        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a stride or dilation of {v}"));
+    let (stride_h, stride_w, dilation_h, dilation_w) =
+        (positive(stride.0)?, positive(stride.1)?, positive(dilation.0)?, positive(dilation.1)?);
+    // Depthwise: weights [1, kh, kw, out]; standard: [out, kh, kw, in / groups].
+    let (out_c, kernel_h, kernel_w, groups) = if depthwise {
+        if o != 1 || in_c == 0 || i % in_c != 0 {
+            return Err(format!("a depthwise filter of shape {ws:?} for {in_c} input channels"));
+        }
+        (i, kh, kw, in_c)
+    } else {
+        if i == 0 || in_c % i != 0 || o % (in_c / i) != 0 {
+            return Err(format!("a filter of shape {ws:?} for {in_c} input channels"));
+        }
+        (o, kh, kw, in_c / i)
+    };
+    let (out_h, pad_top) = window(padding, in_h, kernel_h, stride_h, dilation_h)?;
+    let (out_w, pad_left) = window(padding, in_w, kernel_w, stride_w, dilation_w)?;
+    let out_axis = if depthwise { 3 } else { 0 };
+    let mut qw = weights(w, wt, out_axis, out_c)?;
+    if depthwise && groups == 1 {
+        // One input channel: a standard convolution, whose weights are OHWI.
+        qw.values = (0..out_c)
+            .flat_map(|oc| (0..kernel_h * kernel_w).map(move |k| (oc, k)))
+            .map(|(oc, k)| qw.values[k * out_c + oc])
+            .collect();
+    }
+    let b = bias(w, c, out_c)?;
+    let yq = w.out_q(c, 0)?;
+    let unset = rtq::ImageStrides { n: 0, c: 0, h: 0, w: 0 };
+    let geometry = rtq::Conv2d {
+        batch,
+        in_channels: in_c,
+        in_h,
+        in_w,
+        out_channels: out_c,
+        out_h,
+        out_w,
+        kernel_h,
+        kernel_w,
+        stride_h,
+        stride_w,
+        dilation_h,
+        dilation_w,
+        pad_top,
+        pad_left,
+        groups,
+        x_strides: unset,
+        y_strides: unset,
+        x_zero_point: 0,
+        w_zero_point: 0,
+        y_zero_point: 0,
+        act_min: 0,
+        act_max: 0,
+    };
+    let (op, consts) = QConv::new(geometry, (xq, &qw, yq), &b, fused(activation)?, Convention::Tflite)?;
+    let y = w.output(c, 0, vec![batch, out_h, out_w, out_c], Some(yq))?;
+    w.push_with_constants(c, Op::QConv(op), x, consts, y);
+    Ok(())
+}
+
+/// FULLY_CONNECTED: `[.., in]` by weights `[out, in]` (DEFAULT format), every leading row one batch.
+pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let xq = QParams::of(&w.graph.tensors[x])?;
+    let len = w.graph.tensors[x].len();
+    let opt = c.table.builtin_options_as_fully_connected_options().ok_or("no FullyConnectedOptions")?;
+    if opt.weights_format() != tflite::FullyConnectedOptionsWeightsFormat::DEFAULT {
+        return Err("shuffled FULLY_CONNECTED weights are not supported".into());
+    }
+    let wt = c.input(1).ok_or("no weights")?;
+    let ws = w.shape(wt)?;
+    let [out_features, in_features] = ws[..] else { return Err(format!("weights of shape {ws:?}")) };
+    if in_features == 0 || len % in_features != 0 {
+        return Err(format!("an input of {len} elements for weights {ws:?}"));
+    }
+    let batch = len / in_features;
+    let qw = weights(w, wt, 0, out_features)?;
+    let b = bias(w, c, out_features)?;
+    let yq = w.out_q(c, 0)?;
+    let geometry = rtq::FullyConnected {
+        batch,
+        in_features,
+        out_features,
+        w_zero_point: 0,
+        y_zero_point: 0,
+        act_min: 0,
+        act_max: 0,
+    };
+    let clamp = fused(opt.fused_activation_function())?;
+    let (op, consts) = QFullyConnected::new(geometry, (xq, &qw, yq), &b, clamp, Convention::Tflite)?;
+    let y = w.output(c, 0, vec![batch, out_features], Some(yq))?;
+    w.push_with_constants(c, Op::QFullyConnected(op), x, consts, y);
+    Ok(())
+}
