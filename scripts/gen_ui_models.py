@@ -62,6 +62,11 @@ def main():
     data = tiny.SerializeToString()
     with open(os.path.join(OUT, "truncated.onnx"), "wb") as f:
         f.write(data[: len(data) // 2])
+    # A TFLite flatbuffer cut short (its file identifier intact, so it is read as TFLite).
+    with open(os.path.join("tests", "models", "tflite", "keras", "lenet_int8.tflite"), "rb") as f:
+        tflite = f.read()
+    with open(os.path.join(OUT, "truncated.tflite"), "wb") as f:
+        f.write(tflite[:2048])
     # An operator tract knows but sramfit's runtime does not: Trilu (the upper triangle of a matrix).
     save("unsupported", [helper.make_node("Relu", ["input"], ["r"], name="relu"),
                          helper.make_node("Trilu", ["r"], ["output"], name="upper_triangle")],

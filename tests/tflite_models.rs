@@ -45,6 +45,36 @@ macro_rules! tflite_models {
     )*};
 }
 
+/// The whole working memory with `io: arena` (inputs and outputs planned into the arena too)
+/// against TFLite Micro's smallest arena that runs the same file (head + tail).
+#[cfg(sramfit_mlperf_tiny)]
+macro_rules! whole_memory {
+    ($($name:ident => $path:literal, $fixture:literal;)*) => {$(
+        mod $name {
+            sramfit::model! { pub mod model { path: $path, io: arena } }
+
+            #[test]
+            fn io_arena_below_tflite_micro_minimum() {
+                let fixture = crate::common::repo_path($fixture);
+                let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+                let total = v["tflm_arena"]["total"].as_u64().unwrap() as usize;
+                println!("{}: io: arena {} B, TFLM's minimum arena {total} B", $path, model::ARENA_BYTES);
+                assert!(model::ARENA_BYTES < total, "{} B, not below TFLM's {total} B", model::ARENA_BYTES);
+            }
+        }
+    )*};
+}
+
+#[cfg(sramfit_mlperf_tiny)]
+mod mlperf_io_arena {
+    whole_memory! {
+        ad01_int8 => "../shared/mlperf-tiny/ad01_int8.tflite", "tests/models/tflite/mlperf/ad01_int8.ref.json";
+        kws_ref_model => "../shared/mlperf-tiny/kws_ref_model.tflite", "tests/models/tflite/mlperf/kws_ref_model.ref.json";
+        pretrained_resnet_quant => "../shared/mlperf-tiny/pretrainedResnet_quant.tflite", "tests/models/tflite/mlperf/pretrainedResnet_quant.ref.json";
+        vww_96_int8 => "../shared/mlperf-tiny/vww_96_int8.tflite", "tests/models/tflite/mlperf/vww_96_int8.ref.json";
+    }
+}
+
 #[cfg(sramfit_mlperf_tiny)]
 mod mlperf {
     tflite_models! {

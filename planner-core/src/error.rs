@@ -120,7 +120,8 @@ pub enum CompileError {
         /// The OS error.
         message: String,
     },
-    /// The file is not a valid ONNX model (not protobuf, truncated, or rejected by tract).
+    /// The file is not a valid model (ONNX: not protobuf, truncated, or rejected by tract; TFLite:
+    /// a flatbuffer the verifier rejects, or inconsistent tensors).
     InvalidModel {
         /// The resolved path.
         path: PathBuf,
@@ -298,6 +299,11 @@ impl fmt::Display for Rendered<'_> {
             NotFound { path } => write!(f, "model file not found: {}\n  = help: {}", path.display(), front.path_help()),
             NotAFile { path } => write!(f, "model path is not a file: {}\n  = help: point `path` at an .onnx file", path.display()),
             Io { path, message } => write!(f, "cannot read model file {}: {message}", path.display()),
+            InvalidModel { path, message } if path.extension().is_some_and(|e| e == "tflite") => write!(
+                f,
+                "{} is not a valid TFLite model: {message}\n  = help: check that the file is a complete TFLite flatbuffer (load it with `python -c \"import tensorflow as tf; tf.lite.Interpreter('FILE')\"`)",
+                path.display()
+            ),
             InvalidModel { path, message } => write!(
                 f,
                 "{} is not a valid ONNX model: {message}\n  = help: check that the file is a complete ONNX export (open it with `python -c \"import onnx; onnx.checker.check_model('FILE')\"`)",

@@ -176,7 +176,7 @@ pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), St
     let wt = c.input(1).ok_or("no weights")?;
     let ws = w.shape(wt)?;
     let [out_features, in_features] = ws[..] else { return Err(format!("weights of shape {ws:?}")) };
-    if in_features == 0 || len % in_features != 0 {
+    if in_features == 0 || !len.is_multiple_of(in_features) {
         return Err(format!("an input of {len} elements for weights {ws:?}"));
     }
     let batch = len / in_features;

@@ -1,0 +1,7 @@
+sramfit::model! {
+    mod m {
+        path: "models/truncated.tflite",
+    }
+}
+
+fn main() {}
