@@ -1,4 +1,5 @@
-//! The quick, deterministic version of the `import_plan` fuzz target: committed models mutated
+//! The quick, deterministic version of the `import_plan` fuzz target: committed models (ONNX and
+//! TFLite) mutated
 //! (bytes flipped, cut short, spliced, varints rewritten) and run through `fuzz_support`'s
 //! property. `SRAMFIT_FUZZ_ITERATIONS` (default 200 per seed model) runs it longer; the real,
 //! coverage-guided fuzzer is `cargo +nightly fuzz run import_plan` in this crate (see fuzz/README.md).
@@ -24,6 +25,9 @@ const SEEDS: &[&str] = &[
     "../tests/models/quant/ops/qop_softmax_u8.onnx",
     "../tests/models/quant/ops/qop_globalavgpool_s8.onnx",
     "../tests/models/quant/ops/qop_add_bcast_s8.onnx",
+    // TFLite flatbuffers (read by `import::tflite`): fully connected layers; most operator kinds.
+    "../tests/models/tflite/keras/fc_autoencoder_int8.tflite",
+    "../tests/models/tflite/keras/misc_ops_int8.tflite",
 ];
 
 /// xorshift64: deterministic, so a failure reproduces.

@@ -54,8 +54,8 @@ pub fn import(path: &Path, fixed: &[InputShape]) -> Result<Graph, CompileError> 
 pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
     let invalid = |message: String| CompileError::InvalidModel { path: path.to_owned(), message };
     let bytes = phase("load", || read_model(path))?;
-    let imported = match tflite::is_tflite(&bytes) {
-        true => phase("lower", || tflite::import(&bytes, fixed, limits)),
+    let imported = match is_tflite(&bytes) {
+        true => phase("lower", || import_tflite(&bytes, fixed, limits)),
         false => {
             phase("load", || decode_proto(path, &bytes)).and_then(|proto| import_proto_within(&proto, fixed, limits))
         }
@@ -64,6 +64,17 @@ pub fn import_within(path: &Path, fixed: &[InputShape], limits: &Limits) -> Resu
         CompileError::InvalidModel { message, .. } => invalid(message),
         other => other,
     })
+}
+
+/// Whether `bytes` is a TFLite flatbuffer rather than an ONNX protobuf (its file identifier).
+pub fn is_tflite(bytes: &[u8]) -> bool {
+    tflite::is_tflite(bytes)
+}
+
+/// Lowers the bytes of a TFLite model to the IR, with `fixed` overriding declared input shapes,
+/// within `limits`.
+pub fn import_tflite(bytes: &[u8], fixed: &[InputShape], limits: &Limits) -> Result<Graph, CompileError> {
+    tflite::import(bytes, fixed, limits)
 }
 
 /// Reads and decodes the ONNX file (no analysis yet).

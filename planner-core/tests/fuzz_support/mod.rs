@@ -64,8 +64,13 @@ pub fn check_bytes(data: &[u8]) -> Outcome {
 }
 
 fn compile_bytes(data: &[u8]) -> Outcome {
-    let Ok(proto) = tract_onnx::onnx().proto_model_for_read(&mut &data[..]) else { return Outcome::NotOnnx };
-    let Ok(graph) = import::import_proto(&proto, &[]) else { return Outcome::Refused };
+    let imported = if import::is_tflite(data) {
+        import::import_tflite(data, &[], &Default::default())
+    } else {
+        let Ok(proto) = tract_onnx::onnx().proto_model_for_read(&mut &data[..]) else { return Outcome::NotOnnx };
+        import::import_proto(&proto, &[])
+    };
+    let Ok(graph) = imported else { return Outcome::Refused };
     let Ok(program) = pipeline::compile_graph(graph, &Default::default()) else { return Outcome::Refused };
     let (problem, plan) = (&program.live.problem, &program.plan);
     if let Err(v) = verify::verify(problem, &plan.offsets, plan.arena_bytes, &[]) {
