@@ -40,8 +40,9 @@ Second mode, on .tflite files themselves (issue 17, item 4):
 prints one row per file: TFLM's tensor arena (head) and whole arena (head + tail, the smallest
 arena_size that runs), whether TFLM reproduces the outputs of the fixture made from that file
 (tests/models/tflite/**/*.ref.json, found by sha256: "equal" or the differing element count),
-and sramfit's ARENA_BYTES with and without `io: arena` (`sramfit inspect FILE --json`). While
-sramfit cannot read .tflite files its columns say so instead of failing. sramfit's outputs are
+and sramfit's ARENA_BYTES with and without `io: arena` (`sramfit inspect FILE --json`, which
+reads full-integer .tflite files; for a file sramfit refuses, such as a float32 one, its columns
+give the reason instead of failing). sramfit's outputs are
 not computed here (the CLI has no command that runs a model): the Rust tests compare sramfit
 with the same fixtures. Needs the virtualenv of scripts/requirements-tflite.txt.
 """

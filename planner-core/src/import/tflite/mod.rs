@@ -268,9 +268,11 @@ impl<'a> Walk<'a> {
             .ok_or_else(|| format!("tensor index {t} out of range ({} tensors)", tensors.len()))
     }
 
-    /// The name of tensor `t` (its index when it has none).
+    /// The name of tensor `t` (its index when it has none). The converter names a fused
+    /// operator's output after every TensorFlow op it absorbed, `;`-separated, its activation
+    /// first (`model/activation/Relu;model/conv2d/BiasAdd;...`): that first name is kept.
     pub fn tensor_name(&self, t: i32) -> String {
-        match self.tensor(t).ok().and_then(|x| x.name()) {
+        match self.tensor(t).ok().and_then(|x| x.name()).and_then(|n| n.split(';').next()) {
             Some(n) if !n.is_empty() => n.to_string(),
             _ => format!("tensor {t}"),
         }
