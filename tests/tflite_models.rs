@@ -1,13 +1,16 @@
 //! Full-integer `.tflite` models through `model!`, against TensorFlow Lite Micro's interpreter on
 //! the same file (fixtures made by scripts/gen_tflite.py: TFLM's outputs on 20 inputs each, its
-//! arena figures): every output bit-identical, and the arena at most TFLM's tensor arena (head).
+//! arena figures): every output of the integer models bit-identical, and the arena at most TFLM's
+//! tensor arena (head).
 //!
 //! The MLPerf Tiny reference models are read from `../shared/mlperf-tiny/` in place (compiled
 //! only when that folder is beside the checkout: `cfg(sramfit_mlperf_tiny)`, set by build.rs);
 //! the Keras models from `tests/models/tflite/keras/`.
 //!
-//! Not here yet (the importer refuses them with a message naming the reason): the float32 and
-//! hybrid files, TFLite's 16x8 mode (`*_a16w8`) and BATCH_MATMUL (`attention_int8`).
+//! float32 files are compared within 1e-5 of each output's magnitude (`check_float`). Not here
+//! yet (the importer refuses them with a message naming the reason): the hybrid KWS file, TFLite's
+//! 16x8 mode (`*_a16w8`), BATCH_MATMUL (`attention_*`) and float STRIDED_SLICE / TRANSPOSE
+//! (`misc_ops_f32`).
 
 mod common;
 
@@ -29,6 +32,69 @@ fn check(
     );
     assert_eq!(a.equal, a.elements, "{fixture}: outputs differ from TFLM's (max {} steps)", a.max_steps);
     assert!(arena <= head, "{fixture}: arena {arena} B, above TFLM's {head} B");
+}
+
+/// Checks a compiled float32 model against TFLM's outputs: every element within `1e-5` of the
+/// largest magnitude of its output (the float kernels sum in their own order), and the arena at
+/// most TFLM's tensor arena.
+fn check_float(fixture: &str, out_shapes: &[&[usize]], run: common::quant::RunTyped, arena: usize) {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(common::repo_path(fixture)).unwrap()).unwrap();
+    let head = v["tflm_arena"]["head"].as_u64().expect("TFLM's arena in the fixture") as usize;
+    let mut worst = 0f64;
+    for sample in common::quant::samples(fixture) {
+        let inputs: Vec<Vec<f32>> = sample.inputs.iter().map(|t| t.data.iter().map(|&x| x as f32).collect()).collect();
+        let mut outputs: Vec<Vec<f32>> = out_shapes.iter().map(|s| vec![0.0; s.iter().product()]).collect();
+        let refs: Vec<sramfit::TensorRef<'_>> = inputs.iter().map(|x| sramfit::TensorRef::F32(x)).collect();
+        let mut muts: Vec<sramfit::TensorMut<'_>> = outputs.iter_mut().map(|y| sramfit::TensorMut::F32(y)).collect();
+        run(&refs, &mut muts).unwrap_or_else(|e| panic!("{fixture}: run_typed: {e:?}"));
+        for (got, want) in outputs.iter().zip(&sample.outputs) {
+            let scale = want.data.iter().fold(0f64, |m, &x| m.max(x.abs())).max(f64::MIN_POSITIVE);
+            for (&g, &w) in got.iter().zip(&want.data) {
+                worst = worst.max((g as f64 - w).abs() / scale);
+            }
+        }
+    }
+    println!("{fixture}: largest difference {worst:.2e} of the output's magnitude; arena {arena} B, TFLM's tensor arena {head} B");
+    assert!(worst <= 1e-5, "{fixture}: outputs {worst:.2e} from TFLM's");
+    assert!(arena <= head, "{fixture}: arena {arena} B, above TFLM's {head} B");
+}
+
+/// One `model!` per float32 `.tflite` model, and its test: `name => model path, fixture;`.
+macro_rules! float_models {
+    ($($name:ident => $path:literal, $fixture:literal;)*) => {$(
+        mod $name {
+            sramfit::model! { pub mod model { path: $path } }
+
+            #[test]
+            fn matches_tflite_micro() {
+                crate::check_float($fixture, model::OUTPUT_SHAPES, model::run_typed, model::ARENA_BYTES);
+            }
+        }
+    )*};
+}
+
+#[cfg(sramfit_mlperf_tiny)]
+mod mlperf_float {
+    float_models! {
+        ad01_fp32 => "../shared/mlperf-tiny/ad01_fp32.tflite", "tests/models/tflite/mlperf/ad01_fp32.ref.json";
+        pretrained_resnet => "../shared/mlperf-tiny/pretrainedResnet.tflite", "tests/models/tflite/mlperf/pretrainedResnet.ref.json";
+        vww_96_float => "../shared/mlperf-tiny/vww_96_float.tflite", "tests/models/tflite/mlperf/vww_96_float.ref.json";
+    }
+}
+
+mod keras_float {
+    float_models! {
+        audio_conv1d_f32 => "tests/models/tflite/keras/audio_conv1d_f32.tflite", "tests/models/tflite/keras/audio_conv1d_f32.ref.json";
+        branches_f32 => "tests/models/tflite/keras/branches_f32.tflite", "tests/models/tflite/keras/branches_f32.ref.json";
+        ds_cnn_f32 => "tests/models/tflite/keras/ds_cnn_f32.tflite", "tests/models/tflite/keras/ds_cnn_f32.ref.json";
+        fc_autoencoder_f32 => "tests/models/tflite/keras/fc_autoencoder_f32.tflite", "tests/models/tflite/keras/fc_autoencoder_f32.ref.json";
+        gating_f32 => "tests/models/tflite/keras/gating_f32.tflite", "tests/models/tflite/keras/gating_f32.ref.json";
+        lenet_f32 => "tests/models/tflite/keras/lenet_f32.tflite", "tests/models/tflite/keras/lenet_f32.ref.json";
+        mobilenet_v1_025_f32 => "tests/models/tflite/keras/mobilenet_v1_025_f32.tflite", "tests/models/tflite/keras/mobilenet_v1_025_f32.ref.json";
+        mobilenet_v2_035_f32 => "tests/models/tflite/keras/mobilenet_v2_035_f32.tflite", "tests/models/tflite/keras/mobilenet_v2_035_f32.ref.json";
+        resnet_f32 => "tests/models/tflite/keras/resnet_f32.tflite", "tests/models/tflite/keras/resnet_f32.ref.json";
+    }
 }
 
 /// One `model!` per `.tflite` model, and its test: `name => model path, fixture;`.

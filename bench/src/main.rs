@@ -11,6 +11,10 @@
 //! the CPU runs, detected at run time (the table's header names it); `-- --kernel-path NAME` forces
 //! another (`portable`, `avx2+fma`, `avx512`).
 //!
+//! The int8 rows are the QDQ files of `tests/models/quant/` (float ports, integer arithmetic inside):
+//! onnxruntime runs them with its integer kernels, tract in its own quantized ops; a second table
+//! puts each int8 row's sramfit time next to its float twin's from the same run.
+//!
 //! `-- --rewrites` instead times each model with and without the memory-saving rewrites
 //! ([`rewrites`]).
 
@@ -27,6 +31,12 @@ macro_rules! bench_models {
             mobilenetv2: "MobileNetV2-0.35 96x96" => "../tests/models/arch/mobilenetv2_035.onnx",
             resnet18: "ResNet-18 64x64" => "../tests/models/arch/resnet18.onnx",
             transformer: "transformer encoder layer" => "../tests/models/arch/transformer_encoder.onnx",
+            kws_int8: "keyword spotting DS-CNN, int8 QDQ" => "../tests/models/quant/kws_dscnn_qdq_s8.onnx",
+            vww_int8: "visual wake words MobileNetV1-0.25, int8 QDQ" => "../tests/models/quant/vww_mobilenetv1_qdq_s8.onnx",
+            resnet8_int8: "ResNet-8 (CIFAR), int8 QDQ" => "../tests/models/quant/resnet8_qdq_s8.onnx",
+            autoencoder_int8: "FC autoencoder, int8 QDQ" => "../tests/models/quant/fc_autoencoder_qdq_s8.onnx",
+            mnist_int8: "MNIST CNN, int8 QDQ" => "../tests/models/quant/mnist_cnn_qdq_s8.onnx",
+            mobilenetv2_int8: "MobileNetV2-0.35 96x96, int8 QDQ" => "../tests/models/quant/mobilenetv2_035_qdq_s8.onnx",
             $($($extra)*)?
         }
     };
@@ -188,6 +198,7 @@ fn main() {
     // one of the arguments (case-insensitive).
     let filters: Vec<String> = args.iter().map(|a| a.to_lowercase()).collect();
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
+    let mut medians: Vec<(&str, Duration)> = Vec::new();
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
         let program = compile_model(&Request::new(&path)).expect("the model compiles").into_program();
@@ -255,6 +266,7 @@ fn main() {
         let cell = |x: Option<(Duration, Duration, Duration)>| {
             x.map_or("-".into(), |(m, lo, hi)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi)))
         };
+        medians.push((b.name, s.0));
         let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
         println!(
             "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {:.2} | {:.1}% |",
@@ -268,5 +280,28 @@ fn main() {
             gflops,
             100.0 * gflops / peak
         );
+    }
+    int8_versus_float(&medians);
+}
+
+/// The suffix naming an int8 bench row; the row without it is its float twin.
+const INT8: &str = ", int8 QDQ";
+
+/// sramfit's int8 time of each model next to its float twin's, from the same run.
+fn int8_versus_float(medians: &[(&str, Duration)]) {
+    let pairs: Vec<(&str, Duration, Duration)> = (medians.iter())
+        .filter_map(|&(name, int8)| {
+            let float = name.strip_suffix(INT8)?;
+            medians.iter().find(|(n, _)| *n == float).map(|&(_, f)| (float, int8, f))
+        })
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    println!();
+    println!("| model | sramfit int8 ms | sramfit f32 ms | int8/f32 |");
+    println!("|---|--:|--:|--:|");
+    for (name, int8, float) in pairs {
+        println!("| {name} | {} | {} | {:.2} |", ms(int8), ms(float), int8.as_secs_f64() / float.as_secs_f64());
     }
 }

@@ -12,12 +12,14 @@
 //! outputs are TFLite Micro's bit for bit.
 //!
 //! Full-integer int8 and uint8 models are supported (per-channel weights; int8, uint8 or float
-//! ports through QUANTIZE / DEQUANTIZE). float32 files, hybrid files (int8 weights, float
-//! activations) and TFLite's 16x8 mode (int16 activations) are refused with a message saying so.
+//! ports through QUANTIZE / DEQUANTIZE), and float32 models ([`float`]: the float kernels, with
+//! NCHW tensors inside). Hybrid files (int8 weights, float activations) and TFLite's 16x8 mode
+//! (int16 activations) are refused with a message saying so.
 //! Every operator that cannot be lowered is listed at once, with its TFLite name.
 
 mod conv;
 mod elementwise;
+mod float;
 mod layout;
 mod pool;
 
@@ -62,13 +64,19 @@ pub fn import(bytes: &[u8], fixed: &[InputShape], limits: &Limits) -> Result<Gra
         });
     }
     let mut walk = Walk::new(model, sub, limits);
-    walk.refuse_float()?;
+    walk.float = walk.computes_in_float();
+    walk.refuse_int16()?;
     walk.inputs(fixed)?;
     for (i, op) in sub.operators().into_iter().flatten().enumerate() {
         walk.operator(i, op);
     }
     for &t in sub.outputs().map(|o| o.iter().collect::<Vec<_>>()).unwrap_or_default().iter() {
         match walk.values.get(&t).copied() {
+            Some(Some(id)) if walk.float => {
+                let declared = walk.shape(t).map_err(invalid)?;
+                let y = walk.float_output(id, &declared);
+                walk.graph.outputs.push(y);
+            }
             Some(Some(id)) => walk.graph.outputs.push(id),
             Some(None) => {} // its producer failed, and was reported
             None => walk.failed.push(UnsupportedOp {
@@ -129,31 +137,48 @@ pub(super) struct Walk<'a> {
     values: HashMap<i32, Option<TensorId>>,
     failed: Vec<UnsupportedOp>,
     limits: Limits,
+    /// A float32 model: lowered by [`float`] to the float kernels, rank-4 tensors NCHW inside.
+    float: bool,
 }
 
 impl<'a> Walk<'a> {
     fn new(model: tflite::Model<'a>, sub: tflite::SubGraph<'a>, limits: &Limits) -> Walk<'a> {
-        Walk { model, sub, graph: Graph::default(), values: HashMap::new(), failed: Vec::new(), limits: *limits }
+        Walk {
+            model,
+            sub,
+            graph: Graph::default(),
+            values: HashMap::new(),
+            failed: Vec::new(),
+            limits: *limits,
+            float: false,
+        }
     }
 
-    /// Refuses, in one message, a model that computes in float: an operator other than
-    /// DEQUANTIZE with a float32 output, or weights in float32 (float32 and hybrid files).
-    fn refuse_float(&self) -> Result<(), CompileError> {
+    /// Whether the model computes in float: an operator other than DEQUANTIZE writes a float32
+    /// tensor (float32 and hybrid files; a full-integer model with float ports only quantizes
+    /// and dequantizes them).
+    fn computes_in_float(&self) -> bool {
         let float = |t: i32| self.tensor(t).is_ok_and(|x| x.type_() == tflite::TensorType::FLOAT32);
-        let computes_in_float = self.sub.operators().into_iter().flatten().find(|op| {
+        self.sub.operators().into_iter().flatten().any(|op| {
             let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
             self.op_name(op.opcode_index()) != "DEQUANTIZE" && outputs.iter().any(|&t| float(t))
+        })
+    }
+
+    /// Refuses, in one message, TFLite's 16x8 mode: an operator writing int16 activations.
+    fn refuse_int16(&self) -> Result<(), CompileError> {
+        let int16 = |t: i32| self.tensor(t).is_ok_and(|x| x.type_() == tflite::TensorType::INT16);
+        let first = self.sub.operators().into_iter().flatten().find_map(|op| {
+            let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
+            outputs.iter().copied().find(|&t| int16(t)).map(|t| (op, t))
         });
-        let Some(op) = computes_in_float else { return Ok(()) };
-        let first = op.outputs().and_then(|v| v.iter().next()).map_or_else(String::new, |t| self.tensor_name(t));
+        let Some((op, t)) = first else { return Ok(()) };
         Err(CompileError::Unsupported(vec![UnsupportedOp {
-            node: first,
+            node: self.tensor_name(t),
             op: self.op_name(op.opcode_index()).to_string(),
-            reason:
-                "computes in float32: sramfit reads full-integer TFLite models (int8 or uint8 activations) so far; \
-                     float32 and hybrid (int8 weights, float activations) .tflite files are not supported yet \
-                     (convert with full-integer quantization, or export the float model to ONNX)"
-                    .into(),
+            reason: "writes int16 activations: TFLite's 16x8 quantization mode is not supported yet \
+                     (convert with int8 activations)"
+                .into(),
         }]))
     }
 
@@ -186,6 +211,11 @@ impl<'a> Walk<'a> {
             })?;
             let dtype = dtype_of(tensor.type_())
                 .map_err(|d| CompileError::UnsupportedType { tensor: name.clone(), dtype: d })?;
+            if self.float && dtype == DType::F32 {
+                let id = self.float_input(name, shape, i);
+                self.values.insert(t, Some(id));
+                continue;
+            }
             let id = self.graph.add_tensor(name, shape, dtype, TensorKind::Input(i));
             self.graph.tensors[id].quant =
                 self.quant(t).map_err(|message| CompileError::InvalidModel { path: Default::default(), message })?;
@@ -238,6 +268,9 @@ impl<'a> Walk<'a> {
 
     /// Lowers one operator by family.
     fn lower(&mut self, c: &OpCall<'a>) -> Result<(), String> {
+        if self.float {
+            return float::lower(self, c);
+        }
         match c.op {
             "CONV_2D" | "DEPTHWISE_CONV_2D" => conv::conv(self, c),
             "FULLY_CONNECTED" => conv::fully_connected(self, c),

@@ -1,0 +1,495 @@
+//! float32 TFLite models, lowered to the float kernels of `runtime-min`.
+//!
+//! Those kernels take NCHW feature maps (ONNX's layout), so every rank-4 tensor of a float model
+//! is stored NCHW in the IR ("internal" shape below) while the model's ports keep TFLite's NHWC
+//! shapes: weights are permuted at build time (OHWI and 1HWO to OIHW, a flatten's fully connected
+//! columns follow the flatten's order), and a step converts between the two layouts only where
+//! the bytes differ: an NHWC input with more than one channel and more than one position, a
+//! RESHAPE of such a tensor, an NHWC output. Where one of the two extents is 1 the layouts hold
+//! the same bytes and the conversion is a view.
+
+use sramfit_runtime_min::{self as rt, Activation};
+
+use super::conv::{nhwc, window};
+use super::{OpCall, Walk};
+use crate::ir::{Op, TensorId, TensorKind};
+use crate::ops::binary::{Binary, BinaryOp};
+use crate::ops::copy;
+use crate::ops::lowering::broadcast_strides;
+use crate::ops::pad::PadOp;
+use crate::ops::pool::{Pool, PoolKind};
+use crate::ops::reduce::{ReduceOp, Reducer};
+use crate::ops::softmax::SoftmaxOp;
+use crate::ops::unary::Unary;
+use crate::ops::view::View;
+use crate::tensor::{strides_of, DType, Data};
+use tract_tflite::tflite;
+
+/// The IR (NCHW) shape of a TFLite shape: rank 4 is permuted, other ranks kept.
+pub(super) fn internal(shape: &[usize]) -> Vec<usize> {
+    match *shape {
+        [n, h, w, c] => vec![n, c, h, w],
+        _ => shape.to_vec(),
+    }
+}
+
+/// Whether NHWC and NCHW hold the same bytes for this TFLite shape.
+fn same_bytes(shape: &[usize]) -> bool {
+    match *shape {
+        [_, h, w, c] => c == 1 || h * w == 1,
+        _ => true,
+    }
+}
+
+/// The fused activation of a float operator.
+fn activation(f: tflite::ActivationFunctionType) -> Result<Activation, String> {
+    Ok(match f {
+        tflite::ActivationFunctionType::NONE => Activation::None,
+        tflite::ActivationFunctionType::RELU => Activation::Relu,
+        tflite::ActivationFunctionType::RELU6 => Activation::Clip { min: 0.0, max: 6.0 },
+        tflite::ActivationFunctionType::RELU_N1_TO_1 => Activation::Clip { min: -1.0, max: 1.0 },
+        other => return Err(format!("fused activation {}", other.variant_name().unwrap_or("unknown"))),
+    })
+}
+
+impl Walk<'_> {
+    /// The float constant of tensor `t`.
+    fn floats(&self, t: i32) -> Result<Vec<f32>, String> {
+        let bytes = self.data(t)?.ok_or_else(|| format!("`{}` must be a constant", self.tensor_name(t)))?;
+        if self.tensor(t)?.type_() != tflite::TensorType::FLOAT32 {
+            return Err(format!("`{}` is not float32 (hybrid models are not supported)", self.tensor_name(t)));
+        }
+        let n: usize = self.shape(t)?.iter().product();
+        if bytes.len() != 4 * n {
+            return Err(format!("`{}` holds {} bytes for {n} floats", self.tensor_name(t), bytes.len()));
+        }
+        Ok(bytes.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    }
+
+    /// A float input port: its tensor in TFLite's shape, and the internal tensor the model reads
+    /// (the same bytes viewed, or transposed from NHWC).
+    pub(super) fn float_input(&mut self, name: String, shape: Vec<usize>, index: usize) -> TensorId {
+        let port = self.graph.add_tensor(name.clone(), shape.clone(), DType::F32, TensorKind::Input(index));
+        self.graph.inputs.push(port);
+        if shape.len() != 4 {
+            return port;
+        }
+        let y = self.graph.add_tensor(format!("{name}.nchw"), internal(&shape), DType::F32, TensorKind::Activation);
+        let op = match same_bytes(&shape) {
+            true => Op::View(View),
+            false => Op::Copy(copy::transpose(&[0, 3, 1, 2], &shape, &internal(&shape))),
+        };
+        self.graph.nodes.push(crate::ir::Node {
+            name: format!("{name}.nchw"),
+            source_op: "input".into(),
+            op,
+            inputs: vec![port],
+            output: y,
+        });
+        y
+    }
+
+    /// The tensor of graph output `id` in TFLite's shape (`declared`): itself, or a view or
+    /// transpose of its internal NCHW tensor.
+    pub(super) fn float_output(&mut self, id: TensorId, declared: &[usize]) -> TensorId {
+        if declared.len() != 4 {
+            return id;
+        }
+        let name = std::mem::replace(&mut self.graph.tensors[id].name, String::new());
+        self.graph.tensors[id].name = format!("{name}.nchw");
+        let y = self.graph.add_tensor(name.clone(), declared.to_vec(), DType::F32, TensorKind::Activation);
+        let op = match same_bytes(declared) {
+            true => Op::View(View),
+            false => Op::Copy(copy::transpose(&[0, 2, 3, 1], &internal(declared), declared)),
+        };
+        self.graph.nodes.push(crate::ir::Node { name, source_op: "output".into(), op, inputs: vec![id], output: y });
+        y
+    }
+
+    /// A float output `i` of `c` with the internal form of its declared shape.
+    fn float_out(&mut self, c: &OpCall<'_>, i: usize) -> Result<TensorId, String> {
+        let t = *c.outputs.get(i).ok_or_else(|| format!("output {i} is missing"))?;
+        let shape = internal(&self.shape(t)?);
+        let id = self.graph.add_tensor(self.tensor_name(t), shape, DType::F32, TensorKind::Activation);
+        self.values.insert(t, Some(id));
+        Ok(id)
+    }
+
+    /// Input `i` of `c` in TFLite's element order (a rank-4 internal tensor transposed to NHWC
+    /// where the bytes differ), with its TFLite shape.
+    fn in_tflite_order(&mut self, c: &OpCall<'_>, i: usize) -> Result<(TensorId, Vec<usize>), String> {
+        let x = self.act(c, i)?;
+        let declared = self.shape(c.input(i).expect("act checked it"))?;
+        if declared.len() != 4 || same_bytes(&declared) {
+            return Ok((x, declared));
+        }
+        let name = format!("{}.nhwc", self.graph.tensors[x].name);
+        let y = self.graph.add_tensor(name.clone(), declared.clone(), DType::F32, TensorKind::Activation);
+        let op = Op::Copy(copy::transpose(&[0, 2, 3, 1], &self.graph.tensors[x].shape.clone(), &declared));
+        self.graph.nodes.push(crate::ir::Node { name, source_op: c.op.to_string(), op, inputs: vec![x], output: y });
+        Ok((y, declared))
+    }
+
+    /// A float input `i` of `c` as an IR tensor: a run-time tensor, or a constant in internal
+    /// layout, its shape broadcast to `rank` against TFLite's trailing axes first.
+    fn float_operand(&mut self, c: &OpCall<'_>, i: usize, rank: usize) -> Result<TensorId, String> {
+        let t = c.input(i).ok_or_else(|| format!("input {i} is missing"))?;
+        if let Some(Some(id)) = self.values.get(&t) {
+            return Ok(*id);
+        }
+        let values = self.floats(t)?;
+        let mut shape = self.shape(t)?;
+        while shape.len() < rank {
+            shape.insert(0, 1);
+        }
+        let (shape, values) = match *shape {
+            [n, h, w, ch] if rank == 4 => {
+                let mut out = vec![0f32; values.len()];
+                for (k, v) in values.iter().enumerate() {
+                    let (b, y, x, cc) = (k / (h * w * ch), k / (w * ch) % h, k / ch % w, k % ch);
+                    out[((b * ch + cc) * h + y) * w + x] = *v;
+                }
+                (vec![n, ch, h, w], out)
+            }
+            _ => (shape, values),
+        };
+        Ok(self.graph.add_const(format!("{}.input{i}", c.name), shape, Data::F32(values)))
+    }
+}
+
+/// Lowers one operator of a float model.
+pub(super) fn lower(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    match c.op {
+        "CONV_2D" | "DEPTHWISE_CONV_2D" => conv(w, c),
+        "FULLY_CONNECTED" => fully_connected(w, c),
+        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => pool(w, c),
+        "MEAN" => mean(w, c),
+        "SOFTMAX" => softmax(w, c),
+        "ADD" | "SUB" | "MUL" => binary(w, c),
+        "LOGISTIC" | "TANH" | "RELU" | "RELU6" | "RELU_N1_TO_1" | "HARD_SWISH" | "LEAKY_RELU" => unary(w, c),
+        "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => reshape(w, c),
+        "CONCATENATION" => concat(w, c),
+        "PAD" | "PADV2" => pad(w, c),
+        _ => Err(format!("{} is not supported in float32 TFLite models by sramfit", c.op)),
+    }
+}
+
+/// CONV_2D and DEPTHWISE_CONV_2D: the weights permuted to OIHW.
+fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let (batch, in_h, in_w, in_c) = nhwc(&w.shape(c.input(0).expect("act checked it"))?)?;
+    let wt = c.input(1).ok_or("no filter")?;
+    let ws = w.shape(wt)?;
+    let [o, kh, kw, i] = ws[..] else { return Err(format!("a filter of shape {ws:?}")) };
+    let values = w.floats(wt)?;
+    let depthwise = c.op == "DEPTHWISE_CONV_2D";
+    let (padding, stride, dilation, act) = if depthwise {
+        let opt = c.table.builtin_options_as_depthwise_conv_2_doptions().ok_or("no DepthwiseConv2DOptions")?;
+        (
+            (opt.padding()),
+            (opt.stride_h(), opt.stride_w()),
+            (opt.dilation_h_factor(), opt.dilation_w_factor()),
+            opt.fused_activation_function(),
+        )
+    } else {
+        let opt = c.table.builtin_options_as_conv_2_doptions().ok_or("no Conv2DOptions")?;
+        (
+            (opt.padding()),
+            (opt.stride_h(), opt.stride_w()),
+            (opt.dilation_h_factor(), opt.dilation_w_factor()),
+            opt.fused_activation_function(),
+        )
+    };
+    let positive =
+        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a stride or dilation of {v}"));
+    let (stride_h, stride_w, dilation_h, dilation_w) =
+        (positive(stride.0)?, positive(stride.1)?, positive(dilation.0)?, positive(dilation.1)?);
+    // OIHW: (oc, ic, ky, kx) at ((oc * icg + ic) * kh + ky) * kw + kx.
+    let (out_c, groups, oihw) = if depthwise {
+        if o != 1 || in_c == 0 || !i.is_multiple_of(in_c) {
+            return Err(format!("a depthwise filter of shape {ws:?} for {in_c} input channels"));
+        }
+        let mut oihw = vec![0f32; values.len()];
+        for (k, v) in values.iter().enumerate() {
+            let (ky, kx, oc) = (k / (kw * i), k / i % kw, k % i);
+            oihw[(oc * kh + ky) * kw + kx] = *v;
+        }
+        (i, in_c, oihw)
+    } else {
+        if i == 0 || !in_c.is_multiple_of(i) || !o.is_multiple_of(in_c / i) {
+            return Err(format!("a filter of shape {ws:?} for {in_c} input channels"));
+        }
+        let mut oihw = vec![0f32; values.len()];
+        for (k, v) in values.iter().enumerate() {
+            let (oc, ky, kx, ic) = (k / (kh * kw * i), k / (kw * i) % kh, k / i % kw, k % i);
+            oihw[((oc * i + ic) * kh + ky) * kw + kx] = *v;
+        }
+        (o, in_c / i, oihw)
+    };
+    let (out_h, pad_top) = window(padding, in_h, kh, stride_h, dilation_h)?;
+    let (out_w, pad_left) = window(padding, in_w, kw, stride_w, dilation_w)?;
+    let p = rt::Conv2d {
+        batch,
+        in_channels: in_c,
+        in_h,
+        in_w,
+        out_channels: out_c,
+        out_h,
+        out_w,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h,
+        stride_w,
+        dilation_h,
+        dilation_w,
+        pad_top,
+        pad_left,
+        groups,
+        act: activation(act)?,
+        weights: rt::ConvWeights::Oihw,
+    };
+    let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], Data::F32(oihw));
+    let mut inputs = vec![x, weights];
+    if let Some(b) = c.input(2) {
+        inputs.push(w.graph.add_const(format!("{}.bias", c.name), vec![out_c], Data::F32(w.floats(b)?)));
+    }
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::Conv(p), inputs, y);
+    Ok(())
+}
+
+/// FULLY_CONNECTED: `[batch, in]` (the input in TFLite's element order) times the transpose of
+/// `[out, in]`, a matrix product reading the weights by strides.
+fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let (x, xs) = w.in_tflite_order(c, 0)?;
+    let opt = c.table.builtin_options_as_fully_connected_options().ok_or("no FullyConnectedOptions")?;
+    let wt = c.input(1).ok_or("no weights")?;
+    let ws = w.shape(wt)?;
+    let [out_features, in_features] = ws[..] else { return Err(format!("weights of shape {ws:?}")) };
+    let len: usize = xs.iter().product();
+    if in_features == 0 || !len.is_multiple_of(in_features) {
+        return Err(format!("an input of {len} elements for weights {ws:?}"));
+    }
+    let batch = len / in_features;
+    let p = rt::MatMul {
+        b_row_stride: 1,
+        b_col_stride: in_features,
+        act: activation(opt.fused_activation_function())?,
+        ..rt::MatMul::row_major(batch, out_features, in_features)
+    };
+    let weights = w.graph.add_const(format!("{}.weights", c.name), ws.clone(), Data::F32(w.floats(wt)?));
+    let mut inputs = vec![x, weights];
+    if let Some(b) = c.input(2) {
+        inputs.push(w.graph.add_const(format!("{}.bias", c.name), vec![out_features], Data::F32(w.floats(b)?)));
+    }
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::MatMul(p), inputs, y);
+    Ok(())
+}
+
+/// AVERAGE_POOL_2D and MAX_POOL_2D (padding not counted).
+fn pool(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let (batch, in_h, in_w, channels) = nhwc(&w.shape(c.input(0).expect("act checked it"))?)?;
+    let opt = c.table.builtin_options_as_pool_2_doptions().ok_or("no Pool2DOptions")?;
+    let positive =
+        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a window or stride of {v}"));
+    let (kernel_h, kernel_w) = (positive(opt.filter_height())?, positive(opt.filter_width())?);
+    let (stride_h, stride_w) = (positive(opt.stride_h())?, positive(opt.stride_w())?);
+    let (out_h, pad_top) = window(opt.padding(), in_h, kernel_h, stride_h, 1)?;
+    let (out_w, pad_left) = window(opt.padding(), in_w, kernel_w, stride_w, 1)?;
+    if activation(opt.fused_activation_function())? != Activation::None {
+        return Err("a fused activation after pooling".into());
+    }
+    let p = rt::Pool2d {
+        batch,
+        channels,
+        in_d: 1,
+        out_d: 1,
+        kernel_d: 1,
+        stride_d: 1,
+        dilation_d: 1,
+        pad_front: 0,
+        pad_back: 0,
+        in_h,
+        in_w,
+        out_h,
+        out_w,
+        kernel_h,
+        kernel_w,
+        stride_h,
+        stride_w,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top,
+        pad_left,
+        pad_bottom: ((out_h - 1) * stride_h + kernel_h).saturating_sub(in_h + pad_top),
+        pad_right: ((out_w - 1) * stride_w + kernel_w).saturating_sub(in_w + pad_left),
+        count_include_pad: false,
+    };
+    let kind = if c.op == "MAX_POOL_2D" { PoolKind::Max } else { PoolKind::Avg };
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::Pool(Pool { kind, params: p }), vec![x], y);
+    Ok(())
+}
+
+/// MEAN over constant axes (TFLite's axes mapped to the internal layout).
+fn mean(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let declared = w.shape(c.input(0).expect("act checked it"))?;
+    let rank = declared.len();
+    let to_internal = |a: usize| if rank == 4 { [0, 2, 3, 1][a] } else { a };
+    let axes = (w.ints(c.input(1).ok_or("no axes")?)?.iter())
+        .map(|&a| {
+            let a = if a < 0 { a + rank as i64 } else { a };
+            usize::try_from(a).ok().filter(|&a| a < rank).map(to_internal).ok_or_else(|| format!("axis {a}"))
+        })
+        .collect::<Result<Vec<usize>, _>>()?;
+    let shape = internal(&declared);
+    let strides = strides_of(&shape);
+    let kept: Vec<usize> = (0..rank).filter(|a| !axes.contains(a)).collect();
+    let y = w.float_out(c, 0)?;
+    let out_rank = w.graph.tensors[y].shape.len();
+    // The output's axes: the kept ones, and (keep_dims) an extent-1 axis for each reduced one.
+    let out_in_strides: Vec<usize> = match out_rank == rank {
+        true => (0..rank).map(|a| if axes.contains(&a) { 0 } else { strides[a] }).collect(),
+        false => kept.iter().map(|&a| strides[a]).collect(),
+    };
+    if out_in_strides.len() != out_rank {
+        return Err(format!("a mean of {declared:?} into a rank-{out_rank} output"));
+    }
+    let op = ReduceOp {
+        kind: Reducer::Mean,
+        out_in_strides,
+        red_shape: axes.iter().map(|&a| shape[a]).collect(),
+        red_strides: axes.iter().map(|&a| strides[a]).collect(),
+    };
+    w.push(c, Op::Reduce(op), vec![x], y);
+    Ok(())
+}
+
+/// SOFTMAX along TFLite's last axis (the channels of a rank-4 tensor, internally axis 1).
+fn softmax(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    if c.table.builtin_options_as_softmax_options().is_some_and(|o| o.beta() != 1.0) {
+        return Err("a softmax with beta other than 1".into());
+    }
+    let shape = w.graph.tensors[x].shape.clone();
+    let axis = if shape.len() == 4 { 1 } else { shape.len().checked_sub(1).ok_or("a softmax of a scalar")? };
+    let op = SoftmaxOp {
+        log: false,
+        outer: shape[..axis].iter().product(),
+        axis_len: shape[axis],
+        inner: shape[axis + 1..].iter().product(),
+    };
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::Softmax(op), vec![x], y);
+    Ok(())
+}
+
+/// ADD, SUB, MUL with broadcasting in the internal layout; a fused activation is a step of its
+/// own after it (the in-place rewrite lets it overwrite the sum).
+fn binary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let (activation_fn, kind) = match c.op {
+        "ADD" => (c.table.builtin_options_as_add_options().map(|o| o.fused_activation_function()), Binary::Add),
+        "SUB" => (c.table.builtin_options_as_sub_options().map(|o| o.fused_activation_function()), Binary::Sub),
+        _ => (c.table.builtin_options_as_mul_options().map(|o| o.fused_activation_function()), Binary::Mul),
+    };
+    let after = match activation(activation_fn.unwrap_or(tflite::ActivationFunctionType::NONE))? {
+        Activation::None => None,
+        Activation::Relu => Some(Unary::Relu),
+        Activation::Clip { min, max } => Some(Unary::Clip { min, max }),
+        other => return Err(format!("fused activation {other:?} after an elementwise operator")),
+    };
+    let rank = w.out_shape(c, 0)?.len();
+    let (a, b) = (w.float_operand(c, 0, rank)?, w.float_operand(c, 1, rank)?);
+    let (sa, sb) = (w.graph.tensors[a].shape.clone(), w.graph.tensors[b].shape.clone());
+    let out = crate::import::quant::broadcast_shape(&sa, &sb)?;
+    let op = BinaryOp { kind, a_strides: broadcast_strides(&sa, &out), b_strides: broadcast_strides(&sb, &out) };
+    let y = w.float_out(c, 0)?;
+    let Some(f) = after else {
+        w.push(c, Op::Binary(op), vec![a, b], y);
+        return Ok(());
+    };
+    let name = format!("{}.unactivated", w.graph.tensors[y].name);
+    let sum = w.graph.add_tensor(name, w.graph.tensors[y].shape.clone(), DType::F32, TensorKind::Activation);
+    w.push(c, Op::Binary(op), vec![a, b], sum);
+    w.push(c, Op::Unary(f), vec![sum], y);
+    Ok(())
+}
+
+/// LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1, HARD_SWISH, LEAKY_RELU.
+fn unary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let f = match c.op {
+        "LOGISTIC" => Unary::Sigmoid,
+        "TANH" => Unary::Tanh,
+        "RELU" => Unary::Relu,
+        "RELU6" => Unary::Clip { min: 0.0, max: 6.0 },
+        "RELU_N1_TO_1" => Unary::Clip { min: -1.0, max: 1.0 },
+        "HARD_SWISH" => Unary::HardSwish,
+        _ => Unary::LeakyRelu { alpha: c.table.builtin_options_as_leaky_relu_options().map_or(0.2, |o| o.alpha()) },
+    };
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::Unary(f), vec![x], y);
+    Ok(())
+}
+
+/// RESHAPE, SQUEEZE, EXPAND_DIMS: TFLite's element order kept (a transpose on either side where
+/// a rank-4 tensor's layouts differ).
+fn reshape(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let (x, _) = w.in_tflite_order(c, 0)?;
+    let declared = w.out_shape(c, 0)?;
+    let t = c.outputs[0];
+    let name = w.tensor_name(t);
+    if declared.len() == 4 && !same_bytes(&declared) {
+        let flat = w.graph.add_tensor(format!("{name}.nhwc"), declared.clone(), DType::F32, TensorKind::Activation);
+        w.push(c, Op::View(View), vec![x], flat);
+        let y = w.float_out(c, 0)?;
+        w.push(c, Op::Copy(copy::transpose(&[0, 3, 1, 2], &declared, &internal(&declared))), vec![flat], y);
+        return Ok(());
+    }
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::View(View), vec![x], y);
+    Ok(())
+}
+
+/// CONCATENATION along TFLite's axis (mapped to the internal layout): copies.
+fn concat(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let opt = c.table.builtin_options_as_concatenation_options().ok_or("no ConcatenationOptions")?;
+    if activation(opt.fused_activation_function())? != Activation::None {
+        return Err("a fused activation after a concatenation".into());
+    }
+    let rank = w.out_shape(c, 0)?.len();
+    let inputs = (0..c.inputs.len()).map(|i| w.float_operand(c, i, rank)).collect::<Result<Vec<_>, _>>()?;
+    let a = opt.axis() as i64;
+    let a = usize::try_from(if a < 0 { a + rank as i64 } else { a }).map_err(|_| "a negative axis")?;
+    let at = if rank == 4 { [0, 2, 3, 1][a.min(3)] } else { a };
+    let shapes: Vec<Vec<usize>> = inputs.iter().map(|&t| w.graph.tensors[t].shape.clone()).collect();
+    let y = w.float_out(c, 0)?;
+    let out = w.graph.tensors[y].shape.clone();
+    w.push(c, Op::Copy(copy::concat_copies(&shapes, at, &out)), inputs, y);
+    Ok(())
+}
+
+/// PAD / PADV2 with a constant (0 for PAD), paddings mapped to the internal layout.
+fn pad(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let x = w.act(c, 0)?;
+    let declared = w.shape(c.input(0).expect("act checked it"))?;
+    let pads = w.ints(c.input(1).ok_or("no paddings")?)?;
+    if pads.len() != 2 * declared.len() || pads.iter().any(|&p| p < 0) {
+        return Err(format!("paddings {pads:?} for a rank-{} input", declared.len()));
+    }
+    let begin: Vec<isize> = (0..declared.len()).map(|a| pads[2 * a] as isize).collect();
+    let begin = match *begin {
+        [n, h, ww, ch] => vec![n, ch, h, ww],
+        _ => begin,
+    };
+    let value = match c.input(2) {
+        Some(t) => *w.floats(t)?.first().ok_or("an empty pad value")?,
+        None => 0.0,
+    };
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::Pad(PadOp { pads_begin: begin, mode: rt::PadMode::Constant(value) }), vec![x], y);
+    Ok(())
+}
