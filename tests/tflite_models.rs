@@ -9,8 +9,8 @@
 //!
 //! float32 files are compared within 1e-5 of each output's magnitude (`check_float`). Not here
 //! yet (the importer refuses them with a message naming the reason): the hybrid KWS file, TFLite's
-//! 16x8 mode (`*_a16w8`), BATCH_MATMUL (`attention_*`) and float STRIDED_SLICE / TRANSPOSE
-//! (`misc_ops_f32`).
+//! 16x8 mode (`*_a16w8`), and float BATCH_MATMUL, STRIDED_SLICE and TRANSPOSE (`attention_f32`,
+//! `misc_ops_f32`).
 
 mod common;
 
@@ -154,6 +154,7 @@ mod mlperf {
 
 mod keras {
     tflite_models! {
+        attention_int8 => "tests/models/tflite/keras/attention_int8.tflite", "tests/models/tflite/keras/attention_int8.ref.json";
         audio_conv1d_int8 => "tests/models/tflite/keras/audio_conv1d_int8.tflite", "tests/models/tflite/keras/audio_conv1d_int8.ref.json";
         branches_int8 => "tests/models/tflite/keras/branches_int8.tflite", "tests/models/tflite/keras/branches_int8.ref.json";
         ds_cnn_int8 => "tests/models/tflite/keras/ds_cnn_int8.tflite", "tests/models/tflite/keras/ds_cnn_int8.ref.json";

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_expr, QParams};
+use super::qparams::{requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::strides_of;
 
@@ -19,14 +19,12 @@ const BATCH_AXES: usize = 4;
 impl QMatMul {
     /// ONNX MatMul of `a` (shape `a_shape`) by `b` (`b_shape`) into `y`: the op and the output
     /// shape. A 1-D `a` is a row, a 1-D `b` a column (their axis is dropped from the output);
-    /// batch axes broadcast.
+    /// batch axes broadcast. The multiplier is rounded as `convention` does.
     pub fn new(
-        a_shape: &[usize],
-        b_shape: &[usize],
-        a: QParams,
-        b: QParams,
-        y: QParams,
+        (a_shape, b_shape): (&[usize], &[usize]),
+        (a, b, y): (QParams, QParams, QParams),
         clamp: (f32, f32),
+        convention: Convention,
     ) -> Result<(QMatMul, Vec<usize>), String> {
         let (a2, b2) = (as_matrix(a_shape, true)?, as_matrix(b_shape, false)?);
         let (m, k, n) = (a2[a2.len() - 2], a2[a2.len() - 1], b2[b2.len() - 1]);
@@ -72,7 +70,7 @@ impl QMatMul {
             a_zero_point: a.zero_point,
             b_zero_point: b.zero_point,
             c_zero_point: y.zero_point,
-            requant: requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+            requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
             act_min,
             act_max,
         };
@@ -165,7 +163,7 @@ mod tests {
     #[test]
     fn broadcasts_batch_axes() {
         let q = QParams { scale: 0.1, zero_point: 0, dtype: DType::I8 };
-        let (op, out) = QMatMul::new(&[2, 1, 3, 4], &[5, 4, 6], q, q, q, (f32::NEG_INFINITY, f32::INFINITY)).unwrap();
+        let (op, out) = QMatMul::new((&[2, 1, 3, 4], &[5, 4, 6]), (q, q, q), (f32::NEG_INFINITY, f32::INFINITY), Convention::Onnx).unwrap();
         assert_eq!(out, vec![2, 5, 3, 6]);
         let p = op.0;
         assert_eq!(p.batch, [1, 1, 2, 5]);

@@ -34,7 +34,7 @@ pub(super) fn matmul(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     }
     let ((a, aq), (b, bq)) = (w.operand_tensor(c, 0)?, w.operand_tensor(c, 1)?);
     let out = c.out();
-    let (op, shape) = QMatMul::new(&w.shape(a), &w.shape(b), aq, bq, out.q, out.clamp)?;
+    let (op, shape) = QMatMul::new((&w.shape(a), &w.shape(b)), (aq, bq, out.q), out.clamp, Convention::Onnx)?;
     let y = w.output(c, 0, shape);
     w.push(c.node, Op::QMatMul(op), vec![a, b], y);
     Ok(vec![y])

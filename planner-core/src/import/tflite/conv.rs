@@ -1,4 +1,4 @@
-//! CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: TFLite's layouts (NHWC activations, OHWI,
+//! CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL: TFLite's layouts (NHWC activations, OHWI,
 //! 1HWO and `[out, in]` weights) and TFLite Micro's multipliers.
 
 use sramfit_runtime_min::quant as rtq;
@@ -7,6 +7,7 @@ use super::{fused, OpCall, Walk};
 use crate::ir::Op;
 use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
+use crate::ops::qmatmul::QMatMul;
 use crate::ops::qparams::{Convention, QParams, QWeights};
 use crate::tensor::Quant;
 use tract_tflite::tflite;
@@ -196,5 +197,37 @@ pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), St
     let (op, consts) = QFullyConnected::new(geometry, (xq, &qw, yq), &b, clamp, Convention::Tflite)?;
     let y = w.output(c, 0, vec![batch, out_features], Some(yq))?;
     w.push_with_constants(c, Op::QFullyConnected(op), x, consts, y);
+    Ok(())
+}
+
+/// BATCH_MATMUL of two 8-bit tensors (`adj_x` / `adj_y` read an operand transposed, by strides).
+pub(super) fn batch_matmul(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let ((a, aq), (b, bq)) = (w.operand(c, 0)?, w.operand(c, 1)?);
+    let opt = c.table.builtin_options_as_batch_mat_mul_options().ok_or("no BatchMatMulOptions")?;
+    let (adj_x, adj_y) = (opt.adj_x(), opt.adj_y());
+    let (mut sa, mut sb) = (w.graph.tensors[a].shape.clone(), w.graph.tensors[b].shape.clone());
+    if sa.len() < 2 || sb.len() < 2 {
+        return Err(format!("a batch matmul of {sa:?} by {sb:?}"));
+    }
+    // The product of the operands as stored, read through transposing strides.
+    let (ra, rb) = (sa.len(), sb.len());
+    if adj_x {
+        sa.swap(ra - 2, ra - 1);
+    }
+    if adj_y {
+        sb.swap(rb - 2, rb - 1);
+    }
+    let yq = w.out_q(c, 0)?;
+    let (mut op, shape) =
+        QMatMul::new((&sa, &sb), (aq, bq, yq), (f32::NEG_INFINITY, f32::INFINITY), Convention::Tflite)?;
+    let p = &mut op.0;
+    if adj_x {
+        (p.a_row_stride, p.a_col_stride) = (1, p.m);
+    }
+    if adj_y {
+        (p.b_row_stride, p.b_col_stride) = (1, p.k);
+    }
+    let y = w.output(c, 0, shape, Some(yq))?;
+    w.push(c, Op::QMatMul(op), vec![a, b], y);
     Ok(())
 }

@@ -274,6 +274,7 @@ impl<'a> Walk<'a> {
         match c.op {
             "CONV_2D" | "DEPTHWISE_CONV_2D" => conv::conv(self, c),
             "FULLY_CONNECTED" => conv::fully_connected(self, c),
+            "BATCH_MATMUL" => conv::batch_matmul(self, c),
             "AVERAGE_POOL_2D" | "MAX_POOL_2D" => pool::pool(self, c),
             "MEAN" => pool::mean(self, c),
             "SOFTMAX" => pool::softmax(self, c),
