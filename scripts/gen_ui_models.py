@@ -4,6 +4,7 @@ Run from the repository root: python3 scripts/gen_ui_models.py
 Deterministic: rerunning gives byte-identical files.
 """
 import os
+import struct
 
 import numpy as np
 import onnx
@@ -67,6 +68,22 @@ def main():
         tflite = f.read()
     with open(os.path.join(OUT, "truncated.tflite"), "wb") as f:
         f.write(tflite[:2048])
+    # A TFLite model whose one operator code is rewritten from FULLY_CONNECTED (9) to ARG_MAX (56),
+    # an operator sramfit does not lower: both the 8-bit deprecated code and the 32-bit code.
+    with open(os.path.join("tests", "models", "tflite", "keras", "fc_autoencoder_int8.tflite"), "rb") as f:
+        arg_max = bytearray(f.read())
+    u32 = lambda o: struct.unpack_from("<I", arg_max, o)[0]
+    def field(table, slot):
+        vtable = table - struct.unpack_from("<i", arg_max, table)[0]
+        at = 4 + 2 * slot
+        return table + struct.unpack_from("<H", arg_max, vtable + at)[0] if at < struct.unpack_from("<H", arg_max, vtable)[0] else None
+    codes = field(u32(0), 1)  # Model.operator_codes
+    code = codes + u32(codes) + 4
+    code += u32(code)
+    arg_max[field(code, 0)] = 56
+    struct.pack_into("<i", arg_max, field(code, 3), 56)
+    with open(os.path.join(OUT, "unsupported.tflite"), "wb") as f:
+        f.write(arg_max)
     # An operator tract knows but sramfit's runtime does not: Trilu (the upper triangle of a matrix).
     save("unsupported", [helper.make_node("Relu", ["input"], ["r"], name="relu"),
                          helper.make_node("Trilu", ["r"], ["output"], name="upper_triangle")],

@@ -9,8 +9,7 @@
 //!
 //! float32 files are compared within 1e-5 of each output's magnitude (`check_float`). Not here
 //! yet (the importer refuses them with a message naming the reason): the hybrid KWS file, TFLite's
-//! 16x8 mode (`*_a16w8`), and float BATCH_MATMUL, STRIDED_SLICE and TRANSPOSE (`attention_f32`,
-//! `misc_ops_f32`).
+//! 16x8 mode (`*_a16w8`).
 
 mod common;
 
@@ -85,12 +84,14 @@ mod mlperf_float {
 
 mod keras_float {
     float_models! {
+        attention_f32 => "tests/models/tflite/keras/attention_f32.tflite", "tests/models/tflite/keras/attention_f32.ref.json";
         audio_conv1d_f32 => "tests/models/tflite/keras/audio_conv1d_f32.tflite", "tests/models/tflite/keras/audio_conv1d_f32.ref.json";
         branches_f32 => "tests/models/tflite/keras/branches_f32.tflite", "tests/models/tflite/keras/branches_f32.ref.json";
         ds_cnn_f32 => "tests/models/tflite/keras/ds_cnn_f32.tflite", "tests/models/tflite/keras/ds_cnn_f32.ref.json";
         fc_autoencoder_f32 => "tests/models/tflite/keras/fc_autoencoder_f32.tflite", "tests/models/tflite/keras/fc_autoencoder_f32.ref.json";
         gating_f32 => "tests/models/tflite/keras/gating_f32.tflite", "tests/models/tflite/keras/gating_f32.ref.json";
         lenet_f32 => "tests/models/tflite/keras/lenet_f32.tflite", "tests/models/tflite/keras/lenet_f32.ref.json";
+        misc_ops_f32 => "tests/models/tflite/keras/misc_ops_f32.tflite", "tests/models/tflite/keras/misc_ops_f32.ref.json";
         mobilenet_v1_025_f32 => "tests/models/tflite/keras/mobilenet_v1_025_f32.tflite", "tests/models/tflite/keras/mobilenet_v1_025_f32.ref.json";
         mobilenet_v2_035_f32 => "tests/models/tflite/keras/mobilenet_v2_035_f32.tflite", "tests/models/tflite/keras/mobilenet_v2_035_f32.ref.json";
         resnet_f32 => "tests/models/tflite/keras/resnet_f32.tflite", "tests/models/tflite/keras/resnet_f32.ref.json";

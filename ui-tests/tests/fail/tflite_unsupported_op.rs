@@ -1,6 +1,6 @@
 sramfit::model! {
     mod m {
-        path: "../tests/models/tflite/keras/attention_f32.tflite",
+        path: "models/unsupported.tflite",
     }
 }
 

@@ -95,7 +95,7 @@ impl Walk<'_> {
         if declared.len() != 4 {
             return id;
         }
-        let name = std::mem::replace(&mut self.graph.tensors[id].name, String::new());
+        let name = std::mem::take(&mut self.graph.tensors[id].name);
         self.graph.tensors[id].name = format!("{name}.nchw");
         let y = self.graph.add_tensor(name.clone(), declared.to_vec(), DType::F32, TensorKind::Activation);
         let op = match same_bytes(declared) {
@@ -157,22 +157,21 @@ impl Walk<'_> {
     }
 }
 
-/// Lowers one operator of a float model.
-pub(super) fn lower(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
-    match c.op {
-        "CONV_2D" | "DEPTHWISE_CONV_2D" => conv(w, c),
-        "FULLY_CONNECTED" => fully_connected(w, c),
-        "AVERAGE_POOL_2D" | "MAX_POOL_2D" => pool(w, c),
-        "MEAN" => mean(w, c),
-        "SOFTMAX" => softmax(w, c),
-        "ADD" | "SUB" | "MUL" => binary(w, c),
-        "LOGISTIC" | "TANH" | "RELU" | "RELU6" | "RELU_N1_TO_1" | "HARD_SWISH" | "LEAKY_RELU" => unary(w, c),
-        "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => reshape(w, c),
-        "CONCATENATION" => concat(w, c),
-        "PAD" | "PADV2" => pad(w, c),
-        _ => Err(format!("{} is not supported in float32 TFLite models by sramfit", c.op)),
-    }
-}
+/// The lowerings of float models, by TFLite operator name.
+pub(super) const LOWERINGS: &[(&[&str], super::Lowering)] = &[
+    (&["CONV_2D", "DEPTHWISE_CONV_2D"], conv),
+    (&["FULLY_CONNECTED"], fully_connected),
+    (&["BATCH_MATMUL"], batch_matmul),
+    (&["AVERAGE_POOL_2D", "MAX_POOL_2D"], pool),
+    (&["MEAN"], mean),
+    (&["SOFTMAX"], softmax),
+    (&["ADD", "SUB", "MUL"], binary),
+    (&["LOGISTIC", "TANH", "RELU", "RELU6", "RELU_N1_TO_1", "HARD_SWISH", "LEAKY_RELU"], unary),
+    (&["RESHAPE", "SQUEEZE", "EXPAND_DIMS"], reshape),
+    (&["TRANSPOSE", "STRIDED_SLICE"], rearrange),
+    (&["CONCATENATION"], concat),
+    (&["PAD", "PADV2"], pad),
+];
 
 /// CONV_2D and DEPTHWISE_CONV_2D: the weights permuted to OIHW.
 fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
@@ -439,19 +438,71 @@ fn unary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 /// a rank-4 tensor's layouts differ).
 fn reshape(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let (x, _) = w.in_tflite_order(c, 0)?;
+    in_tflite_order_out(w, c, Op::View(View), vec![x])
+}
+
+/// TRANSPOSE by a constant permutation and STRIDED_SLICE, in TFLite's element order.
+fn rearrange(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let (x, xs) = w.in_tflite_order(c, 0)?;
+    let copy = match c.op {
+        "TRANSPOSE" => {
+            let perm = (w.ints(c.input(1).ok_or("no permutation")?)?.iter())
+                .map(|&a| usize::try_from(a).ok().filter(|&a| a < xs.len()).ok_or_else(|| format!("axis {a}")))
+                .collect::<Result<Vec<usize>, _>>()?;
+            let mut sorted = perm.clone();
+            sorted.sort_unstable();
+            if sorted != (0..xs.len()).collect::<Vec<_>>() {
+                return Err(format!("permutation {perm:?} of a rank-{} tensor", xs.len()));
+            }
+            let out: Vec<usize> = perm.iter().map(|&p| xs[p]).collect();
+            copy::transpose(&perm, &xs, &out)
+        }
+        _ => copy::Copies(vec![super::layout::strided_slice_copy(w, c, &xs)?]),
+    };
+    in_tflite_order_out(w, c, Op::Copy(copy), vec![x])
+}
+
+/// Output 0 of `c` written by `op` from `inputs` in TFLite's element order (its declared shape),
+/// then brought to the internal layout (a transpose where a rank-4 tensor's layouts differ).
+fn in_tflite_order_out(w: &mut Walk<'_>, c: &OpCall<'_>, op: Op, inputs: Vec<TensorId>) -> Result<(), String> {
     let declared = w.out_shape(c, 0)?;
-    let t = c.outputs[0];
-    let name = w.tensor_name(t);
     if declared.len() == 4 && !same_bytes(&declared) {
-        let flat = w.graph.add_tensor(format!("{name}.nhwc"), declared.clone(), DType::F32, TensorKind::Activation);
-        w.push(c, Op::View(View), vec![x], flat);
+        let name = format!("{}.nhwc", w.tensor_name(c.outputs[0]));
+        let flat = w.graph.add_tensor(name, declared.clone(), DType::F32, TensorKind::Activation);
+        w.push(c, op, inputs, flat);
         let y = w.float_out(c, 0)?;
         w.push(c, Op::Copy(copy::transpose(&[0, 3, 1, 2], &declared, &internal(&declared))), vec![flat], y);
         return Ok(());
     }
     let y = w.float_out(c, 0)?;
-    w.push(c, Op::View(View), vec![x], y);
+    w.push(c, op, inputs, y);
     Ok(())
+}
+
+/// BATCH_MATMUL of two float tensors with equal batch axes (`adj_x` / `adj_y` as strides).
+fn batch_matmul(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
+    let (a, sa) = w.in_tflite_order(c, 0)?;
+    let (b, sb) = w.in_tflite_order(c, 1)?;
+    let opt = c.table.builtin_options_as_batch_mat_mul_options().ok_or("no BatchMatMulOptions")?;
+    let (ra, rb) = (sa.len(), sb.len());
+    if ra < 2 || ra != rb || sa[..ra - 2] != sb[..rb - 2] {
+        return Err(format!("a batch matmul of {sa:?} by {sb:?} (equal batch axes are supported)"));
+    }
+    let (m, ka) = if opt.adj_x() { (sa[ra - 1], sa[ra - 2]) } else { (sa[ra - 2], sa[ra - 1]) };
+    let (kb, n) = if opt.adj_y() { (sb[rb - 1], sb[rb - 2]) } else { (sb[rb - 2], sb[rb - 1]) };
+    if ka != kb {
+        return Err(format!("a batch matmul of {sa:?} by {sb:?}: inner extents differ"));
+    }
+    let batch: usize = sa[..ra - 2].iter().product();
+    let mut p = rt::MatMul::row_major(m, n, ka);
+    (p.batch[3], p.a_batch_strides[3], p.b_batch_strides[3], p.c_batch_strides[3]) = (batch, m * ka, ka * n, m * n);
+    if opt.adj_x() {
+        (p.a_row_stride, p.a_col_stride) = (1, m);
+    }
+    if opt.adj_y() {
+        (p.b_row_stride, p.b_col_stride) = (1, ka);
+    }
+    in_tflite_order_out(w, c, Op::MatMul(p), vec![a, b])
 }
 
 /// CONCATENATION along TFLite's axis (mapped to the internal layout): copies.

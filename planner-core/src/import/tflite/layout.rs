@@ -117,7 +117,15 @@ pub(super) fn transpose(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> 
 pub(super) fn strided_slice(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let xq = QParams::of(&w.graph.tensors[x])?;
-    let xs = w.graph.tensors[x].shape.clone();
+    let copy = strided_slice_copy(w, c, &w.graph.tensors[x].shape.clone())?;
+    // shrink_axis_mask only drops extent-1 axes: the declared output shape is a view of `shape`.
+    let y = w.output(c, 0, copy.shape.clone(), Some(xq))?;
+    w.push(c, Op::Copy(Copies(vec![copy])), vec![x], y);
+    Ok(())
+}
+
+/// The strided copy of a STRIDED_SLICE of an input of TFLite shape `xs`.
+pub(super) fn strided_slice_copy(w: &Walk<'_>, c: &OpCall<'_>, xs: &[usize]) -> Result<StridedCopy, String> {
     let opt = c.table.builtin_options_as_strided_slice_options().ok_or("no StridedSliceOptions")?;
     if opt.ellipsis_mask() != 0 || opt.new_axis_mask() != 0 {
         return Err("STRIDED_SLICE with an ellipsis or new-axis mask".into());
@@ -128,7 +136,7 @@ pub(super) fn strided_slice(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), Stri
         return Err(format!("begin, end and strides for a rank-{} input", xs.len()));
     }
     let (begin_mask, end_mask) = (opt.begin_mask(), opt.end_mask());
-    let strides = strides_of(&xs);
+    let strides = strides_of(xs);
     let mut shape = Vec::with_capacity(xs.len());
     let mut src_strides = Vec::with_capacity(xs.len());
     let mut src_offset = 0isize;
@@ -163,16 +171,12 @@ pub(super) fn strided_slice(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), Stri
         src_strides.push(strides[k] as isize * step as isize);
     }
     let empty = shape.contains(&0);
-    let copy = StridedCopy {
+    Ok(StridedCopy {
         input: 0,
         shape: shape.clone(),
         src_offset: if empty { 0 } else { src_offset as usize },
         src_strides,
         dst_offset: 0,
         dst_strides: copy::dense(&shape),
-    };
-    // shrink_axis_mask only drops extent-1 axes: the declared output shape is a view of `shape`.
-    let y = w.output(c, 0, shape, Some(xq))?;
-    w.push(c, Op::Copy(Copies(vec![copy])), vec![x], y);
-    Ok(())
+    })
 }

@@ -116,6 +116,27 @@ impl OpCall<'_> {
     }
 }
 
+/// An operator family's lowering.
+pub(super) type Lowering = fn(&mut Walk<'_>, &OpCall<'_>) -> Result<(), String>;
+
+/// The lowerings of integer models, by TFLite operator name.
+const LOWERINGS: &[(&[&str], Lowering)] = &[
+    (&["CONV_2D", "DEPTHWISE_CONV_2D"], conv::conv),
+    (&["FULLY_CONNECTED"], conv::fully_connected),
+    (&["BATCH_MATMUL"], conv::batch_matmul),
+    (&["AVERAGE_POOL_2D", "MAX_POOL_2D"], pool::pool),
+    (&["MEAN"], pool::mean),
+    (&["SOFTMAX"], pool::softmax),
+    (&["ADD", "SUB", "MUL"], elementwise::binary),
+    (&["LOGISTIC", "TANH", "HARD_SWISH", "LEAKY_RELU", "RELU", "RELU6"], elementwise::table),
+    (&["QUANTIZE", "DEQUANTIZE"], elementwise::convert),
+    (&["RESHAPE", "SQUEEZE", "EXPAND_DIMS"], layout::view),
+    (&["CONCATENATION"], layout::concat),
+    (&["PAD", "PADV2"], layout::pad),
+    (&["TRANSPOSE"], layout::transpose),
+    (&["STRIDED_SLICE"], layout::strided_slice),
+];
+
 /// A fused activation's real range (`ActivationFunctionType`).
 pub(super) fn fused(f: tflite::ActivationFunctionType) -> Result<(f32, f32), String> {
     Ok(match f {
@@ -234,6 +255,14 @@ impl<'a> Walk<'a> {
         let op = self.op_name(table.opcode_index());
         let call = OpCall { name, op, table, inputs, outputs };
         if call.inputs.iter().any(|t| matches!(self.values.get(t), Some(None))) {
+            // Behind a failed operator: still listed if no lowering exists for it at all.
+            if self.lowering(op).is_none() {
+                self.failed.push(UnsupportedOp {
+                    node: call.name.clone(),
+                    op: op.to_string(),
+                    reason: self.unsupported(op),
+                });
+            }
             return self.fail_outputs(&call);
         }
         if let Err(reason) = self.lower(&call) {
@@ -268,28 +297,22 @@ impl<'a> Walk<'a> {
 
     /// Lowers one operator by family.
     fn lower(&mut self, c: &OpCall<'a>) -> Result<(), String> {
-        if self.float {
-            return float::lower(self, c);
+        match self.lowering(c.op) {
+            Some(lower) => lower(self, c),
+            None => Err(self.unsupported(c.op)),
         }
-        match c.op {
-            "CONV_2D" | "DEPTHWISE_CONV_2D" => conv::conv(self, c),
-            "FULLY_CONNECTED" => conv::fully_connected(self, c),
-            "BATCH_MATMUL" => conv::batch_matmul(self, c),
-            "AVERAGE_POOL_2D" | "MAX_POOL_2D" => pool::pool(self, c),
-            "MEAN" => pool::mean(self, c),
-            "SOFTMAX" => pool::softmax(self, c),
-            "ADD" | "SUB" | "MUL" => elementwise::binary(self, c),
-            "LOGISTIC" | "TANH" | "HARD_SWISH" | "LEAKY_RELU" | "RELU" | "RELU6" | "RELU_N1_TO_1" => {
-                elementwise::table(self, c)
-            }
-            "QUANTIZE" | "DEQUANTIZE" => elementwise::convert(self, c),
-            "RESHAPE" | "SQUEEZE" | "EXPAND_DIMS" => layout::view(self, c),
-            "CONCATENATION" => layout::concat(self, c),
-            "PAD" | "PADV2" => layout::pad(self, c),
-            "TRANSPOSE" => layout::transpose(self, c),
-            "STRIDED_SLICE" => layout::strided_slice(self, c),
-            _ => Err(format!("{} is not supported by sramfit's TFLite importer", c.op)),
-        }
+    }
+
+    /// The lowering of the operator named `op` in this model's kind (integer or float).
+    fn lowering(&self, op: &str) -> Option<Lowering> {
+        let table = if self.float { float::LOWERINGS } else { LOWERINGS };
+        table.iter().find(|(names, _)| names.contains(&op)).map(|&(_, lower)| lower)
+    }
+
+    /// Why the operator named `op` cannot be lowered in this model.
+    fn unsupported(&self, op: &str) -> String {
+        let kind = if self.float { "float32" } else { "integer" };
+        format!("{op} is not supported in {kind} TFLite models by sramfit")
     }
 
     /// The flatbuffer table of tensor `t`.
