@@ -296,7 +296,7 @@ impl Lowering<'_> {
             return Ok(Err(format!("{} inputs where the operator needs {}", in_shapes.len(), lowerer.min_inputs)));
         }
         let tract_node = TractNode { model: self.model, node, in_shapes, out_shape };
-        let Lowered { op, inputs: sources } = match (lowerer.lower)(&tract_node) {
+        let Lowered { op, inputs: sources, output_perm } = match (lowerer.lower)(&tract_node) {
             Ok(l) => l,
             Err(reason) => return Ok(Err(reason)),
         };
@@ -304,10 +304,24 @@ impl Lowering<'_> {
         for src in sources {
             inputs.push(self.input(node, src)?);
         }
-        let output = self.graph.add_tensor(node.name.clone(), tract_node.out_shape, DType::F32, TensorKind::Activation);
+        let output =
+            self.graph.add_tensor(node.name.clone(), tract_node.out_shape.clone(), DType::F32, TensorKind::Activation);
         self.tensors.insert(node.id.into(), output);
         let (name, source_op) = (node.name.clone(), node.op.name().to_string());
-        self.graph.nodes.push(Node { name, source_op, op, inputs, output });
+        let Some(back) = output_perm else {
+            self.graph.nodes.push(Node { name, source_op, op, inputs, output });
+            return Ok(Ok(()));
+        };
+        // The op writes its result with the axes `back` puts in the tract output's order.
+        let mut written = vec![0; back.len()];
+        for (i, &p) in back.iter().enumerate() {
+            written[p] = tract_node.out_shape[i];
+        }
+        let staged = format!("{name}.channels_first");
+        let t = self.graph.add_tensor(staged.clone(), written.clone(), DType::F32, TensorKind::Activation);
+        self.graph.nodes.push(Node { name: staged, source_op: source_op.clone(), op, inputs, output: t });
+        let copy = Op::Copy(transpose(&back, &written, &tract_node.out_shape));
+        self.graph.nodes.push(Node { name, source_op: "Transpose".into(), op: copy, inputs: vec![t], output });
         Ok(Ok(()))
     }
 

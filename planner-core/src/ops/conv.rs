@@ -144,6 +144,6 @@ pub(crate) mod lower {
         };
         let mut inputs = vec![Src::Input(0), Src::Input(1)];
         inputs.extend(bias(t, out_channels)?);
-        Ok(Lowered { op: Op::Conv(p), inputs })
+        Ok(Lowered::window(Op::Conv(p), &op.pool_spec, t.in_shapes[0].len(), inputs))
     }
 }

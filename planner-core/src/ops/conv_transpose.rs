@@ -129,6 +129,6 @@ pub(crate) mod lower {
         };
         let mut inputs = vec![Src::Input(0), Src::Input(1)];
         inputs.extend(bias(t, out_channels)?);
-        Ok(Lowered { op: Op::ConvTranspose(p), inputs })
+        Ok(Lowered::window(Op::ConvTranspose(p), spec, t.in_shapes[0].len(), inputs))
     }
 }

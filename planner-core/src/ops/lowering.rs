@@ -97,12 +97,32 @@ pub struct Lowered {
     pub op: Op,
     /// Its inputs, in the order the op defines.
     pub inputs: Vec<Src>,
+    /// The op writes the tract node's output with its axes permuted: axis `i` of the tract output
+    /// is axis `perm[i]` of what the op writes, copied into place by an extra step after it (a
+    /// channels-last window op computed channels first).
+    pub output_perm: Option<Vec<usize>>,
 }
 
 impl Lowered {
     /// `op` reading the tract node's inputs `inputs`.
     pub fn new(op: Op, inputs: Vec<usize>) -> Lowered {
-        Lowered { op, inputs: inputs.into_iter().map(Src::Input).collect() }
+        Lowered { op, inputs: inputs.into_iter().map(Src::Input).collect(), output_perm: None }
+    }
+
+    /// A window op (convolution, pooling) of `spec` over input 0, computed by the NCHW kernels: in
+    /// a channels-last layout (NHWC, HWC) its input is permuted to channels first and its output
+    /// back ([`Lowered::output_perm`]), so the steps around it are transposes.
+    pub fn window(op: Op, spec: &PoolSpec, rank: usize, mut inputs: Vec<Src>) -> Lowered {
+        let (to_first, back): (Vec<usize>, Vec<usize>) = match spec.data_format {
+            DataFormat::NHWC => (
+                std::iter::once(0).chain([rank - 1]).chain(1..rank - 1).collect(),
+                std::iter::once(0).chain(2..rank).chain([1]).collect(),
+            ),
+            DataFormat::HWC => (std::iter::once(rank - 1).chain(0..rank - 1).collect(), (1..rank).chain([0]).collect()),
+            DataFormat::NCHW | DataFormat::CHW => return Lowered { op, inputs, output_perm: None },
+        };
+        inputs[0] = Src::Permuted { input: 0, perm: to_first };
+        Lowered { op, inputs, output_perm: Some(back) }
     }
 }
 
@@ -111,7 +131,11 @@ fn split_shape(format: DataFormat, shape: &[usize]) -> Result<(usize, usize, Vec
     match format {
         DataFormat::NCHW if shape.len() >= 2 => Ok((shape[0], shape[1], shape[2..].to_vec())),
         DataFormat::CHW if !shape.is_empty() => Ok((1, shape[0], shape[1..].to_vec())),
-        f => Err(format!("data format {f:?} is not supported (NCHW only)")),
+        DataFormat::NHWC if shape.len() >= 2 => {
+            Ok((shape[0], shape[shape.len() - 1], shape[1..shape.len() - 1].to_vec()))
+        }
+        DataFormat::HWC if !shape.is_empty() => Ok((1, shape[shape.len() - 1], shape[..shape.len() - 1].to_vec())),
+        f => Err(format!("data format {f:?} of a rank-{} tensor", shape.len())),
     }
 }
 

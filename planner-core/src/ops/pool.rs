@@ -101,7 +101,7 @@ pub(crate) mod lower {
     use sramfit_runtime_min as rt;
 
     use super::{Pool, PoolKind};
-    use crate::ops::lowering::{Geometry, Lowered, Lowerer, TractNode};
+    use crate::ops::lowering::{Geometry, Lowered, Lowerer, Src, TractNode};
     use crate::ops::Op;
 
     pub(crate) const LOWERINGS: &[Lowerer] = &[
@@ -115,7 +115,8 @@ pub(crate) mod lower {
             return Err("MaxPool with an index output".into());
         }
         let params = geometry(&op.pool_spec, t, false)?;
-        Ok(Lowered::new(Op::Pool(Pool { kind: PoolKind::Max, params }), vec![0]))
+        let op_ = Op::Pool(Pool { kind: PoolKind::Max, params });
+        Ok(Lowered::window(op_, &op.pool_spec, t.in_shapes[0].len(), vec![Src::Input(0)]))
     }
 
     fn sum_pool(t: &TractNode<'_>) -> Result<Lowered, String> {
@@ -124,7 +125,8 @@ pub(crate) mod lower {
             return Err("un-normalised sum pooling".into());
         }
         let params = geometry(&op.pool_spec, t, op.count_include_pad)?;
-        Ok(Lowered::new(Op::Pool(Pool { kind: PoolKind::Avg, params }), vec![0]))
+        let op_ = Op::Pool(Pool { kind: PoolKind::Avg, params });
+        Ok(Lowered::window(op_, &op.pool_spec, t.in_shapes[0].len(), vec![Src::Input(0)]))
     }
 
     fn geometry(spec: &PoolSpec, t: &TractNode<'_>, count_include_pad: bool) -> Result<rt::Pool2d, String> {

@@ -126,6 +126,6 @@ pub(crate) mod lower {
             }
             *s = broadcast_strides(&shape, out);
         }
-        Ok(Lowered { op: Op::Select(SelectOp { cmp, strides }), inputs: operands.map(Src::Outlet).into() })
+        Ok(Lowered { op: Op::Select(SelectOp { cmp, strides }), inputs: operands.map(Src::Outlet).into(), output_perm: None })
     }
 }

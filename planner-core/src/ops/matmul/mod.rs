@@ -114,6 +114,6 @@ pub(crate) mod lower {
         );
         let (p, swapped) = einsum::lower(&axes)?;
         let (a, b) = (Src::Permuted { input: 0, perm: perm_a }, Src::Permuted { input: 1, perm: perm_b });
-        Ok(Lowered { op: Op::MatMul(p), inputs: if swapped { vec![b, a] } else { vec![a, b] } })
+        Ok(Lowered { op: Op::MatMul(p), inputs: if swapped { vec![b, a] } else { vec![a, b] }, output_perm: None })
     }
 }
