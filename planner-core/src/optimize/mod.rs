@@ -17,7 +17,9 @@
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
 //!   intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
-//!   strides, so the transposed tensor never exists;
+//!   strides, so the transposed tensor never exists; [`sink_transpose`] first moves transposes
+//!   below elementwise steps, so that a pair that undoes itself (an NHWC graph's layout changes)
+//!   cancels;
 //! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
 //!   kernels read in place, so nothing is repacked at run time.
 
@@ -28,6 +30,7 @@ pub mod fuse;
 pub mod in_place;
 pub mod pack;
 pub mod schedule;
+pub mod sink_transpose;
 #[cfg(test)]
 mod storage_tests;
 pub mod transpose;
@@ -128,9 +131,13 @@ rewrites! {
         on |a| format!("{} concat(s) elided", a.elided_concats),
         off "concat elision off";
     /// Let a matrix product read a transposed operand through its strides instead of a copy
-    /// ([`transpose`]).
+    /// ([`transpose`]), and move transposes below elementwise steps so that inverse pairs cancel
+    /// ([`sink_transpose`]).
     transpose: default true, memory true,
-        on |a| format!("{} transpose(s) folded into matrix product strides", a.folded_transposes),
+        on |a| match a.cancelled_transposes {
+            0 => format!("{} transpose(s) folded into matrix product strides", a.folded_transposes),
+            n => format!("{} transpose(s) folded into matrix product strides, {n} cancelled", a.folded_transposes),
+        },
         off "transpose folding off";
     /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
     /// without any) where its preferred scratch would raise the arena above the activation peak.
@@ -163,6 +170,9 @@ pub struct Applied {
     pub elided_concats: usize,
     /// Transposing copies folded into a matrix product's strides.
     pub folded_transposes: usize,
+    /// Transposing copies cancelled against another after moving below elementwise steps.
+    #[serde(default)]
+    pub cancelled_transposes: usize,
     /// Convolutions whose weights were packed at build time.
     #[serde(default)]
     pub packed_weights: usize,
@@ -205,6 +215,9 @@ impl Applied {
 /// Runs the enabled graph passes on `g`, in place.
 pub fn rewrite_graph(g: &mut Graph, o: &Optimizations) -> Applied {
     let mut applied = Applied::default();
+    if o.transpose {
+        applied.cancelled_transposes = sink_transpose::sink_transposes(g);
+    }
     if o.fuse_activations {
         applied.fused_activations = fuse::fuse_activations(g);
     }
