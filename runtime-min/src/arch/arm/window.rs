@@ -1,0 +1,91 @@
+//! Windows widened to 16-bit pairs for the micro-kernels ([`super::kernels`]): the taps of one
+//! output position (or one input row of a fully connected layer) in the weights' `(ky, kx, c)`
+//! order, each group of four taps `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the
+//! input zero point where the window leaves the input, zeros after the last tap.
+
+use super::dsp::pack;
+use crate::quant::{Conv2d, QuantElem};
+
+/// Writes taps one at a time (runs whose length is not a multiple of four).
+struct Packer<'a> {
+    words: &'a mut [u32],
+    taps: usize,
+    group: [i32; 4],
+}
+
+impl Packer<'_> {
+    #[inline(always)]
+    fn push(&mut self, v: i32) {
+        self.group[self.taps % 4] = v;
+        self.taps += 1;
+        if self.taps % 4 == 0 {
+            self.flush();
+        }
+    }
+
+    #[inline(always)]
+    fn flush(&mut self) {
+        let [x0, x1, x2, x3] = self.group;
+        let g = (self.taps - 1) / 4 * 2;
+        (self.words[g], self.words[g + 1]) = (pack(x0, x2), pack(x1, x3));
+    }
+
+    /// Pads the last group with zeros.
+    fn finish(mut self) {
+        if self.taps % 4 != 0 {
+            self.group[self.taps % 4..].fill(0);
+            self.flush();
+        }
+    }
+}
+
+/// The window of output position `(b, oy, ox)` of convolution `p` (one group), into `words`
+/// (`window_words(p.taps())` of them).
+#[inline(always)]
+pub(super) fn gather<T: QuantElem>(p: &Conv2d, x: &[T], (b, oy, ox): (usize, usize, usize), words: &mut [u32]) {
+    let (cin, xs, pad) = (p.in_channels, p.x_strides, p.x_zero_point);
+    let base = |iy: usize, ix: usize| b * xs.n + iy * xs.h + ix * xs.w;
+    if cin % 4 == 0 {
+        // Every run of channels is whole groups: four taps, two words at a time.
+        let mut out = words.as_chunks_mut::<2>().0.iter_mut();
+        for ky in 0..p.kernel_h {
+            let iy = p.input_row(oy, ky);
+            for kx in 0..p.kernel_w {
+                let at = iy.zip(p.input_col(ox, kx)).map(|(iy, ix)| base(iy, ix));
+                for c in (0..cin).step_by(4) {
+                    let v = |j: usize| at.map_or(pad, |a| x[a + (c + j) * xs.c].to_i32());
+                    let pair = out.next().expect("a window's words");
+                    *pair = [pack(v(0), v(2)), pack(v(1), v(3))];
+                }
+            }
+        }
+    } else {
+        let mut packer = Packer { words, taps: 0, group: [0; 4] };
+        for ky in 0..p.kernel_h {
+            let iy = p.input_row(oy, ky);
+            for kx in 0..p.kernel_w {
+                match iy.zip(p.input_col(ox, kx)) {
+                    Some((iy, ix)) => (0..cin).for_each(|c| packer.push(x[base(iy, ix) + c * xs.c].to_i32())),
+                    None => (0..cin).for_each(|_| packer.push(pad)),
+                }
+            }
+        }
+        packer.finish();
+    }
+}
+
+/// `x` (one input row of a fully connected layer) into `words` (`window_words(x.len())` of them).
+#[inline(always)]
+pub(super) fn widen<T: QuantElem>(x: &[T], words: &mut [u32]) {
+    let (groups, rest) = x.as_chunks::<4>();
+    for (g, pair) in groups.iter().zip(words.as_chunks_mut::<2>().0) {
+        let v = |j: usize| g[j].to_i32();
+        *pair = [pack(v(0), v(2)), pack(v(1), v(3))];
+    }
+    if !rest.is_empty() {
+        let mut group = [0i32; 4];
+        group.iter_mut().zip(rest).for_each(|(v, r)| *v = r.to_i32());
+        let g = groups.len() * 2;
+        (words[g], words[g + 1]) = (pack(group[0], group[2]), pack(group[1], group[3]));
+    }
+}
