@@ -10,9 +10,18 @@ pub(crate) const fn window_words(taps: usize) -> usize {
     taps.div_ceil(4) * 2
 }
 
-/// The windows the kernels keep on the stack: two of [`MAX_TAPS`] taps (a fully connected layer
-/// uses both as one row of up to `2 * MAX_TAPS` features).
+/// The windows the convolution keeps on the stack: two of [`MAX_TAPS`] taps.
 pub(crate) const WINDOW_WORDS: usize = 2 * window_words(MAX_TAPS);
 
 /// Stack bytes of those windows.
 pub(crate) const STACK_BYTES: usize = WINDOW_WORDS * 4;
+
+/// Most kernel rows and columns of a depthwise convolution the DSP kernel takes.
+pub(crate) const DEPTHWISE_MAX_KERNEL: usize = 4;
+
+/// Most words of one widened input row of the depthwise kernel: `(out_w - 1) * stride_w` plus the
+/// kernel width rounded up to even (a 48-pixel row of MobileNetV1-0.25 on 96x96 images, padded).
+pub(crate) const DEPTHWISE_ROW_WORDS: usize = 64;
+
+/// Stack bytes of the depthwise kernel's widened input rows (one per kernel row).
+pub(crate) const DEPTHWISE_STACK_BYTES: usize = DEPTHWISE_MAX_KERNEL * DEPTHWISE_ROW_WORDS * 4;

@@ -10,8 +10,8 @@
 //! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else.
 //!
 //! The int8 kernels of Arm's DSP extension (`arm/`) are chosen when the crate is compiled, not at
-//! run time: where `cfg(arm_dsp)` is set (see `build.rs`), [`quant_conv2d`] and
-//! [`quant_fully_connected`] run them for the layers they take; the f32 kernels stay portable
+//! run time: where `cfg(arm_dsp)` is set (see `build.rs`), [`quant_conv2d`],
+//! [`quant_depthwise_conv2d`] and [`quant_fully_connected`] run them for the layers they take; the f32 kernels stay portable
 //! there ([`KernelPath::Portable`]), and the `portable` feature turns the DSP kernels off.
 //!
 //! Every path gives the same bits as before this module existed: the AVX2 and AVX-512 kernels
@@ -146,6 +146,24 @@ pub(crate) fn quant_conv2d<T: QuantElem>(
 ) -> bool {
     #[cfg(arm_dsp)]
     return arm::conv2d(p, x, w, q, y);
+    #[cfg(not(arm_dsp))]
+    {
+        let _ = (p, x, w, q, y);
+        false
+    }
+}
+
+/// As [`quant_conv2d`], for [`crate::quant::depthwise_conv2d`].
+#[inline(always)]
+pub(crate) fn quant_depthwise_conv2d<T: QuantElem>(
+    p: &crate::quant::Conv2d,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) -> bool {
+    #[cfg(arm_dsp)]
+    return arm::depthwise_conv2d(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
     {
         let _ = (p, x, w, q, y);

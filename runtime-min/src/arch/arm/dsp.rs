@@ -3,6 +3,8 @@
 //! host's unit tests) the same arithmetic in Rust, so the kernels' blocking, packing and tails are
 //! tested against the portable kernels on any machine.
 
+use crate::quant::QuantElem;
+
 /// `SXTB16`: bytes 0 and 2 of `x`, sign-extended into the low and high lanes.
 #[inline(always)]
 pub(super) fn sxtb16(x: u32) -> u32 {
@@ -39,6 +41,42 @@ pub(super) fn sxtb16_ror8(x: u32) -> u32 {
     }
 }
 
+/// `UXTB16`: bytes 0 and 2 of `x`, zero-extended into the low and high lanes.
+#[inline(always)]
+pub(super) fn uxtb16(x: u32) -> u32 {
+    #[cfg(arm_dsp)]
+    {
+        let r: u32;
+        // SAFETY: as `sxtb16`: register to register, no memory, no stack, no flags.
+        unsafe {
+            core::arch::asm!("uxtb16 {r}, {x}", r = lateout(reg) r, x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+    #[cfg(not(arm_dsp))]
+    {
+        x & 0x00FF_00FF
+    }
+}
+
+/// `UXTB16 ..., ROR #8`: bytes 1 and 3 of `x`, zero-extended into the low and high lanes.
+#[inline(always)]
+pub(super) fn uxtb16_ror8(x: u32) -> u32 {
+    #[cfg(arm_dsp)]
+    {
+        let r: u32;
+        // SAFETY: as `sxtb16`: register to register, no memory, no stack, no flags.
+        unsafe {
+            core::arch::asm!("uxtb16 {r}, {x}, ror #8", r = lateout(reg) r, x = in(reg) x, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+    #[cfg(not(arm_dsp))]
+    {
+        (x >> 8) & 0x00FF_00FF
+    }
+}
+
 /// `SMLAD`: `acc + a.low * b.low + a.high * b.high` (signed 16-bit lanes), wrapping like an `i32`
 /// accumulator (the instruction's result is the low 32 bits; it only sets the sticky Q flag on
 /// overflow, which nothing reads).
@@ -71,4 +109,16 @@ pub(super) fn pack(low: i32, high: i32) -> u32 {
 #[inline(always)]
 pub(super) fn word(w: &[i8; 4]) -> u32 {
     u32::from_le_bytes([w[0] as u8, w[1] as u8, w[2] as u8, w[3] as u8])
+}
+
+/// Four consecutive activations `x0..x3` as the lane pairs `(x0, x2)`, `(x1, x3)`: one `LDR`
+/// and two `SXTB16` (int8) or `UXTB16` (uint8).
+#[inline(always)]
+pub(super) fn pairs<T: QuantElem>(x: &[T; 4]) -> [u32; 2] {
+    let v = u32::from_le_bytes(x.map(T::byte));
+    if T::MIN < 0 {
+        [sxtb16(v), sxtb16_ror8(v)]
+    } else {
+        [uxtb16(v), uxtb16_ror8(v)]
+    }
 }

@@ -7,7 +7,8 @@
 //! missing ones are zero, as are the window's padding lanes). Sums wrap like TFLite's `int32_t`
 //! accumulator, so any order gives the portable kernels' bits.
 
-use super::dsp::{smlad, sxtb16, sxtb16_ror8, word};
+use super::dsp::{pairs, smlad, sxtb16, sxtb16_ror8, word};
+use crate::quant::QuantElem;
 
 /// The weight word of a row's last partial group: its `rest.len()` (< 4) weights, then zeros.
 #[inline(always)]
@@ -44,26 +45,29 @@ pub(super) fn dot_2x2(x: [&[u32]; 2], w: [&[i8]; 2], acc: &mut [[i32; 2]; 2]) {
     *acc = [[a00, a01], [a10, a11]];
 }
 
-/// `acc[j] += window . row_j` for one window and four weight rows: 8 `SMLAD`s per 4 taps, the
-/// window loaded once for the four rows (fully connected layers, one input row at a time).
+/// `acc[j] += x . row_j` for one input row `x` (activations) and four weight rows of its length:
+/// 8 `SMLAD`s per 4 taps, each group of `x` loaded and widened once for the four rows (fully
+/// connected layers; no buffer).
 #[inline(always)]
-pub(super) fn dot_1x4(x: &[u32], w: [&[i8]; 4], acc: &mut [i32; 4]) {
+pub(super) fn dot_1x4<T: QuantElem>(x: &[T], w: [&[i8]; 4], acc: &mut [i32; 4]) {
     let [mut a0, mut a1, mut a2, mut a3] = *acc;
-    let (x, _) = x.as_chunks::<2>();
+    let (xg, xr) = x.as_chunks::<4>();
     let (w0, r0) = w[0].as_chunks::<4>();
     let (w1, r1) = w[1].as_chunks::<4>();
     let (w2, r2) = w[2].as_chunks::<4>();
     let (w3, r3) = w[3].as_chunks::<4>();
-    let mut step = |p: &[u32; 2], ws: [u32; 4]| {
+    let mut step = |p: [u32; 2], ws: [u32; 4]| {
         let mac = |a: i32, v: u32| smlad(sxtb16_ror8(v), p[1], smlad(sxtb16(v), p[0], a));
         (a0, a1, a2, a3) = (mac(a0, ws[0]), mac(a1, ws[1]), mac(a2, ws[2]), mac(a3, ws[3]));
     };
-    for ((((p, u0), u1), u2), u3) in x.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
-        step(p, [word(u0), word(u1), word(u2), word(u3)]);
+    for ((((g, u0), u1), u2), u3) in xg.iter().zip(w0).zip(w1).zip(w2).zip(w3) {
+        step(pairs(g), [word(u0), word(u1), word(u2), word(u3)]);
     }
-    if !r0.is_empty() {
-        let g = w0.len();
-        step(&x[g], [rest_word(r0), rest_word(r1), rest_word(r2), rest_word(r3)]);
+    if !xr.is_empty() {
+        let mut g = [T::default(); 4];
+        g[..xr.len()].copy_from_slice(xr);
+        // The padding lanes multiply zero weights: any value gives the same sum.
+        step(pairs(&g), [rest_word(r0), rest_word(r1), rest_word(r2), rest_word(r3)]);
     }
     *acc = [a0, a1, a2, a3];
 }

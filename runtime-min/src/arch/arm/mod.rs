@@ -1,10 +1,12 @@
 //! Arm's DSP extension (Armv7E-M: Cortex-M4, M7; Armv8-M Mainline with `dsp`: Cortex-M33): the
-//! int8 / uint8 convolution and fully connected layers of [`crate::quant`] on `SXTB16` (two int8
+//! int8 / uint8 convolution, depthwise convolution and fully connected layers of [`crate::quant`] on `SXTB16` (two int8
 //! weights widened in one instruction) and `SMLAD` (two 16-bit multiply-accumulates), with
 //! register-blocked tiles: two output positions by two output channels for convolutions
 //! ([`kernels::dot_2x2`]), four output channels for fully connected layers
-//! ([`kernels::dot_1x4`]). Inputs are widened to 16-bit pairs once per window on the stack
-//! ([`window`]), weights are read in the layouts the portable kernels read (OHWI, `[out, in]`).
+//! ([`kernels::dot_1x4`]); depthwise convolutions one channel plane at a time on widened input
+//! rows ([`depthwise`]). A convolution widens each window to 16-bit pairs once, on the stack
+//! ([`window`]); a fully connected layer reads its input row in place. Weights are read in the
+//! layouts the portable kernels read (OHWI, `[out, in]`).
 //!
 //! Used where `cfg(arm_dsp)` is set (`build.rs`); compiled on every target for the unit tests,
 //! where [`dsp`] computes each instruction's arithmetic in Rust. The `unsafe` of this module is
@@ -13,9 +15,12 @@
 //! kernels' own ([`ChannelQuant`]), so every output has the portable path's bits.
 #![allow(unsafe_code)]
 
+mod depthwise;
 mod dsp;
 mod kernels;
 mod window;
+
+pub(crate) use depthwise::depthwise_conv2d;
 
 use super::arm_facts::{self, MAX_TAPS, WINDOW_WORDS};
 use crate::quant::{ChannelQuant, Conv2d, FullyConnected, QuantElem};
@@ -60,8 +65,8 @@ pub(crate) fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQua
     true
 }
 
-/// [`crate::quant::fully_connected`] on the DSP kernels, if they take `p` (symmetric weights, at
-/// most `2 * MAX_TAPS` input features): returns whether it ran.
+/// [`crate::quant::fully_connected`] on the DSP kernels, if they take `p` (symmetric weights):
+/// returns whether they ran.
 pub(crate) fn fully_connected<T: QuantElem>(
     p: &FullyConnected,
     x: &[T],
@@ -70,18 +75,15 @@ pub(crate) fn fully_connected<T: QuantElem>(
     y: &mut [T],
 ) -> bool {
     let (k, n) = (p.in_features, p.out_features);
-    if p.w_zero_point != 0 || k == 0 || arm_facts::window_words(k) > WINDOW_WORDS {
+    if p.w_zero_point != 0 || k == 0 {
         return false;
     }
-    let mut buffer = [0u32; WINDOW_WORDS];
-    let words = &mut buffer[..arm_facts::window_words(k)];
     for (xr, yr) in x.chunks_exact(k).zip(y.chunks_exact_mut(n)).take(p.batch) {
-        window::widen(xr, words);
         for o in (0..n).step_by(4) {
             // Four output channels at a time; the last block repeats its last channel.
             let rows = [o, o + 1, o + 2, o + 3].map(|r| r.min(n - 1));
             let mut acc = rows.map(|r| q.bias[r]);
-            kernels::dot_1x4(words, rows.map(|r| &w[r * k..][..k]), &mut acc);
+            kernels::dot_1x4(xr, rows.map(|r| &w[r * k..][..k]), &mut acc);
             for (&r, &a) in rows.iter().zip(&acc).take(n - o) {
                 yr[r] = q.output(r, a, p.y_zero_point, p.act_min, p.act_max);
             }

@@ -2,7 +2,7 @@
 //! kernels, bit for bit, over the shapes they take: pointwise and 3x3 windows, NCHW and NHWC,
 //! channel counts with and without a multiple of four, odd positions and channels, padding with a
 //! nonzero input zero point, stride and dilation, per-tensor and per-channel requantization, int8
-//! and uint8 activations, fully connected rows with tails.
+//! and uint8 activations, fully connected rows with tails, depthwise kernels of 1 to 4 columns.
 
 use crate::quant::{self, ChannelQuant, Conv2d, FullyConnected, ImageStrides, QuantElem};
 
@@ -142,26 +142,68 @@ fn oversized_windows_and_asymmetric_weights_stay_portable() {
     assert!(!super::conv2d(&p, &x[..36], &w[..8], &c.quant(), &mut y));
 }
 
+fn check_fully_connected<T: QuantElem>(rng: &mut Rng, (batch, k, n): (usize, usize, usize), to_elem: fn(u8) -> T) {
+    let p = FullyConnected {
+        batch,
+        in_features: k,
+        out_features: n,
+        w_zero_point: 0,
+        y_zero_point: T::MIN + rng.below(256),
+        act_min: T::MIN,
+        act_max: T::MAX,
+    };
+    let x: [T; 3456] = core::array::from_fn(|_| to_elem(rng.byte()));
+    let w: [i8; 4608] = core::array::from_fn(|_| rng.byte() as i8);
+    let (x, w) = (&x[..batch * k], &w[..n * k]);
+    let c = Constants::new(rng, n, n > 1);
+    let (mut want, mut got) = ([T::default(); 64], [T::default(); 64]);
+    quant::fully_connected(&p, x, w, &c.quant(), &mut want[..batch * n]);
+    assert!(super::fully_connected(&p, x, w, &c.quant(), &mut got[..batch * n]), "{batch}x{k}x{n}");
+    assert_eq!(got[..batch * n], want[..batch * n], "{batch}x{k}x{n}");
+}
+
 #[test]
 fn fully_connected_matches_the_portable_kernel() {
     let mut rng = Rng(0x5EED_1234_ABCD_0002);
-    for (batch, k, n) in [(1, 64, 12), (2, 27, 7), (1, 640, 5), (3, 3, 1), (1, 1152, 4)] {
-        let p = FullyConnected {
-            batch,
-            in_features: k,
-            out_features: n,
-            w_zero_point: 0,
-            y_zero_point: rng.below(256) - 128,
-            act_min: -128,
-            act_max: 127,
-        };
-        let x: [i8; 3456] = core::array::from_fn(|_| rng.byte() as i8);
-        let w: [i8; 4608] = core::array::from_fn(|_| rng.byte() as i8);
-        let (x, w) = (&x[..batch * k], &w[..n * k]);
-        let c = Constants::new(&mut rng, n, n > 1);
-        let (mut want, mut got) = ([0i8; 64], [0i8; 64]);
-        quant::fully_connected(&p, x, w, &c.quant(), &mut want[..batch * n]);
-        assert!(super::fully_connected(&p, x, w, &c.quant(), &mut got[..batch * n]), "{batch}x{k}x{n}");
-        assert_eq!(got[..batch * n], want[..batch * n], "{batch}x{k}x{n}");
+    for shape in [(1, 64, 12), (2, 27, 7), (1, 640, 5), (3, 3, 1), (1, 1152, 4)] {
+        check_fully_connected(&mut rng, shape, |b| b as i8);
+        check_fully_connected(&mut rng, shape, |b| b);
+    }
+}
+
+fn check_depthwise<T: QuantElem>(rng: &mut Rng, case: Case, to_elem: fn(u8) -> T) {
+    let mut p = geometry(case);
+    p.groups = p.in_channels;
+    p.x_zero_point = T::MIN + rng.below(256);
+    p.y_zero_point = T::MIN + rng.below(256);
+    (p.act_min, p.act_max) = (T::MIN + rng.below(20), T::MAX - rng.below(20));
+    let x: [T; 1024] = core::array::from_fn(|_| to_elem(rng.byte()));
+    let w: [i8; 256] = core::array::from_fn(|_| rng.byte() as i8);
+    let x = &x[..p.in_channels * p.in_h * p.in_w];
+    let w = &w[..p.out_channels * p.kernel_h * p.kernel_w];
+    let per_channel = rng.below(2) == 1;
+    let c = Constants::new(rng, p.out_channels, per_channel);
+    let outputs = p.out_channels * p.out_h * p.out_w;
+    let (mut want, mut got) = ([T::default(); 1024], [T::default(); 1024]);
+    quant::depthwise_conv2d(&p, x, w, &c.quant(), &mut want[..outputs]);
+    assert!(super::depthwise_conv2d(&p, x, w, &c.quant(), &mut got[..outputs]), "{case:?}: the DSP kernel takes it");
+    assert_eq!(got[..outputs], want[..outputs], "{case:?}");
+    assert!(want[..outputs].iter().any(|&v| v != want[0]), "{case:?}: a test whose outputs vary");
+}
+
+#[test]
+fn depthwise_convolutions_match_the_portable_kernel() {
+    let mut rng = Rng(0x5EED_1234_ABCD_0003);
+    let cases: &[Case] = &[
+        (4, 7, 5, 4, 3, 1, 1, 1, false),  // KWS's 3x3 on a narrow plane, padded
+        (3, 9, 10, 3, 3, 2, 1, 1, false), // stride 2
+        (5, 6, 6, 5, 3, 1, 1, 1, true),   // NHWC
+        (2, 8, 8, 2, 4, 1, 1, 2, false),  // 4x4 (two full pairs)
+        (3, 5, 7, 3, 1, 1, 1, 0, false),  // 1x1
+        (2, 9, 9, 2, 2, 2, 1, 0, false),  // 2x2 stride 2
+    ];
+    for &case in cases {
+        check_depthwise(&mut rng, case, |b| b as i8);
+        check_depthwise(&mut rng, case, |b| b);
     }
 }

@@ -1,6 +1,5 @@
-//! Windows widened to 16-bit pairs for the micro-kernels ([`super::kernels`]): the taps of one
-//! output position (or one input row of a fully connected layer) in the weights' `(ky, kx, c)`
-//! order, each group of four taps `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the
+//! Windows widened to 16-bit pairs for the convolution's micro-kernel ([`super::kernels`]): the
+//! taps of one output position in the weights' `(ky, kx, c)` order, each group of four taps `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the
 //! input zero point where the window leaves the input, zeros after the last tap.
 
 use super::dsp::pack;
@@ -71,21 +70,5 @@ pub(super) fn gather<T: QuantElem>(p: &Conv2d, x: &[T], (b, oy, ox): (usize, usi
             }
         }
         packer.finish();
-    }
-}
-
-/// `x` (one input row of a fully connected layer) into `words` (`window_words(x.len())` of them).
-#[inline(always)]
-pub(super) fn widen<T: QuantElem>(x: &[T], words: &mut [u32]) {
-    let (groups, rest) = x.as_chunks::<4>();
-    for (g, pair) in groups.iter().zip(words.as_chunks_mut::<2>().0) {
-        let v = |j: usize| g[j].to_i32();
-        *pair = [pack(v(0), v(2)), pack(v(1), v(3))];
-    }
-    if !rest.is_empty() {
-        let mut group = [0i32; 4];
-        group.iter_mut().zip(rest).for_each(|(v, r)| *v = r.to_i32());
-        let g = groups.len() * 2;
-        (words[g], words[g + 1]) = (pack(group[0], group[2]), pack(group[1], group[3]));
     }
 }
