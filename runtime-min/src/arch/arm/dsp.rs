@@ -108,7 +108,9 @@ pub(super) fn pack(low: i32, high: i32) -> u32 {
 /// Four consecutive weights as one word (byte `j` = `w[j]`; an unaligned `LDR`).
 #[inline(always)]
 pub(super) fn word(w: &[i8; 4]) -> u32 {
-    u32::from_le_bytes([w[0] as u8, w[1] as u8, w[2] as u8, w[3] as u8])
+    // SAFETY: `w` is 4 readable bytes, and `read_unaligned` needs no alignment (the compiler
+    // otherwise assembles the word from four byte loads in some loops).
+    u32::from_le(unsafe { core::ptr::read_unaligned(w.as_ptr().cast::<u32>()) })
 }
 
 /// Four consecutive activations `x0..x3` as the lane pairs `(x0, x2)`, `(x1, x3)`: one `LDR`

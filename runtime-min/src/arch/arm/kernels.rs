@@ -18,31 +18,78 @@ fn rest_word(rest: &[i8]) -> u32 {
     word(&w)
 }
 
-/// `acc[i][j] += window_i . row_j` for two windows (`2 * ceil(taps / 4)` words each) and two
-/// weight rows (`taps` weights each): 8 `SMLAD`s per 4 taps, the weights split once for both
-/// windows and the windows loaded once for both rows.
+/// `acc[i] += window_i . row` for two windows interleaved group by group (`x[g]` = the pairs
+/// of group `g` of window 0, then of window 1; `ceil(taps / 4)` groups) and one weight row of
+/// `taps` weights: per group of 4 taps one `LDM` of both windows, one `LDR` and two `SXTB16` of
+/// the weights, 4 `SMLAD`s (8 MACs).
 #[inline(always)]
-pub(super) fn dot_2x2(x: [&[u32]; 2], w: [&[i8]; 2], acc: &mut [[i32; 2]; 2]) {
-    let [[mut a00, mut a01], [mut a10, mut a11]] = *acc;
-    let (w0, r0) = w[0].as_chunks::<4>();
-    let (w1, r1) = w[1].as_chunks::<4>();
-    let (x0, _) = x[0].as_chunks::<2>();
-    let (x1, _) = x[1].as_chunks::<2>();
-    let mut step = |p: &[u32; 2], q: &[u32; 2], u: u32, v: u32| {
-        let (ue, uo, ve, vo) = (sxtb16(u), sxtb16_ror8(u), sxtb16(v), sxtb16_ror8(v));
-        a00 = smlad(uo, p[1], smlad(ue, p[0], a00));
-        a01 = smlad(vo, p[1], smlad(ve, p[0], a01));
-        a10 = smlad(uo, q[1], smlad(ue, q[0], a10));
-        a11 = smlad(vo, q[1], smlad(ve, q[0], a11));
-    };
-    for (((p, q), u), v) in x0.iter().zip(x1).zip(w0).zip(w1) {
-        step(p, q, word(u), word(v));
+pub(super) fn dot_2x1(x: &[[u32; 4]], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let (groups, rest) = w.as_chunks::<4>();
+    let mut acc = full_groups(&x[..groups.len()], groups, acc);
+    if !rest.is_empty() {
+        let p = &x[groups.len()];
+        let u = rest_word(rest);
+        let (ue, uo) = (sxtb16(u), sxtb16_ror8(u));
+        acc = [smlad(uo, p[1], smlad(ue, p[0], acc[0])), smlad(uo, p[3], smlad(ue, p[2], acc[1]))];
     }
-    if !r0.is_empty() {
-        let g = w0.len();
-        step(&x0[g], &x1[g], rest_word(r0), rest_word(r1));
+    acc
+}
+
+/// [`dot_2x1`]'s loop over whole groups (`x.len() == w.len()`): one `asm!` loop on a DSP target.
+#[inline(always)]
+fn full_groups(x: &[[u32; 4]], w: &[[i8; 4]], acc: [i32; 2]) -> [i32; 2] {
+    assert_eq!(x.len(), w.len());
+    if w.is_empty() {
+        return acc;
     }
-    *acc = [[a00, a01], [a10, a11]];
+    #[cfg(arm_dsp)]
+    {
+        let [mut a0, mut a1] = acc;
+        let range = w.as_ptr_range();
+        // SAFETY: the loop reads `w.len()` groups of `x` (16 bytes each, word-aligned as `[u32;
+        // 4]`, by `LDM`) and as many words of `w` (unaligned `LDR`, which Armv7-M and Armv8-M
+        // Mainline allow on normal memory), from `x.as_ptr()` and `range.start` up to
+        // `range.end`, all inside the two slices (`x.len() == w.len() > 0`, checked above). It
+        // writes only registers it declares (and the flags: `cmp`); no stack.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldm {x}!, {{r0, r1, r2, r3}}",
+                "ldr {u}, [{w}], #4",
+                "sxtb16 {uo}, {u}, ror #8",
+                "sxtb16 {u}, {u}",
+                "smlad {a0}, {u}, r0, {a0}",
+                "smlad {a0}, {uo}, r1, {a0}",
+                "smlad {a1}, {u}, r2, {a1}",
+                "smlad {a1}, {uo}, r3, {a1}",
+                "cmp {w}, {end}",
+                "bne 2b",
+                x = inout(reg) x.as_ptr() => _,
+                w = inout(reg) range.start => _,
+                end = in(reg) range.end,
+                u = out(reg) _,
+                uo = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                out("r0") _,
+                out("r1") _,
+                out("r2") _,
+                out("r3") _,
+                options(nostack, readonly),
+            );
+        }
+        [a0, a1]
+    }
+    #[cfg(not(arm_dsp))]
+    {
+        let mut acc = acc;
+        for (p, u) in x.iter().zip(w) {
+            let u = word(u);
+            let (ue, uo) = (sxtb16(u), sxtb16_ror8(u));
+            acc = [smlad(uo, p[1], smlad(ue, p[0], acc[0])), smlad(uo, p[3], smlad(ue, p[2], acc[1]))];
+        }
+        acc
+    }
 }
 
 /// `acc[j] += x . row_j` for one input row `x` (activations) and four weight rows of its length:

@@ -1,8 +1,8 @@
 //! Arm's DSP extension (Armv7E-M: Cortex-M4, M7; Armv8-M Mainline with `dsp`: Cortex-M33): the
 //! int8 / uint8 convolution, depthwise convolution and fully connected layers of [`crate::quant`] on `SXTB16` (two int8
 //! weights widened in one instruction) and `SMLAD` (two 16-bit multiply-accumulates), with
-//! register-blocked tiles: two output positions by two output channels for convolutions
-//! ([`kernels::dot_2x2`]), four output channels for fully connected layers
+//! register-blocked tiles: two output positions per output channel for convolutions
+//! ([`kernels::dot_2x1`], an `asm!` loop), four output channels for fully connected layers
 //! ([`kernels::dot_1x4`]); depthwise convolutions one channel plane at a time on widened input
 //! rows ([`depthwise`]). A convolution widens each window to 16-bit pairs once, on the stack
 //! ([`window`]); a fully connected layer reads its input row in place. Weights are read in the
@@ -22,7 +22,7 @@ mod window;
 
 pub(crate) use depthwise::depthwise_conv2d;
 
-use super::arm_facts::{self, MAX_TAPS, WINDOW_WORDS};
+use super::arm_facts::{MAX_TAPS, WINDOW_WORDS};
 use crate::quant::{ChannelQuant, Conv2d, FullyConnected, QuantElem};
 
 /// [`crate::quant::conv2d`] on the DSP kernels, if they take `p` (one group, symmetric weights,
@@ -32,32 +32,28 @@ pub(crate) fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQua
     if p.groups != 1 || p.w_zero_point != 0 || taps == 0 || taps > MAX_TAPS {
         return false;
     }
-    let n = arm_facts::window_words(taps);
-    let mut buffer = [0u32; WINDOW_WORDS];
-    let (first, second) = buffer.split_at_mut(WINDOW_WORDS / 2);
-    let mut windows = [&mut first[..n], &mut second[..n]];
+    let groups = taps.div_ceil(4);
+    let mut buffer = [[0u32; 4]; WINDOW_WORDS / 4];
+    let windows = &mut buffer[..groups];
     let (positions, oc, ys) = (p.out_h * p.out_w, p.out_channels, p.y_strides);
     let at = |pos: usize| (pos / p.out_w, pos % p.out_w);
     for b in 0..p.batch {
         for pos in (0..positions).step_by(2) {
             // Two positions at a time; an odd last one is computed twice, stored once.
             let pair = [pos, (pos + 1).min(positions - 1)];
-            for (window, &pos) in windows.iter_mut().zip(&pair) {
+            for (lane, &pos) in pair.iter().enumerate() {
                 let (oy, ox) = at(pos);
-                window::gather(p, x, (b, oy, ox), window);
+                window::gather(p, x, (b, oy, ox), windows, lane);
             }
             let y_at = pair.map(|pos| {
                 let (oy, ox) = at(pos);
                 b * ys.n + oy * ys.h + ox * ys.w
             });
-            for o in (0..oc).step_by(2) {
-                let rows = [o, (o + 1).min(oc - 1)];
-                let mut acc = [[q.bias[rows[0]], q.bias[rows[1]]]; 2];
-                kernels::dot_2x2([&*windows[0], &*windows[1]], rows.map(|r| &w[r * taps..][..taps]), &mut acc);
-                for (i, &y0) in y_at.iter().enumerate().take(if pair[1] == pair[0] { 1 } else { 2 }) {
-                    for (j, &r) in rows.iter().enumerate().take(if rows[1] == rows[0] { 1 } else { 2 }) {
-                        y[y0 + r * ys.c] = q.output(r, acc[i][j], p.y_zero_point, p.act_min, p.act_max);
-                    }
+            let stored = if pair[1] == pair[0] { 1 } else { 2 };
+            for (o, row) in w.chunks_exact(taps).enumerate().take(oc) {
+                let acc = kernels::dot_2x1(windows, row, [q.bias[o]; 2]);
+                for (&y0, &a) in y_at.iter().zip(&acc).take(stored) {
+                    y[y0 + o * ys.c] = q.output(o, a, p.y_zero_point, p.act_min, p.act_max);
                 }
             }
         }

@@ -1,13 +1,16 @@
 //! Windows widened to 16-bit pairs for the convolution's micro-kernel ([`super::kernels`]): the
-//! taps of one output position in the weights' `(ky, kx, c)` order, each group of four taps `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the
-//! input zero point where the window leaves the input, zeros after the last tap.
+//! taps of one output position in the weights' `(ky, kx, c)` order, each group of four taps
+//! `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the input zero point where the window
+//! leaves the input, zeros after the last tap. Two windows share a buffer group by group: group `g`
+//! of window `lane` at words `4 g + 2 lane` and `4 g + 2 lane + 1` (one `LDM` reads both).
 
 use super::dsp::pack;
 use crate::quant::{Conv2d, QuantElem};
 
 /// Writes taps one at a time (runs whose length is not a multiple of four).
 struct Packer<'a> {
-    words: &'a mut [u32],
+    words: &'a mut [[u32; 4]],
+    lane: usize,
     taps: usize,
     group: [i32; 4],
 }
@@ -25,8 +28,8 @@ impl Packer<'_> {
     #[inline(always)]
     fn flush(&mut self) {
         let [x0, x1, x2, x3] = self.group;
-        let g = (self.taps - 1) / 4 * 2;
-        (self.words[g], self.words[g + 1]) = (pack(x0, x2), pack(x1, x3));
+        let (g, l) = ((self.taps - 1) / 4, 2 * self.lane);
+        self.words[g][l..l + 2].copy_from_slice(&[pack(x0, x2), pack(x1, x3)]);
     }
 
     /// Pads the last group with zeros.
@@ -38,15 +41,21 @@ impl Packer<'_> {
     }
 }
 
-/// The window of output position `(b, oy, ox)` of convolution `p` (one group), into `words`
-/// (`window_words(p.taps())` of them).
+/// The window of output position `(b, oy, ox)` of convolution `p` (one group), into lane `lane`
+/// (0 or 1) of `words` (`ceil(p.taps() / 4)` groups).
 #[inline(always)]
-pub(super) fn gather<T: QuantElem>(p: &Conv2d, x: &[T], (b, oy, ox): (usize, usize, usize), words: &mut [u32]) {
+pub(super) fn gather<T: QuantElem>(
+    p: &Conv2d,
+    x: &[T],
+    (b, oy, ox): (usize, usize, usize),
+    words: &mut [[u32; 4]],
+    lane: usize,
+) {
     let (cin, xs, pad) = (p.in_channels, p.x_strides, p.x_zero_point);
     let base = |iy: usize, ix: usize| b * xs.n + iy * xs.h + ix * xs.w;
     if cin % 4 == 0 {
         // Every run of channels is whole groups: four taps, two words at a time.
-        let mut out = words.as_chunks_mut::<2>().0.iter_mut();
+        let mut out = words.iter_mut().map(|g| &mut g[2 * lane..2 * lane + 2]);
         for ky in 0..p.kernel_h {
             let iy = p.input_row(oy, ky);
             for kx in 0..p.kernel_w {
@@ -54,12 +63,12 @@ pub(super) fn gather<T: QuantElem>(p: &Conv2d, x: &[T], (b, oy, ox): (usize, usi
                 for c in (0..cin).step_by(4) {
                     let v = |j: usize| at.map_or(pad, |a| x[a + (c + j) * xs.c].to_i32());
                     let pair = out.next().expect("a window's words");
-                    *pair = [pack(v(0), v(2)), pack(v(1), v(3))];
+                    pair.copy_from_slice(&[pack(v(0), v(2)), pack(v(1), v(3))]);
                 }
             }
         }
     } else {
-        let mut packer = Packer { words, taps: 0, group: [0; 4] };
+        let mut packer = Packer { words, lane, taps: 0, group: [0; 4] };
         for ky in 0..p.kernel_h {
             let iy = p.input_row(oy, ky);
             for kx in 0..p.kernel_w {
