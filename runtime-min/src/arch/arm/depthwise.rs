@@ -6,6 +6,7 @@
 //! (a ring of [`DEPTHWISE_MAX_KERNEL`] rows).
 
 use super::dsp::{pack, smlad};
+use super::requant::Channel;
 use crate::arch::arm_facts::{DEPTHWISE_MAX_KERNEL as KMAX, DEPTHWISE_ROW_WORDS as ROW};
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
@@ -42,6 +43,7 @@ pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                     *v = pack(tap(ky, 2 * k), tap(ky, 2 * k + 1));
                 }
             }
+            let channel = Channel::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
             // Which padded input row each ring slot holds.
             let mut held = [usize::MAX; KMAX];
             let plane = b * xs.n + o * xs.c;
@@ -56,7 +58,7 @@ pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                 let ring: [&[u32]; KMAX] =
                     core::array::from_fn(|ky| &rows[(oy * p.stride_h + ky.min(kh - 1)) % KMAX][..words]);
                 let y_row = &mut y[b * ys.n + o * ys.c + oy * ys.h..];
-                let out = |ox: usize, acc: i32| (ox * ys.w, q.output(o, acc, p.y_zero_point, p.act_min, p.act_max));
+                let out = |ox: usize, acc: i32| (ox * ys.w, channel.output(acc));
                 match (kh, pairs) {
                     (3, 2) => output_row::<T, 3, 2>(p, &ring, &wp, q.bias[o], y_row, out),
                     (1, 1) => output_row::<T, 1, 1>(p, &ring, &wp, q.bias[o], y_row, out),

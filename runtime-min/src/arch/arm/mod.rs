@@ -12,18 +12,21 @@
 //! where [`dsp`] computes each instruction's arithmetic in Rust. The `unsafe` of this module is
 //! the `asm!` of each instruction in [`dsp`], which touches registers only. Integer sums are
 //! exact in any order (wrapping like TFLite's `int32_t`), and the requantization is the portable
-//! kernels' own ([`ChannelQuant`]), so every output has the portable path's bits.
+//! kernels' own ([`ChannelQuant`]'s, with its per-channel constants hoisted: [`requant`]), so
+//! every output has the portable path's bits.
 #![allow(unsafe_code)]
 
 mod depthwise;
 mod dsp;
 mod kernels;
+mod requant;
 mod window;
 
 pub(crate) use depthwise::depthwise_conv2d;
 
 use super::arm_facts::{MAX_TAPS, WINDOW_WORDS};
 use crate::quant::{ChannelQuant, Conv2d, FullyConnected, QuantElem};
+use requant::Channel;
 
 /// [`crate::quant::conv2d`] on the DSP kernels, if they take `p` (one group, symmetric weights,
 /// windows of at most [`MAX_TAPS`] taps): returns whether it ran.
@@ -52,8 +55,9 @@ pub(crate) fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQua
             let stored = if pair[1] == pair[0] { 1 } else { 2 };
             for (o, row) in w.chunks_exact(taps).enumerate().take(oc) {
                 let acc = kernels::dot_2x1(windows, row, [q.bias[o]; 2]);
+                let channel = Channel::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
                 for (&y0, &a) in y_at.iter().zip(&acc).take(stored) {
-                    y[y0 + o * ys.c] = q.output(o, a, p.y_zero_point, p.act_min, p.act_max);
+                    y[y0 + o * ys.c] = channel.output(a);
                 }
             }
         }
@@ -81,7 +85,7 @@ pub(crate) fn fully_connected<T: QuantElem>(
             let mut acc = rows.map(|r| q.bias[r]);
             kernels::dot_1x4(xr, rows.map(|r| &w[r * k..][..k]), &mut acc);
             for (&r, &a) in rows.iter().zip(&acc).take(n - o) {
-                yr[r] = q.output(r, a, p.y_zero_point, p.act_min, p.act_max);
+                yr[r] = Channel::new(q, r, p.y_zero_point, (p.act_min, p.act_max)).output(a);
             }
         }
     }

@@ -40,7 +40,13 @@ impl Constants {
         let mut c = Constants { bias: [0; 64], multipliers: [0; 64], shifts: [0; 64], channels, per_channel };
         for o in 0..channels {
             c.bias[o] = rng.below(20_001) - 10_000;
-            let r = quant::quantize_multiplier(0.0005 + rng.below(1000) as f64 * 2e-6);
+            // Mostly right shifts; one channel in four shifts left (a multiplier above 1).
+            let real = if rng.below(4) == 0 {
+                1.0 + rng.below(1000) as f64 * 1e-3
+            } else {
+                0.0005 + rng.below(1000) as f64 * 2e-6
+            };
+            let r = quant::quantize_multiplier(real);
             (c.multipliers[o], c.shifts[o]) = (r.multiplier, r.shift);
         }
         c
