@@ -23,7 +23,8 @@ fn rest_word(rest: &[i8]) -> u32 {
 /// `taps` weights: per group of 4 taps one `LDM` of both windows, one `LDR` and two `SXTB16` of
 /// the weights, 4 `SMLAD`s (8 MACs).
 #[inline(always)]
-pub(super) fn dot_2x1(x: &[[u32; 4]], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+pub(super) fn dot_2x1(x: &[u32], w: &[i8], acc: [i32; 2]) -> [i32; 2] {
+    let x = x.as_chunks::<4>().0;
     let (groups, rest) = w.as_chunks::<4>();
     let mut acc = full_groups(&x[..groups.len()], groups, acc);
     if !rest.is_empty() {
@@ -87,6 +88,87 @@ fn full_groups(x: &[[u32; 4]], w: &[[i8; 4]], acc: [i32; 2]) -> [i32; 2] {
             let u = word(u);
             let (ue, uo) = (sxtb16(u), sxtb16_ror8(u));
             acc = [smlad(uo, p[1], smlad(ue, p[0], acc[0])), smlad(uo, p[3], smlad(ue, p[2], acc[1]))];
+        }
+        acc
+    }
+}
+
+/// `acc[i] += window_i . row` for four interleaved windows (`x[g]`: group `g` of windows 0 to 3)
+/// and one weight row: per group of 4 taps one `LDR` and two `SXTB16` of the weights, four
+/// `LDRD`s of the windows, 8 `SMLAD`s (16 MACs).
+#[inline(always)]
+pub(super) fn dot_4x1(x: &[u32], w: &[i8], acc: [i32; 4]) -> [i32; 4] {
+    let x = x.as_chunks::<8>().0;
+    let (groups, rest) = w.as_chunks::<4>();
+    let mut acc = full_groups_4(&x[..groups.len()], groups, acc);
+    if !rest.is_empty() {
+        let p = &x[groups.len()];
+        let u = rest_word(rest);
+        let (ue, uo) = (sxtb16(u), sxtb16_ror8(u));
+        acc = core::array::from_fn(|i| smlad(uo, p[2 * i + 1], smlad(ue, p[2 * i], acc[i])));
+    }
+    acc
+}
+
+/// [`dot_4x1`]'s loop over whole groups (`x.len() == w.len()`): one `asm!` loop on a DSP target.
+#[inline(always)]
+fn full_groups_4(x: &[[u32; 8]], w: &[[i8; 4]], acc: [i32; 4]) -> [i32; 4] {
+    assert_eq!(x.len(), w.len());
+    if w.is_empty() {
+        return acc;
+    }
+    #[cfg(arm_dsp)]
+    {
+        let [mut a0, mut a1, mut a2, mut a3] = acc;
+        let range = w.as_ptr_range();
+        // SAFETY: the loop reads `w.len()` groups of `x` (32 bytes each, word-aligned as `[u32;
+        // 8]`, by `LDRD`) and as many words of `w` (unaligned `LDR`, which Armv7-M and Armv8-M
+        // Mainline allow on normal memory), from `x.as_ptr()` and `range.start` up to
+        // `range.end`, all inside the two slices (`x.len() == w.len() > 0`, checked above). It
+        // writes only registers it declares (and the flags: `cmp`); no stack.
+        unsafe {
+            core::arch::asm!(
+                "2:",
+                "ldr {u}, [{w}], #4",
+                "sxtb16 {uo}, {u}, ror #8",
+                "sxtb16 {u}, {u}",
+                "ldrd {p0}, {p1}, [{x}], #8",
+                "smlad {a0}, {u}, {p0}, {a0}",
+                "smlad {a0}, {uo}, {p1}, {a0}",
+                "ldrd {p0}, {p1}, [{x}], #8",
+                "smlad {a1}, {u}, {p0}, {a1}",
+                "smlad {a1}, {uo}, {p1}, {a1}",
+                "ldrd {p0}, {p1}, [{x}], #8",
+                "smlad {a2}, {u}, {p0}, {a2}",
+                "smlad {a2}, {uo}, {p1}, {a2}",
+                "ldrd {p0}, {p1}, [{x}], #8",
+                "smlad {a3}, {u}, {p0}, {a3}",
+                "smlad {a3}, {uo}, {p1}, {a3}",
+                "cmp {w}, {end}",
+                "bne 2b",
+                x = inout(reg) x.as_ptr() => _,
+                w = inout(reg) range.start => _,
+                end = in(reg) range.end,
+                u = out(reg) _,
+                uo = out(reg) _,
+                p0 = out(reg) _,
+                p1 = out(reg) _,
+                a0 = inout(reg) a0,
+                a1 = inout(reg) a1,
+                a2 = inout(reg) a2,
+                a3 = inout(reg) a3,
+                options(nostack, readonly),
+            );
+        }
+        [a0, a1, a2, a3]
+    }
+    #[cfg(not(arm_dsp))]
+    {
+        let mut acc = acc;
+        for (p, u) in x.iter().zip(w) {
+            let u = word(u);
+            let (ue, uo) = (sxtb16(u), sxtb16_ror8(u));
+            acc = core::array::from_fn(|i| smlad(uo, p[2 * i + 1], smlad(ue, p[2 * i], acc[i])));
         }
         acc
     }

@@ -129,6 +129,8 @@ fn convolutions_match_the_portable_kernel() {
         (1, 10, 6, 9, 4, 2, 1, 1, false), // 1 input channel (16 taps)
         (2, 7, 7, 4, 3, 1, 2, 2, false),  // dilation 2
         (5, 4, 4, 3, 1, 1, 1, 0, false),  // 5 taps: one group and a tail
+        (40, 3, 3, 3, 3, 1, 1, 1, false), // 360 taps: two windows at a time
+        (8, 2, 1, 3, 1, 1, 1, 0, false),  // 2 positions: two windows at a time
     ];
     for &case in cases {
         check_conv(&mut rng, case, |b| b as i8);

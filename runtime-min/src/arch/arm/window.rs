@@ -1,15 +1,17 @@
 //! Windows widened to 16-bit pairs for the convolution's micro-kernel ([`super::kernels`]): the
 //! taps of one output position in the weights' `(ky, kx, c)` order, each group of four taps
 //! `x0..x3` stored as the two words `(x0, x2)`, `(x1, x3)`, the input zero point where the window
-//! leaves the input, zeros after the last tap. Two windows share a buffer group by group: group `g`
-//! of window `lane` at words `4 g + 2 lane` and `4 g + 2 lane + 1` (one `LDM` reads both).
+//! leaves the input, zeros after the last tap. `lanes` windows share a buffer group by group:
+//! group `g` of window `lane` at words `2 (g lanes + lane)` and the next (so the kernel reads the
+//! windows' groups from one pointer).
 
 use super::dsp::pack;
 use crate::quant::{Conv2d, QuantElem};
 
 /// Writes taps one at a time (runs whose length is not a multiple of four).
 struct Packer<'a> {
-    words: &'a mut [[u32; 4]],
+    words: &'a mut [u32],
+    lanes: usize,
     lane: usize,
     taps: usize,
     group: [i32; 4],
@@ -28,8 +30,8 @@ impl Packer<'_> {
     #[inline(always)]
     fn flush(&mut self) {
         let [x0, x1, x2, x3] = self.group;
-        let (g, l) = ((self.taps - 1) / 4, 2 * self.lane);
-        self.words[g][l..l + 2].copy_from_slice(&[pack(x0, x2), pack(x1, x3)]);
+        let at = 2 * ((self.taps - 1) / 4 * self.lanes + self.lane);
+        self.words[at..at + 2].copy_from_slice(&[pack(x0, x2), pack(x1, x3)]);
     }
 
     /// Pads the last group with zeros.
@@ -42,20 +44,20 @@ impl Packer<'_> {
 }
 
 /// The window of output position `(b, oy, ox)` of convolution `p` (one group), into lane `lane`
-/// (0 or 1) of `words` (`ceil(p.taps() / 4)` groups).
+/// of `words` (`ceil(p.taps() / 4)` groups of `lanes` windows).
 #[inline(always)]
 pub(super) fn gather<T: QuantElem>(
     p: &Conv2d,
     x: &[T],
     (b, oy, ox): (usize, usize, usize),
-    words: &mut [[u32; 4]],
-    lane: usize,
+    words: &mut [u32],
+    (lanes, lane): (usize, usize),
 ) {
     let (cin, xs, pad) = (p.in_channels, p.x_strides, p.x_zero_point);
     let base = |iy: usize, ix: usize| b * xs.n + iy * xs.h + ix * xs.w;
     if cin % 4 == 0 {
         // Every run of channels is whole groups: four taps, two words at a time.
-        let mut out = words.iter_mut().map(|g| &mut g[2 * lane..2 * lane + 2]);
+        let mut out = words.chunks_exact_mut(2 * lanes).map(|g| &mut g[2 * lane..2 * lane + 2]);
         for ky in 0..p.kernel_h {
             let iy = p.input_row(oy, ky);
             for kx in 0..p.kernel_w {
@@ -68,7 +70,7 @@ pub(super) fn gather<T: QuantElem>(
             }
         }
     } else {
-        let mut packer = Packer { words, lane, taps: 0, group: [0; 4] };
+        let mut packer = Packer { words, lanes, lane, taps: 0, group: [0; 4] };
         for ky in 0..p.kernel_h {
             let iy = p.input_row(oy, ky);
             for kx in 0..p.kernel_w {
