@@ -213,7 +213,11 @@ pub fn agreement(model_rel: &str, out_types: &[DType], out_shapes: &[&[usize]], 
 
 /// The fixture's first input (float ports only) and `run`'s outputs on it, as `f32` bit patterns:
 /// what the firmware of `examples/cortex-m` must reproduce bit for bit on the chip.
-pub fn host_run_bits(model_rel: &str, out_shapes: &[&[usize]], run: RunTyped) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
+pub fn host_run_bits(
+    model_rel: &str,
+    out_shapes: &[&[usize]],
+    run: impl FnOnce(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>,
+) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
     let sample = samples(model_rel).swap_remove(0);
     let inputs: Vec<Vec<f32>> = (sample.inputs.iter())
         .map(|t| {

@@ -22,7 +22,7 @@ impl Packer<'_> {
     fn push(&mut self, v: i32) {
         self.group[self.taps % 4] = v;
         self.taps += 1;
-        if self.taps % 4 == 0 {
+        if self.taps.is_multiple_of(4) {
             self.flush();
         }
     }
@@ -36,7 +36,7 @@ impl Packer<'_> {
 
     /// Pads the last group with zeros.
     fn finish(mut self) {
-        if self.taps % 4 != 0 {
+        if !self.taps.is_multiple_of(4) {
             self.group[self.taps % 4..].fill(0);
             self.flush();
         }
@@ -55,7 +55,7 @@ pub(super) fn gather<T: QuantElem>(
 ) {
     let (cin, xs, pad) = (p.in_channels, p.x_strides, p.x_zero_point);
     let base = |iy: usize, ix: usize| b * xs.n + iy * xs.h + ix * xs.w;
-    if cin % 4 == 0 {
+    if cin.is_multiple_of(4) {
         // Every run of channels is whole groups: four taps, two words at a time.
         let mut out = words.chunks_exact_mut(2 * lanes).map(|g| &mut g[2 * lane..2 * lane + 2]);
         for ky in 0..p.kernel_h {
