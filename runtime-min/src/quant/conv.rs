@@ -173,6 +173,8 @@ fn gather_window<T: QuantElem>(p: &Conv2d, x: &[T], (b, g, oy, ox): (usize, usiz
 /// `out_channels` multipliers. `scratch` has at least [`conv2d_scratch_len`] elements. On Arm
 /// cores with the DSP extension the layers its kernels take run there (same bits; the scratch is
 /// then unused).
+// On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
+#[cfg_attr(arm_dsp, inline(always))]
 pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T], scratch: &mut [T]) {
     let taps = p.taps();
     let ocg = p.out_channels / p.groups;

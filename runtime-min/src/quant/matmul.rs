@@ -30,6 +30,8 @@ pub struct FullyConnected {
 /// Quantized fully connected layer: see [`FullyConnected`]. `q` has `out_features` folded biases
 /// and 1 (per tensor) or `out_features` (per channel) multipliers. On Arm cores with the DSP
 /// extension it runs on its kernels (same bits).
+// On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
+#[cfg_attr(arm_dsp, inline(always))]
 pub fn fully_connected<T: QuantElem>(p: &FullyConnected, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) {
     let (k, n) = (p.in_features, p.out_features);
     assert_eq!(w.len(), n * k, "fully_connected: weight length");

@@ -27,6 +27,7 @@ fn row_words(p: &Conv2d) -> Option<usize> {
 
 /// [`crate::quant::depthwise_conv2d`] on `SMLAD`, if the kernel takes `p` ([`row_words`]):
 /// returns whether it ran.
+#[inline(always)]
 pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) -> bool {
     let Some(words) = row_words(p) else { return false };
     let (kh, kw, oc) = (p.kernel_h, p.kernel_w, p.out_channels);

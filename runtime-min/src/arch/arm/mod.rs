@@ -31,6 +31,7 @@ use requant::Channel;
 /// [`crate::quant::conv2d`] on the DSP kernels, if they take `p` (one group, symmetric weights,
 /// windows of at most [`MAX_TAPS`] taps): returns whether it ran. Four output positions at a
 /// time where four windows fit the buffer, else two.
+#[inline(always)]
 pub(crate) fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) -> bool {
     let taps = p.taps();
     if p.groups != 1 || p.w_zero_point != 0 || taps == 0 || taps > MAX_TAPS {
@@ -87,6 +88,7 @@ fn positions<T: QuantElem, const L: usize>(
 
 /// [`crate::quant::fully_connected`] on the DSP kernels, if they take `p` (symmetric weights):
 /// returns whether they ran.
+#[inline(always)]
 pub(crate) fn fully_connected<T: QuantElem>(
     p: &FullyConnected,
     x: &[T],
