@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the chip: builds the firmware in examples/cortex-m (bundled models compiled by sramfit::model!)
 # for Cortex-M4F and Cortex-M3 with Debian's Rust, runs it under QEMU on mps2-an386 and lm3s6965evb,
-# checks the outputs against onnxruntime, checks that a model over the M3's SRAM budget is rejected
-# at build time, and prints the footprint table (kept in README.md).
+# checks the outputs (f32 models against onnxruntime, int8 ones bit for bit against the host build),
+# checks that a model over the M3's SRAM budget is rejected at build time, prints the footprint table
+# (kept in README.md) and writes it as target/cortex-m-summary.json.
 #
 #   bash scripts/cortex-m.sh
 #
@@ -38,8 +39,14 @@ rustfmt --edition 2024 --check examples/cortex-m/build.rs examples/cortex-m/src/
 # Each board: QEMU machine (= cargo feature), target, the models run on it. On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
 # (KWS needs 64,000 B of arena plus ~5 KB of stack), and mlp the one with the most weights among those
 # that fit; ResNet-8 (233,472 B of arena) must be rejected at build time.
-M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block")
-M3=(lm3s6965evb    thumbv7m-none-eabi     "branch_merge mlp")
+# The int8 models (tests/models/quant/, ONNX QDQ equivalents of the four MLPerf Tiny int8 models) run on
+# the M4F, and int8 KWS on the M3 too.
+M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block kws_dscnn_qdq_s8 vww_mobilenetv1_qdq_s8 resnet8_qdq_s8 fc_autoencoder_qdq_s8")
+M3=(lm3s6965evb    thumbv7m-none-eabi     "branch_merge mlp kws_dscnn_qdq_s8")
+declare -A CPU=([mps2-an386]=cortex-m4f [lm3s6965evb]=cortex-m3)
+# TFLM's minimum arena for the MLPerf Tiny int8 models (issue 18): the SRAM total of each int8 model on
+# the M4F must stay below it.
+declare -A TFLM_ARENA=([kws_dscnn_qdq_s8]=24272 [vww_mobilenetv1_qdq_s8]=103672 [resnet8_qdq_s8]=55984 [fc_autoencoder_qdq_s8]=4632)
 
 build() { # board target models...
     local board=$1 target=$2
@@ -51,14 +58,14 @@ build() { # board target models...
 }
 
 PASSED=0 FAILED=0
-ROWS=()
+ROWS=() JSON=()
 fail() { # message: one failed check
     echo "FAILED: $*"
     FAILED=$((FAILED + 1))
 }
 
 run() { # board target model: one check (ran, outputs match, footprint as stated)
-    local board=$1 target=$2 model=$3
+    local board=$1 target=$2 model=$3 before=$FAILED
     local elf=$CARGO_TARGET_DIR/$target/release/$model log
     log=$(mktemp)
     echo "== run $model on $board"
@@ -66,27 +73,33 @@ run() { # board target model: one check (ran, outputs match, footprint as stated
     timeout 600 qemu-system-arm -machine "$board" -nographic -monitor none -serial none \
         -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf" >"$log" 2>&1 || status=$?
     grep -v '^out' "$log" || true
-    local line
+    local line matched=true
     line=$(grep '^FOOTPRINT' "$log" || true)
     if ((status != 0)) || [[ -z $line ]]; then
         sed -n '/MISMATCH\|FAIL/p' "$log"
         fail "$model on $board (exit $status)"
-        rm -f "$log"
-        return
+        matched=false
     fi
     rm -f "$log"
+    [[ -n $line ]] || return
     local -A f
     for kv in ${line#FOOTPRINT }; do f[${kv%%=*}]=${kv#*=}; done
     local -A s
     while read -r name size _; do [[ -n $name ]] && s[$name]=$size; done < <(arm-none-eabi-size -A "$elf" | tail -n +3)
     local data=${s[.data]:-0} bss=${s[.bss]:-0} uninit=${s[.uninit]:-0}
-    local guarded=$(((f[arena] + 15) / 16 * 16 + 16)) sram=$((data + bss + uninit + f[stack])) before=$FAILED
+    local guarded=$(((f[arena] + 15) / 16 * 16 + 16)) sram=$((data + bss + uninit + f[stack]))
     ((bss == guarded)) || fail "$model on $board: .bss is $bss bytes, not ARENA_BYTES ${f[arena]} + guard = $guarded"
-    ROWS+=("| $board | $model | ${s[.text]} | ${s[.rodata]} (${f[weights]}) | $data | $bss (${f[arena]} + 16) | ${f[stack]} | $sram | ${f[instructions]} |")
+    local per_mac=-
+    ((f[macs] == 0)) || per_mac=$(awk -v i="${f[instructions]}" -v m="${f[macs]}" 'BEGIN { printf "%.2f", i / m }')
+    ROWS+=("| $board | $model | ${f[precision]} | ${s[.text]} | ${s[.rodata]} (${f[weights]}) | $data | $bss (${f[arena]} + 16) | ${f[stack]} | $sram | ${f[instructions]} | ${f[macs]} | $per_mac |")
+    JSON+=("{\"board\": \"$board\", \"cpu\": \"${CPU[$board]}\", \"model\": \"$model\", \"precision\": \"${f[precision]}\", \"text\": ${s[.text]}, \"rodata\": ${s[.rodata]}, \"data\": $data, \"bss\": $bss, \"arena\": ${f[arena]}, \"stack\": ${f[stack]}, \"sram_total\": $sram, \"instructions\": ${f[instructions]}, \"macs\": ${f[macs]}, \"outputs_match\": $matched, \"cmsis_nn_instructions\": null}")
     if [[ $board == mps2-an386 && $model == kws_dscnn ]]; then
         # The floors: code under 64 KiB, and all SRAM under TFLM's whole arena for this model.
         ((s[.text] < 65536)) || fail "KWS .text ${s[.text]} >= 64 KiB"
         ((sram < 72048)) || fail "KWS SRAM $sram >= 72,048 bytes (TFLM's arena)"
+    fi
+    if [[ $board == mps2-an386 && -n ${TFLM_ARENA[$model]:-} ]]; then
+        ((sram < TFLM_ARENA[$model])) || fail "$model SRAM $sram >= ${TFLM_ARENA[$model]} bytes (TFLM's arena)"
     fi
     ((FAILED > before)) || PASSED=$((PASSED + 1))
 }
@@ -110,9 +123,21 @@ fi
 rm -f "$overflow_log"
 
 echo
-echo "| board | model | .text | .rodata (weights) | .data | .bss (arena + guard) | stack | SRAM total | instructions |"
-echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+echo "| board | model | precision | .text | .rodata (weights) | .data | .bss (arena + guard) | stack | SRAM total | instructions | MACs | per MAC |"
+echo "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 printf '%s\n' "${ROWS[@]}"
+mkdir -p target
+summary=target/cortex-m-summary.json
+{
+    echo "["
+    for i in "${!JSON[@]}"; do
+        sep=,
+        ((i + 1 < ${#JSON[@]})) || sep=
+        echo "  ${JSON[$i]}$sep"
+    done
+    echo "]"
+} >"$summary"
+echo "summary: $summary"
 echo
 echo "firmware: $PASSED passed, $FAILED failed"
 ((FAILED == 0))

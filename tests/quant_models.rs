@@ -120,3 +120,57 @@ fn int8_ports_take_i8_arrays() {
     conv::run(&[3i8; 4 * 8 * 8], &mut y).unwrap();
     assert_eq!(conv::INPUT_TYPES, &[sramfit::DType::I8]);
 }
+
+/// The int8 firmware's expected outputs (`examples/cortex-m/expected/NAME.json`, read by its
+/// build script) are this host build's outputs on the fixture's first input, as `f32` bit patterns,
+/// with that input's bit patterns: the chip must reproduce them bit for bit, a cross-path check of
+/// the same generated code (the chip's kernels against the host's portable integer kernels; how
+/// far both are from onnxruntime is the test above). This test keeps the files equal to what the
+/// host computes; `SRAMFIT_BLESS=1` rewrites them after a deliberate change of the arithmetic.
+#[test]
+fn firmware_expected_outputs_are_the_host_outputs() {
+    use sramfit::{TensorMut, TensorRef};
+    /// The model's outputs in its own arena (the static one may be busy with its other test).
+    macro_rules! own_arena {
+        ($m:ident) => {
+            |i: &[TensorRef<'_>], o: &mut [TensorMut<'_>]| {
+                $m::model::run_typed_in(&mut Box::new($m::model::Arena::new()), i, o)
+            }
+        };
+    }
+    type Run = Box<dyn Fn(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>>;
+    let models: [(&str, &[&[usize]], Run); 4] = [
+        ("kws_dscnn_qdq_s8", kws_dscnn_qdq_s8::model::OUTPUT_SHAPES, Box::new(own_arena!(kws_dscnn_qdq_s8))),
+        (
+            "vww_mobilenetv1_qdq_s8",
+            vww_mobilenetv1_qdq_s8::model::OUTPUT_SHAPES,
+            Box::new(own_arena!(vww_mobilenetv1_qdq_s8)),
+        ),
+        ("resnet8_qdq_s8", resnet8_qdq_s8::model::OUTPUT_SHAPES, Box::new(own_arena!(resnet8_qdq_s8))),
+        (
+            "fc_autoencoder_qdq_s8",
+            fc_autoencoder_qdq_s8::model::OUTPUT_SHAPES,
+            Box::new(own_arena!(fc_autoencoder_qdq_s8)),
+        ),
+    ];
+    let bless = std::env::var_os("SRAMFIT_BLESS").is_some();
+    for (name, shapes, run) in models {
+        let model = format!("tests/models/quant/{name}.onnx");
+        let (inputs, outputs) = common::quant::host_run_bits(&model, shapes, run);
+        let want = serde_json::json!({
+            "about": "Host outputs of sramfit's generated code (portable integer kernels) on the first input of the fixture, as f32 bit patterns: the firmware in examples/cortex-m must reproduce them bit for bit. Written by `SRAMFIT_BLESS=1 cargo test --test quant_models firmware_expected`.",
+            "model": model,
+            "inputs": inputs,
+            "outputs": outputs,
+        });
+        let path = common::repo_path(&format!("examples/cortex-m/expected/{name}.json"));
+        if bless {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, serde_json::to_string(&want).unwrap() + "\n").unwrap();
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let have: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(have == want, "{}: not this build's host outputs (SRAMFIT_BLESS=1 rewrites it)", path.display());
+    }
+}

@@ -3,7 +3,10 @@
 //! direct convolution's `[f32; 16]`, the FMA panels (`[f32; 32 * 128]`, `[f32; 128 * 12]`,
 //! `[[f32; 32]; 12]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
 //! `usize` and the `Option` tag), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
-//! `[f32; 64]`, and `select_cmp`'s rank-8 walk over five stride sets (62 words).
+//! `[f32; 64]`, `select_cmp`'s rank-8 walk over five stride sets (62 words), and the int8 kernels'
+//! arrays: the depthwise block (`[i32; 16]`, `[usize; 16]`) and, on 32-bit targets (which may be
+//! Arm cores with the DSP extension), the Arm convolution's windows (`[u32; 2 * 2 * 576 / 4]`) and
+//! the Arm depthwise kernel's rows (`[[u32; 64]; 4]`).
 
 mod common;
 
@@ -66,6 +69,15 @@ fn other_kernel_families_stack() {
     assert_eq!(resize_stack_bytes(Target::X86_64), 64 * (2 * 8 + 4));
     assert_eq!(rank_generic_stack_bytes(CORTEX_M), 62 * 4);
     assert_eq!(rank_generic_stack_bytes(Target::X86_64), 62 * 8);
+}
+
+#[test]
+fn int8_kernels_stack() {
+    assert_eq!(quant_conv2d_stack_bytes(CORTEX_M), 2 * 2 * 576 / 4 * 4);
+    assert_eq!(quant_conv2d_stack_bytes(Target::X86_64), 0);
+    assert_eq!(quant_conv2d_stack_bytes(Target::Portable { pointer_bytes: 8 }), 0);
+    assert_eq!(quant_depthwise_stack_bytes(CORTEX_M), 16 * (4 + 4) + 4 * 64 * 4);
+    assert_eq!(quant_depthwise_stack_bytes(Target::X86_64), 16 * (4 + 8));
 }
 
 #[test]

@@ -286,3 +286,32 @@ fn reciprocal_logistic_tanh_are_accurate() {
     assert_eq!(logistic(0, 4), 1 << 30);
     assert_eq!(tanh(0, 4), 0);
 }
+
+/// The doubling high multiply is gemmlowp's formula (a nudge by the product's sign, a division
+/// truncating towards zero), written out here, on random and extreme operands.
+#[test]
+fn doubling_high_mul_is_gemmlowps_formula() {
+    let gemmlowp = |a: i32, b: i32| -> i32 {
+        if a == i32::MIN && b == i32::MIN {
+            return i32::MAX;
+        }
+        let ab = a as i64 * b as i64;
+        let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+        ((ab + nudge) / (1i64 << 31)) as i32
+    };
+    let extremes = [i32::MIN, i32::MIN + 1, -(1 << 30), -(1 << 15), -3 << 15, -1, 0, 1, 1 << 15, 1 << 30, i32::MAX];
+    for &a in &extremes {
+        for &b in &extremes {
+            assert_eq!(srdhm(a, b), gemmlowp(a, b), "{a} * {b}");
+        }
+    }
+    let mut rng = Rng::new(0xD0B1_E417);
+    for _ in 0..200_000 {
+        let (a, b) = (rng.next_u64() as i32, rng.next_u64() as i32);
+        // Also small magnitudes, where the rounding decides the result.
+        let small = (a >> (rng.next_u64() % 31), b);
+        for (a, b) in [(a, b), small] {
+            assert_eq!(srdhm(a, b), gemmlowp(a, b), "{a} * {b}");
+        }
+    }
+}

@@ -1,12 +1,14 @@
 //! The harness shared by this crate's firmware binaries: each binary compiles one bundled model with
 //! `sramfit::model!` (as an application would) and calls [`firmware!`], which runs the model once on
-//! the onnxruntime fixture's input and reports over semihosting:
+//! the fixture's input and reports over semihosting:
 //!
 //! - every output value as its exact `f32` bit pattern, next to the expected one;
 //! - the stack high-water mark (the stack is painted before the run and scanned after);
-//! - the instructions executed by the inference (SysTick under `qemu -icount shift=0`);
+//! - the instructions executed by the inference (SysTick under `qemu -icount shift=0`) and the
+//!   model's multiply-accumulates;
 //!
-//! and exits with success only if every output is within [`RELATIVE_TOLERANCE`] of onnxruntime's.
+//! and exits with success only if every output matches ([`Comparison`]): an f32 model's within
+//! [`RELATIVE_TOLERANCE`] of onnxruntime's, an int8 model's bit for bit the host build's.
 //! Nothing here lives in `.bss` or `.data`, so those sections hold only what the model needs.
 #![no_std]
 
@@ -27,6 +29,15 @@ pub const RELATIVE_TOLERANCE: f32 = 1e-5;
 /// The tolerance's floor, relative to the tensor's largest magnitude, for values near zero (where the
 /// rounding of sums that cancel dominates any relative measure).
 pub const FLOOR: f32 = 1e-6;
+
+/// How the outputs are checked against the expected ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Within [`RELATIVE_TOLERANCE`] and [`FLOOR`] (f32 models, against onnxruntime).
+    Tolerance,
+    /// The same bit patterns (int8 models, against the host build of the same generated code).
+    BitExact,
+}
 
 /// Signature of a model's `run_dyn`.
 pub type RunDyn = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), sramfit::Error>;
@@ -55,8 +66,14 @@ pub struct Check<'a> {
     pub arena_bytes: usize,
     /// The model's `WEIGHT_BYTES`.
     pub weight_bytes: usize,
-    /// onnxruntime's outputs for the fixture's input.
+    /// The expected outputs for the fixture's input.
     pub expected: &'a [&'a [f32]],
+    /// How outputs are compared with them.
+    pub comparison: Comparison,
+    /// `"f32"` or `"int8"`.
+    pub precision: &'a str,
+    /// Multiply-accumulates of one inference.
+    pub macs: u64,
 }
 
 /// Whether each output buffer has its expected length.
@@ -64,17 +81,22 @@ fn got_lengths_match(outputs: &[&mut [f32]], expected: &[&[f32]]) -> bool {
     outputs.iter().zip(expected).all(|(g, w)| g.len() == w.len())
 }
 
-/// Prints every output's bit pattern next to the expected one; returns whether all are within
-/// tolerance ([`RELATIVE_TOLERANCE`], [`FLOOR`]) and the largest error relative to the allowed one, in
-/// parts per thousand.
-fn compare(out: &mut Console, outputs: &[&mut [f32]], expected: &[&[f32]]) -> (bool, u64) {
+/// Prints every output's bit pattern next to the expected one; returns whether all match
+/// (`comparison`) and the largest error relative to the allowed one, in parts per thousand (0 when
+/// bit-exact outputs match).
+fn compare(out: &mut Console, outputs: &[&mut [f32]], expected: &[&[f32]], comparison: Comparison) -> (bool, u64) {
     let (mut ok, mut worst) = (outputs.len() == expected.len(), 0.0f32);
     for (k, (got, want)) in outputs.iter().zip(expected).enumerate() {
         let scale = want.iter().fold(0.0f32, |m, w| m.max(w.abs()));
         for (i, (&g, &w)) in got.iter().zip(want.iter()).enumerate() {
-            let allowed = RELATIVE_TOLERANCE * w.abs() + FLOOR * scale;
-            let close = (g - w).abs() <= allowed;
-            worst = worst.max((g - w).abs() / allowed);
+            let close = match comparison {
+                Comparison::Tolerance => {
+                    let allowed = RELATIVE_TOLERANCE * w.abs() + FLOOR * scale;
+                    worst = worst.max((g - w).abs() / allowed);
+                    (g - w).abs() <= allowed
+                }
+                Comparison::BitExact => g.to_bits() == w.to_bits(),
+            };
             ok &= close;
             let mark = if close { "" } else { "  MISMATCH" };
             out.line(format_args!("out{k}[{i}] = {:#010x} expected {:#010x}{mark}", g.to_bits(), w.to_bits()));
@@ -89,7 +111,7 @@ pub fn finish(check: &Check, m: &Measured, outputs: &[&mut [f32]]) -> ! {
     let mut out = Console::open();
     let stack = stack::high_water();
     out.line(format_args!("model {} on {}", check.model, board::NAME));
-    let (mut ok, worst_permille) = compare(&mut out, outputs, check.expected);
+    let (mut ok, worst_permille) = compare(&mut out, outputs, check.expected, check.comparison);
     if let Err(e) = &m.result {
         out.line(format_args!("FAIL: run_dyn returned {e:?}"));
         ok = false;
@@ -111,11 +133,13 @@ pub fn finish(check: &Check, m: &Measured, outputs: &[&mut [f32]]) -> ! {
         }
     };
     out.line(format_args!(
-        "FOOTPRINT model={} board={} arena={} weights={} stack={stack_bytes} instructions={instructions} per_tick={per_tick} error_vs_tolerance_permille={worst_permille}",
+        "FOOTPRINT model={} board={} precision={} arena={} weights={} stack={stack_bytes} instructions={instructions} per_tick={per_tick} macs={} error_vs_tolerance_permille={worst_permille}",
         check.model,
         board::NAME,
+        check.precision,
         check.arena_bytes,
-        check.weight_bytes
+        check.weight_bytes,
+        check.macs
     ));
     out.line(format_args!("{}", if ok { "PASS" } else { "FAIL" }));
     use cortex_m_semihosting::debug;
@@ -125,14 +149,15 @@ pub fn finish(check: &Check, m: &Measured, outputs: &[&mut [f32]]) -> ! {
 }
 
 /// The whole firmware for one model: `firmware!(module, "fixture")` after the module's
-/// `sramfit::model!`, with `fixture` the stem of `tests/models/FIXTURE.ref.json` (listed in build.rs).
+/// `sramfit::model!`, with `fixture` the model's name in build.rs's table (`tests/models/FIXTURE.onnx`,
+/// or `tests/models/quant/FIXTURE.onnx` for an int8 one).
 ///
 /// `main` paints the stack first, then calls a separate function that owns the output buffers, so
 /// that everything the inference puts on the stack is below the paint line and counted.
 #[macro_export]
 macro_rules! firmware {
     ($model:ident, $fixture:literal) => {
-        /// The onnxruntime fixture: input and expected outputs.
+        /// The fixture: input, expected outputs, how to compare them, the model's MACs.
         mod reference {
             include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
         }
@@ -153,6 +178,9 @@ macro_rules! firmware {
                 arena_bytes: $model::ARENA_BYTES,
                 weight_bytes: $model::WEIGHT_BYTES,
                 expected: &reference::EXPECTED,
+                comparison: reference::COMPARISON,
+                precision: reference::PRECISION,
+                macs: reference::MACS,
             };
             $crate::finish(&check, &measured, &slices)
         }

@@ -117,7 +117,7 @@ impl OpKind for QConv {
     fn stack_bytes(&self, target: Target) -> u64 {
         match self.depthwise {
             true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
-            false => 0, // No local arrays.
+            false => sramfit_runtime_min::quant_conv2d_stack_bytes(target) as u64,
         }
     }
 

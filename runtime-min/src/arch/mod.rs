@@ -7,15 +7,21 @@
 //! ([`Kernels::current`]) and reaches the architecture kernels only through [`Kernels`]' methods
 //! and [`run`], which compiles a kernel's whole body once per path with that path's target
 //! features. Each target has one architecture module with the same functions (`this_arch`):
-//! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else. Adding Arm
-//! kernels means an `arm/` module used on Arm targets, a variant of [`KernelPath`], and its
-//! figures in [`crate::facts`]; the portable kernels do not change.
+//! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else.
+//!
+//! The int8 kernels of Arm's DSP extension (`arm/`) are chosen when the crate is compiled, not at
+//! run time: where `cfg(arm_dsp)` is set (see `build.rs`), [`quant_conv2d`],
+//! [`quant_depthwise_conv2d`] and [`quant_fully_connected`] run them for the layers they take; the f32 kernels stay portable
+//! there ([`KernelPath::Portable`]), and the `portable` feature turns the DSP kernels off.
 //!
 //! Every path gives the same bits as before this module existed: the AVX2 and AVX-512 kernels
 //! compute each output as the same k-ascending chain of fused multiply-adds (bit-identical to
 //! each other), and the portable kernels compute exactly what they compute on a microcontroller
 //! (compiling them with wider vectors changes no result: Rust never contracts `a * b + c`).
 
+#[cfg(any(arm_dsp, test))]
+mod arm;
+pub(crate) mod arm_facts;
 mod path;
 #[cfg(not(target_arch = "x86_64"))]
 mod portable;
@@ -32,6 +38,7 @@ pub use path::{KernelPath, UnsupportedKernelPath};
 
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
+use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
 
 impl KernelPath {
     /// Whether this build can run the path on this CPU (the portable one always).
@@ -124,4 +131,60 @@ impl Kernels {
 pub(crate) fn run(call: impl KernelCall) {
     let kernels = Kernels::current();
     this_arch::run(kernels, call)
+}
+
+/// Runs [`crate::quant::conv2d`] on the architecture's int8 kernels (Arm's DSP extension) if this
+/// build has them and they take `p`, and returns whether they ran; the portable kernel runs
+/// otherwise. Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_conv2d<T: QuantElem>(
+    p: &crate::quant::Conv2d,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) -> bool {
+    #[cfg(arm_dsp)]
+    return arm::conv2d(p, x, w, q, y);
+    #[cfg(not(arm_dsp))]
+    {
+        let _ = (p, x, w, q, y);
+        false
+    }
+}
+
+/// As [`quant_conv2d`], for [`crate::quant::depthwise_conv2d`].
+#[inline(always)]
+pub(crate) fn quant_depthwise_conv2d<T: QuantElem>(
+    p: &crate::quant::Conv2d,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) -> bool {
+    #[cfg(arm_dsp)]
+    return arm::depthwise_conv2d(p, x, w, q, y);
+    #[cfg(not(arm_dsp))]
+    {
+        let _ = (p, x, w, q, y);
+        false
+    }
+}
+
+/// As [`quant_conv2d`], for [`crate::quant::fully_connected`].
+#[inline(always)]
+pub(crate) fn quant_fully_connected<T: QuantElem>(
+    p: &FullyConnected,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) -> bool {
+    #[cfg(arm_dsp)]
+    return arm::fully_connected(p, x, w, q, y);
+    #[cfg(not(arm_dsp))]
+    {
+        let _ = (p, x, w, q, y);
+        false
+    }
 }

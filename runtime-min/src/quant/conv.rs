@@ -203,12 +203,19 @@ fn gather_window<T: QuantElem>(p: &Conv2d, x: &[T], (b, g, oy, ox): (usize, usiz
 /// `w` is OHWI (TFLite's layout; [`pack_conv_weights`](super::pack_conv_weights) converts
 /// ONNX's OIHW): weight `(o, ky, kx, c)` at `((o * kernel_h + ky) * kernel_w + kx) * cpg + c`
 /// with `cpg = in_channels / groups`. `q` has `out_channels` folded biases and 1 or
-/// `out_channels` multipliers. `scratch` has at least [`conv2d_scratch_len`] elements.
+/// `out_channels` multipliers. `scratch` has at least [`conv2d_scratch_len`] elements. On Arm
+/// cores with the DSP extension the layers its kernels take run there (same bits; the scratch is
+/// then unused).
+// On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
+#[cfg_attr(arm_dsp, inline(always))]
 pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T], scratch: &mut [T]) {
     let taps = p.taps();
     let ocg = p.out_channels / p.groups;
     assert_eq!(w.len(), p.out_channels * taps, "conv2d: weight length");
     q.check(p.out_channels);
+    if crate::arch::quant_conv2d(p, x, w, q, y) {
+        return;
+    }
     let in_place = p.reads_input_in_place();
     let runs_in_place = p.reads_runs_in_place();
     let (xs, ys) = (p.x_strides, p.y_strides);

@@ -30,12 +30,16 @@ fn multiply_accumulate<T: QuantElem>(acc: &mut [i32], w: &[i8], x: &[T], w_zero_
 /// converts ONNX's `[out_channels, 1, kh, kw]`): weight `(ky, kx, o)` at `(ky * kernel_w + kx) *
 /// out_channels + o`. `q` has `out_channels` folded biases
 /// ([`fold_depthwise_bias`](super::fold_depthwise_bias)) and 1 or `out_channels` multipliers.
-/// No scratch.
+/// No scratch. On Arm cores with the DSP extension the layers its kernel takes run there (same
+/// bits).
 pub fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) {
     assert_eq!(p.groups, p.in_channels, "depthwise_conv2d: groups == in_channels");
     assert_eq!(p.out_channels % p.in_channels, 0, "depthwise_conv2d: out_channels multiple of in_channels");
     assert_eq!(w.len(), p.kernel_h * p.kernel_w * p.out_channels, "depthwise_conv2d: weight length");
     q.check(p.out_channels);
+    if crate::arch::quant_depthwise_conv2d(p, x, w, q, y) {
+        return;
+    }
     let multiplier = p.out_channels / p.in_channels;
     let (xs, ys, zw) = (p.x_strides, p.y_strides, p.w_zero_point);
     let contiguous = multiplier == 1 && xs.c == 1;

@@ -24,10 +24,11 @@ pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
     if a == i32::MIN && b == i32::MIN {
         return i32::MAX;
     }
-    let ab = a as i64 * b as i64;
-    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    // Division truncates towards zero, as in C++.
-    ((ab + nudge) / (1i64 << 31)) as i32
+    // gemmlowp: `(ab + nudge) / 2^31` truncated towards zero, with `nudge` `2^30` for `ab >= 0`
+    // and `1 - 2^30` below. For `ab = -n < 0` that is `-floor((n + 2^30 - 1) / 2^31)`, which is
+    // `floor((ab + 2^30) / 2^31)`: one rounding offset and an arithmetic shift for every sign
+    // (a multiply-accumulate and two shifts on a 32-bit core; `tests` checks the identity).
+    ((a as i64 * b as i64 + (1 << 30)) >> 31) as i32
 }
 
 /// gemmlowp `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero.
@@ -35,7 +36,7 @@ pub const fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
 #[inline(always)]
 pub const fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
     debug_assert!(exponent >= 0 && exponent <= 31);
-    let mask = ((1i64 << exponent) - 1) as i32;
+    let mask = ((1u32 << exponent) - 1) as i32; // exponent <= 31: no overflow
     let remainder = x & mask;
     let threshold = (mask >> 1) + (x < 0) as i32;
     (x >> exponent) + (remainder > threshold) as i32

@@ -28,11 +28,17 @@ pub struct FullyConnected {
 }
 
 /// Quantized fully connected layer: see [`FullyConnected`]. `q` has `out_features` folded biases
-/// and 1 (per tensor) or `out_features` (per channel) multipliers.
+/// and 1 (per tensor) or `out_features` (per channel) multipliers. On Arm cores with the DSP
+/// extension it runs on its kernels (same bits).
+// On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
+#[cfg_attr(arm_dsp, inline(always))]
 pub fn fully_connected<T: QuantElem>(p: &FullyConnected, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) {
     let (k, n) = (p.in_features, p.out_features);
     assert_eq!(w.len(), n * k, "fully_connected: weight length");
     q.check(n);
+    if crate::arch::quant_fully_connected(p, x, w, q, y) {
+        return;
+    }
     for (xr, yr) in x.chunks_exact(k).zip(y.chunks_exact_mut(n)).take(p.batch) {
         for (o, (yv, wr)) in yr.iter_mut().zip(w.chunks_exact(k)).enumerate() {
             let acc = q.bias[o].wrapping_add(dot(wr, xr, p.w_zero_point));
