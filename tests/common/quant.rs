@@ -225,7 +225,7 @@ pub fn host_run_bits(
     out_shapes: &[&[usize]],
     run: impl FnOnce(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let sample = samples(model_rel).swap_remove(0);
+    let sample = samples(&model_rel.replace(".onnx", ".ref.json")).swap_remove(0);
     let inputs: Vec<Vec<f32>> = (sample.inputs.iter())
         .map(|t| {
             assert_eq!(t.dtype, DType::F32, "{model_rel}: input {} is not float", t.name);
