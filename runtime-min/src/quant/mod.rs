@@ -16,7 +16,8 @@
 //! - Convolution: [`conv2d`] ([`Conv2d`], [`conv2d_scratch_len`]; groups, dilation, stride,
 //!   asymmetric padding with the input zero point, 1-D as `in_h = 1`, a weight zero point) and
 //!   [`depthwise_conv2d`] (channel multiplier). Activations addressed by [`ImageStrides`]: NHWC
-//!   and NCHW alike.
+//!   and NCHW alike. [`conv2d_acc`] writes the `i32` accumulators instead (ONNX ConvInteger, and
+//!   MatMulInteger by a constant as a 1x1 convolution).
 //! - Matrix products: [`fully_connected`] ([`FullyConnected`], constant weights) and [`matmul`]
 //!   ([`MatMul`], two activations with zero points, batched and strided).
 //! - Elementwise with rescaling and broadcasting ([`Broadcast`](crate::Broadcast)): [`add`],
@@ -59,9 +60,9 @@ mod weights;
 pub use binary::{add, add_in_place, add_scaling, mul, mul_in_place, mul_requant, sub, sub_in_place, sub_scaling};
 pub use binary::{Add, AddScaling, Mul};
 pub use channel_quant::ChannelQuant;
-pub use conv::{conv2d, conv2d_scratch_len, Conv2d};
+pub use conv::{conv2d, conv2d_acc, conv2d_scratch_len, Conv2d};
 pub use convert::{dequantize, dequantize_value, quantize, quantize_value, requantize};
-pub use convert::{Quantization, Requantize, Rounding};
+pub use convert::{ConvertElem, Quantization, Requantize, Rounding};
 pub use depthwise::depthwise_conv2d;
 pub use elem::QuantElem;
 pub use fixedpoint::multiply_by_quantized_multiplier;

@@ -3,9 +3,11 @@
 
 use sramfit_runtime_min::quant as rtq;
 
-use super::weights::{bias, qweights};
+use super::conv::pointwise;
+use super::weights::{bias, integer_weights, qweights};
 use super::{Call, Operand, QConst, Walk};
 use crate::ir::{Op, TensorId};
+use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
 
@@ -37,6 +39,31 @@ pub(super) fn matmul(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     let y = w.output(c, 0, shape);
     w.push(c.node, Op::QMatMul(op), vec![a, b], y);
     Ok(vec![y])
+}
+
+/// MatMulInteger of `A` (`[.., K]`) by a constant `[K, N]`: the `i32` accumulators, computed as
+/// a 1x1 convolution with one image per row of `A`.
+pub(super) fn matmul_integer(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
+    let (x, xq) = c.act(0)?;
+    let Some(Operand::Weights(b)) = c.operands.get(1) else {
+        return Err("MatMulInteger of two activations (B must be a constant)".into());
+    };
+    let xs = w.shape(x);
+    let ([rows @ .., k], [kb, n]) = (&xs[..], &b.values.shape[..]) else {
+        return Err(format!("MatMulInteger of {xs:?} by {:?} (B must be a matrix)", b.values.shape));
+    };
+    if k != kb {
+        return Err(format!("an input of {xs:?} for {kb} x {n} weights"));
+    }
+    let (k, n) = (*k, *n);
+    let mut qw = integer_weights(b, 1, n)?;
+    let mut nk = vec![0i8; qw.values.len()];
+    rtq::pack_fully_connected_weights(&qw.values, k, n, &mut nk);
+    qw.values = nk;
+    let geometry = pointwise(rows.iter().product(), k, n);
+    let (op, consts) = QConv::accumulator(geometry, xq.zero_point, xq.dtype, &qw)?;
+    let out_shape = [rows, &[n]].concat();
+    Ok(vec![w.push_accumulator(c, Op::QConv(op), x, consts, out_shape)])
 }
 
 /// `A` (`[.., K]`) times the constant `b` (`[K, N]`, or `[N, K]` when `transposed`) plus the bias

@@ -101,7 +101,9 @@ pub(super) fn reduce_mean(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId
     let mut axes = axes.iter().map(|&v| axis(v, xs.len())).collect::<Result<Vec<_>, _>>()?;
     axes.sort_unstable();
     axes.dedup();
-    let (first, last) = (axes[0], axes[axes.len() - 1]);
+    let (Some(&first), Some(&last)) = (axes.first(), axes.last()) else {
+        return Err(format!("a mean over no axis of {xs:?}"));
+    };
     if last - first + 1 != axes.len() {
         return Err(format!("a mean over the axes {axes:?} (adjacent axes are supported)"));
     }
