@@ -22,7 +22,8 @@
 //!   ([`MatMul`], two activations with zero points, batched and strided).
 //! - Elementwise with rescaling and broadcasting ([`Broadcast`](crate::Broadcast)): [`add`],
 //!   [`sub`] ([`Add`]), [`mul`] ([`Mul`]), and their `_in_place` variants.
-//! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]); mean over axes: [`mean`] ([`Mean`]).
+//! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; TFLite's rounding) and
+//!   [`avg_pool2d_half_even`] (onnxruntime's); mean over axes: [`mean`] ([`Mean`]).
 //! - [`softmax`] ([`Softmax`]): TFLite's int8 algorithm.
 //! - [`lut`], [`lut_in_place`]: 256-entry tables (logistic, tanh, hard-swish, leaky-relu, ...).
 //! - Conversions: [`requantize`] ([`Requantize`]), [`quantize`] / [`dequantize`]
@@ -73,7 +74,7 @@ pub use multiplier::{
     activation_range, conv_requant, fully_connected_requant, quantize_multiplier, rescale_requant, Requant,
 };
 pub use pad::{pad, Pad};
-pub use pool::{avg_pool2d, max_pool2d, Pool2d};
+pub use pool::{avg_pool2d, avg_pool2d_half_even, max_pool2d, Pool2d};
 pub use reduce::{mean, mean_requant, Mean};
 pub use softmax::{softmax, softmax_output, softmax_scaling, Softmax, SoftmaxScaling};
 pub use strides::ImageStrides;

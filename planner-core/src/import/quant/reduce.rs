@@ -84,7 +84,8 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
     };
     let kind = if max { PoolKind::Max } else { PoolKind::Avg };
     let clamp = if c.out().q.same_as(&xq) { c.out().clamp } else { super::UNBOUNDED };
-    let op = QPool::new(kind, geometry, xq, clamp);
+    // onnxruntime rounds averages to nearest, ties to even.
+    let op = QPool::new(kind, geometry, xq, clamp).with_half_even_rounding();
     w.keeping(c, 0, xq, out_shape, |w, y| w.push(c.node, Op::QPool(op), vec![x], y))
 }
 
