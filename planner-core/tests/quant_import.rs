@@ -90,11 +90,13 @@ fn a_float_operator_inside_a_quantized_region_is_an_error_naming_it() {
 }
 
 #[test]
-fn integer_accumulator_outputs_are_an_error_naming_the_node() {
-    for case in ["qop_convinteger_s8", "qop_matmulinteger_u8"] {
-        let err = import(&model(&format!("quant/ops/{case}.onnx")), &[]).unwrap_err();
-        let CompileError::Unsupported(ops) = &err else { panic!("{err}") };
-        assert!(ops[0].reason.contains("int32"), "{case}: {err}");
+fn integer_accumulators_are_int32_outputs() {
+    for case in ["qop_convinteger_s8", "qop_convinteger_u8", "qop_matmulinteger_u8", "qop_matmulinteger_act_s8"] {
+        let g = import(&model(&format!("quant/ops/{case}.onnx")), &[]).unwrap();
+        let out = &g.tensors[g.outputs[0]];
+        assert_eq!((out.dtype, &out.quant), (DType::I32, &None), "{case}");
+        let [n] = &g.nodes[..] else { panic!("{case}: {} steps", g.nodes.len()) };
+        assert!(matches!(&n.op, Op::QConv(c) if c.accumulate) || matches!(n.op, Op::QMatMul(_)), "{case}: {:?}", n.op);
     }
 }
 

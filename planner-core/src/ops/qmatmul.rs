@@ -1,5 +1,5 @@
-//! Quantized matrix product of two activations (QDQ MatMul, QLinearMatMul), batched with NumPy
-//! broadcasting over up to four batch axes: `runtime_min::quant::matmul`.
+//! Quantized matrix product of two activations (QDQ MatMul, QLinearMatMul; MatMulInteger into
+//! `i32`), batched with NumPy broadcasting over up to four batch axes: `runtime_min::quant::matmul`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -84,6 +84,15 @@ impl QMatMul {
             out.push(n);
         }
         Ok((QMatMul(p), out))
+    }
+
+    /// ONNX MatMulInteger of two activations: [`QMatMul::new`] into an `i32` output, which
+    /// `quant::matmul` fills with the accumulators `sum (a - a.zero_point) * (b - b.zero_point)`
+    /// (the scales are not read).
+    pub fn accumulator(a_shape: &[usize], b_shape: &[usize], a: QParams, b: QParams) -> Result<(QMatMul, Vec<usize>), String> {
+        let unit = |q: QParams| QParams { scale: 1.0, ..q };
+        let y = QParams { scale: 1.0, zero_point: 0, dtype: a.dtype };
+        QMatMul::new(a_shape, b_shape, unit(a), unit(b), y, (f32::NEG_INFINITY, f32::INFINITY))
     }
 }
 

@@ -19,7 +19,8 @@
 //!   and NCHW alike. [`conv2d_acc`] writes the `i32` accumulators instead (ONNX ConvInteger, and
 //!   MatMulInteger by a constant as a 1x1 convolution).
 //! - Matrix products: [`fully_connected`] ([`FullyConnected`], constant weights) and [`matmul`]
-//!   ([`MatMul`], two activations with zero points, batched and strided).
+//!   ([`MatMul`], two activations with zero points, batched and strided; into `i32` accumulators
+//!   for ONNX MatMulInteger, [`MatMulOut`]).
 //! - Elementwise with rescaling and broadcasting ([`Broadcast`](crate::Broadcast)): [`add`],
 //!   [`sub`] ([`Add`]), [`mul`] ([`Mul`]), and their `_in_place` variants.
 //! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; TFLite's rounding) and
@@ -68,7 +69,7 @@ pub use depthwise::depthwise_conv2d;
 pub use elem::QuantElem;
 pub use fixedpoint::multiply_by_quantized_multiplier;
 pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, table_from_fn, tanh_table};
-pub use matmul::{fully_connected, matmul, FullyConnected, MatMul};
+pub use matmul::{fully_connected, matmul, FullyConnected, MatMul, MatMulOut};
 pub(crate) use multiplier::input_radius;
 pub use multiplier::{
     activation_range, conv_requant, fully_connected_requant, quantize_multiplier, rescale_requant, Requant,

@@ -6,10 +6,11 @@ use sramfit_runtime_min::quant as rtq;
 use super::conv::pointwise;
 use super::weights::{bias, integer_weights, qweights};
 use super::{Call, Operand, QConst, Walk};
-use crate::ir::{Op, TensorId};
+use crate::ir::{Op, TensorId, TensorKind};
 use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
+use crate::tensor::DType;
 
 /// Gemm `alpha * A B' + beta * C` (`A` not transposed; `B` transposed or not; `C` per output
 /// column): a fully connected layer.
@@ -41,16 +42,27 @@ pub(super) fn matmul(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     Ok(vec![y])
 }
 
-/// MatMulInteger of `A` (`[.., K]`) by a constant `[K, N]`: the `i32` accumulators, computed as
-/// a 1x1 convolution with one image per row of `A`.
+/// MatMulInteger: the `i32` accumulators. `A` (`[.., K]`) by a constant matrix `[K, N]`, as a
+/// 1x1 convolution with one image per row of `A`; otherwise a batched product of two tensors.
 pub(super) fn matmul_integer(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
     let (x, xq) = c.act(0)?;
-    let Some(Operand::Weights(b)) = c.operands.get(1) else {
-        return Err("MatMulInteger of two activations (B must be a constant)".into());
-    };
     let xs = w.shape(x);
+    let b = match c.operands.get(1) {
+        Some(Operand::Weights(b)) if b.values.shape.len() == 2 => b,
+        Some(Operand::Weights(b)) if b.zero_points.len() > 1 => {
+            return Err(format!("{} zero points of a constant of {:?}", b.zero_points.len(), b.values.shape));
+        }
+        _ => {
+            let (b, bq) = w.operand_tensor(c, 1)?;
+            let (op, shape) = QMatMul::accumulator(&xs, &w.shape(b), xq, bq)?;
+            let name = c.node.output.first().cloned().unwrap_or_default();
+            let y = w.graph.add_tensor(name, shape, DType::I32, TensorKind::Activation);
+            w.push(c.node, Op::QMatMul(op), vec![x, b], y);
+            return Ok(vec![y]);
+        }
+    };
     let ([rows @ .., k], [kb, n]) = (&xs[..], &b.values.shape[..]) else {
-        return Err(format!("MatMulInteger of {xs:?} by {:?} (B must be a matrix)", b.values.shape));
+        return Err(format!("MatMulInteger of {xs:?} by {:?}", b.values.shape));
     };
     if k != kb {
         return Err(format!("an input of {xs:?} for {kb} x {n} weights"));

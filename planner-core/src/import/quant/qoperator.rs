@@ -39,8 +39,12 @@ pub(super) fn lower(w: &mut Walk<'_>, node: &pb::NodeProto) -> Result<(), String
     let op = OPERATORS.iter().find(|(q, _)| *q == node.op_type).map(|(_, f)| *f).expect("checked by handles");
     let (operands, out) = match node.op_type.as_str() {
         "ConvInteger" | "MatMulInteger" => {
-            let axis = if node.op_type == "ConvInteger" { 0 } else { w.value_rank(node, 1)?.saturating_sub(1) };
-            (vec![integer_act(w, node)?, integer_weights(w, node, axis)?], None)
+            let b = match (node.op_type.as_str(), w.input(node, 1)) {
+                ("ConvInteger", _) => integer_weights(w, node, 0)?,
+                (_, Some(Value::Const(_))) => integer_weights(w, node, w.value_rank(node, 1)?.saturating_sub(1))?,
+                _ => integer_act(w, node, 1)?,
+            };
+            (vec![integer_act(w, node, 0)?, b], None)
         }
         "QLinearConv" => (vec![act(w, node, 0)?, weights(w, node, 3, 0)?, raw(w, node, 8)], Some(out(w, node, 6)?)),
         "QLinearMatMul" => {
@@ -72,20 +76,21 @@ pub(super) fn lower(w: &mut Walk<'_>, node: &pb::NodeProto) -> Result<(), String
     Ok(())
 }
 
-/// Input 0 of ConvInteger / MatMulInteger: integers with the zero point of input 2 (0 without).
-fn integer_act(w: &Walk<'_>, node: &pb::NodeProto) -> Result<Operand, String> {
-    let Some(Value::Int(t)) = w.input(node, 0).cloned() else {
-        return Err("input 0 is not an integer tensor".into());
+/// Input `i` (0 or 1) of ConvInteger / MatMulInteger as a tensor: integers with the zero point of
+/// input `i + 2` (0 without).
+fn integer_act(w: &Walk<'_>, node: &pb::NodeProto, i: usize) -> Result<Operand, String> {
+    let Some(Value::Int(t)) = w.input(node, i).cloned() else {
+        return Err(format!("input {i} is not an integer tensor"));
     };
     let dtype = w.graph.tensors[t].dtype;
     if !matches!(dtype, DType::I8 | DType::U8) {
-        return Err(format!("input 0 is {} (int8 and uint8 are supported)", dtype.rust_name()));
+        return Err(format!("input {i} is {} (int8 and uint8 are supported)", dtype.rust_name()));
     }
-    let zero_point = match node.input.get(2).filter(|s| !s.is_empty()) {
+    let zero_point = match node.input.get(i + 2).filter(|s| !s.is_empty()) {
         None => 0,
-        Some(_) => match w.konst(node, 2)?.ints()?[..] {
+        Some(_) => match w.konst(node, i + 2)?.ints()?[..] {
             [z] => z as i32,
-            ref z => return Err(format!("{} input zero points (one per tensor is supported)", z.len())),
+            ref z => return Err(format!("{} zero points of input {i} (one per tensor is supported)", z.len())),
         },
     };
     Ok(Operand::Act(t, QParams { scale: 1.0, zero_point, dtype }))
