@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 use sramfit_runtime_min::quant::{self as rtq, AddScaling};
 
 use super::literal::slice_expr;
-use super::qparams::{in_place_if, requant, requant_expr, QParams};
+use super::qparams::{checked_requant, in_place_if, requant_expr, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::is_row_major;
 
@@ -74,7 +74,7 @@ impl QBinary {
                 a_zero_point: a.zero_point,
                 b_zero_point: b.zero_point,
                 y_zero_point: y.zero_point,
-                requant: requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+                requant: checked_requant(a.scale as f64 * b.scale as f64 / y.scale as f64)?,
                 act_min,
                 act_max,
             }),

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::QParams;
+use super::qparams::{checked_requant, QParams};
 use super::requantize::{params, rows};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
@@ -39,6 +39,7 @@ impl QConcat {
                 return Err("inputs whose axes before the concatenation axis differ".into());
             }
             let cols: usize = shape[axis..].iter().product();
+            checked_requant(x.scale as f64 / y.scale as f64)?;
             parts.push(Part { input: i, requantize: rows(outer, cols, cols, out_row, x, y), dst_offset: offset });
             offset += cols;
         }

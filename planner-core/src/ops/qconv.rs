@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{image_strides_expr, requant, requant_arrays, QParams, QWeights};
+use super::qparams::{checked_requant, image_strides_expr, requant_arrays, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
@@ -50,8 +50,8 @@ impl QConv {
         let (mut p, packed, folded) = pack(geometry, x.zero_point, w, bias, depthwise)?;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let requant: Vec<rtq::Requant> =
-            (0..w.scales.len()).map(|o| requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64)).collect();
+        let requant = (0..w.scales.len()).map(|o| checked_requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
+        let requant = requant.collect::<Result<Vec<_>, _>>()?;
         let (multipliers, shifts) = requant_arrays(&requant);
         let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))

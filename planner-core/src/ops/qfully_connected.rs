@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_arrays, QParams, QWeights};
+use super::qparams::{checked_requant, requant_arrays, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::Data;
 
@@ -40,8 +40,8 @@ impl QFullyConnected {
         }
         let mut folded = vec![0i32; out_features];
         rtq::fold_bias(&w.values, bias, x.zero_point, w.zero_point, &mut folded);
-        let multipliers: Vec<rtq::Requant> =
-            w.scales.iter().map(|&ws| requant(x.scale as f64 * ws as f64 / y.scale as f64)).collect();
+        let multipliers = w.scales.iter().map(|&ws| checked_requant(x.scale as f64 * ws as f64 / y.scale as f64));
+        let multipliers = multipliers.collect::<Result<Vec<_>, _>>()?;
         let (multipliers, shifts) = requant_arrays(&multipliers);
         let (act_min, act_max) = y.clamp(clamp);
         let p = rtq::FullyConnected {

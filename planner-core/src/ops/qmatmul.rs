@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_expr, QParams};
+use super::qparams::{checked_requant, requant_expr, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::strides_of;
 
@@ -72,7 +72,7 @@ impl QMatMul {
             a_zero_point: a.zero_point,
             b_zero_point: b.zero_point,
             c_zero_point: y.zero_point,
-            requant: requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+            requant: checked_requant(a.scale as f64 * b.scale as f64 / y.scale as f64)?,
             act_min,
             act_max,
         };

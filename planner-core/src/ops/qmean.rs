@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant, requant_expr, QParams};
+use super::qparams::{checked_requant, requant_expr, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
 
 /// A quantized mean along the middle axis of an `[outer, reduce, inner]` view; input `[x]`.
@@ -22,7 +22,7 @@ impl QMean {
         if reduce == 0 {
             return Err("a mean of no values".into());
         }
-        let requant = requant(x.scale as f64 / (y.scale as f64 * reduce as f64));
+        let requant = checked_requant(x.scale as f64 / (y.scale as f64 * reduce as f64))?;
         Ok(QMean(rtq::Mean { outer, reduce, inner, x_zero_point: x.zero_point, y_zero_point: y.zero_point, requant }))
     }
 }

@@ -147,6 +147,16 @@ pub fn requant(real: f64) -> Requant {
     Requant { multiplier: (real * (1u64 << 31) as f64).round() as i32, shift: 0 }
 }
 
+/// [`requant`] of a multiplier the kernels can apply: refused when it is not finite or so large
+/// (`2^31` or more) that its shift leaves the kernels' range, a ratio of scales no working model
+/// has.
+pub fn checked_requant(real: f64) -> Result<Requant, String> {
+    if !real.is_finite() || real.abs() >= (1u64 << 31) as f64 {
+        return Err(format!("a requantization by {real:e} (scales whose ratio is at least 2^31)"));
+    }
+    Ok(requant(real))
+}
+
 /// The multipliers and shifts of per-channel requantization, as the two `i32` arrays
 /// [`rtq::ChannelQuant`] reads from the weight blob.
 pub fn requant_arrays(r: &[Requant]) -> (Data, Data) {

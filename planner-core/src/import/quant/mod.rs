@@ -43,7 +43,7 @@ use super::InputShape;
 use crate::error::{CompileError, UnsupportedOp};
 use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
 use crate::ops::qconvert::{Direction, QConvert};
-use crate::ops::qparams::QParams;
+use crate::ops::qparams::{checked_requant, QParams};
 use crate::ops::requantize::Requantize;
 use crate::tensor::{DType, Data, Quant};
 
@@ -359,10 +359,7 @@ impl<'p> Walk<'p> {
         if a.int("block_size", 0) != 0 {
             return Err("blocked quantization (block_size) is not supported".into());
         }
-        let scales = self.konst(node, 1)?.floats();
-        if scales.is_empty() {
-            return Err("an empty scale".into());
-        }
+        let scales = onnx::scales(&*self.konst(node, 1)?)?;
         let (zero_points, elem) = match self.input(node, 2) {
             None => (vec![0; scales.len()], a.int("output_dtype", elem::UINT8 as i64) as i32),
             Some(_) => {
@@ -430,6 +427,7 @@ impl<'p> Walk<'p> {
                     Value::Int(x)
                 } else {
                     let y = self.activation(name, self.graph.tensors[x].shape.clone(), y_q);
+                    checked_requant(x_q.scale as f64 / y_q.scale as f64)?;
                     let op = Op::Requantize(Requantize::new(self.graph.tensors[x].len(), x_q, y_q));
                     self.push(node, op, vec![x], y);
                     Value::Int(y)

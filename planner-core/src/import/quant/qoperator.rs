@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use tract_onnx::pb;
 
-use super::onnx::{dtype_of, elem, elem_name, Attrs};
+use super::onnx::{dtype_of, elem, elem_name, scales, Attrs};
 use super::{Call, Operand, Out, QConst, Value, Walk, UNBOUNDED};
 use crate::ops::qparams::QParams;
 use crate::tensor::{DType, Quant};
@@ -117,10 +117,7 @@ fn params(
     i: usize,
     default_elem: i32,
 ) -> Result<(Vec<f32>, Vec<i64>, i32), String> {
-    let scales = w.konst(node, i)?.floats();
-    if scales.is_empty() {
-        return Err(format!("input {i}: an empty scale"));
-    }
+    let scales = scales(&*w.konst(node, i)?).map_err(|e| format!("input {i}: {e}"))?;
     let (zero_points, elem) = match node.input.get(i + 1).filter(|s| !s.is_empty()) {
         None => (vec![0; scales.len()], default_elem),
         Some(_) => {

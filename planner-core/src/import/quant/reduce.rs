@@ -10,6 +10,7 @@ use super::{Call, Walk};
 use crate::ir::{Op, TensorId};
 use crate::ops::pool::PoolKind;
 use crate::ops::qmean::QMean;
+use crate::ops::qparams::checked_requant;
 use crate::ops::qpool::QPool;
 use crate::ops::qsoftmax::QSoftmax;
 use crate::ops::requantize::Requantize;
@@ -178,6 +179,7 @@ impl Walk<'_> {
         write(self, t);
         let y = self.output(call, i, shape.clone());
         let len = shape.iter().product();
+        checked_requant(q.scale as f64 / out.q.scale as f64)?;
         self.push(call.node, Op::Requantize(Requantize::new(len, q, out.q)), vec![t], y);
         Ok(vec![y])
     }
