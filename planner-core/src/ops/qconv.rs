@@ -120,11 +120,12 @@ impl OpKind for QConv {
     fn emit(&self, s: &Step<'_>) -> TokenStream {
         let p = params(&self.params);
         let y = &s.output;
-        if let [x, w, bias] = &s.inputs[..] {
+        if self.accumulate {
+            let [x, w, bias] = &s.inputs[..] else { unreachable!("three inputs") };
             let scratch = s.scratch_or_empty();
             return quote!(::sramfit::kernels::quant::conv2d_acc(&#p, #x, #w, #bias, #y, #scratch););
         }
-        let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("three or five inputs") };
+        let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
         let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
         if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
