@@ -2,8 +2,8 @@
 //! QDQ regions, QOperator nodes, QuantizeLinear and DequantizeLinear alone; int8 and uint8)
 //! through `model!`, against onnxruntime: every output within one quantization step, and the
 //! fraction of equal elements printed (`cargo test --test quant_ops -- --nocapture`). ConvInteger
-//! and MatMulInteger, whose int32 outputs no kernel writes, are compile errors (planner-core's
-//! `tests/quant_import.rs`).
+//! and MatMulInteger (by a constant and of two activations) write int32 accumulators, compared
+//! exactly.
 
 mod common;
 
@@ -15,7 +15,8 @@ const MAX_STEPS: f64 = 1.0;
 
 /// Cases whose file states no quantization at all (an integer MaxPool, Pad, Reshape or Transpose
 /// between integer ports: the fixture's scales come from its generator): no port constants.
-const RAW_PORTS: &[&str] = &["qop_maxpool", "qop_pad", "qop_reshape", "qop_transpose"];
+const RAW_PORTS: &[&str] =
+    &["qop_maxpool", "qop_pad", "qop_reshape", "qop_transpose", "qop_convinteger", "qop_matmulinteger"];
 
 /// One `model!` per case, and its tests: the outputs against onnxruntime's, and the stated
 /// quantization of the integer ports (`INPUT_QUANT` / `OUTPUT_QUANT`) against the fixture's.
@@ -29,6 +30,10 @@ macro_rules! quant_ops {
                 let a = crate::common::quant::agreement($path, model::OUTPUT_TYPES, model::OUTPUT_SHAPES, model::run_typed);
                 println!("{}: max {} steps, {:.2}% of {} elements equal, float error {}", $path, a.max_steps, 100.0 * a.equal_fraction(), a.elements, a.max_float_error);
                 assert!(a.max_steps <= crate::MAX_STEPS, "{}: {} steps from onnxruntime", $path, a.max_steps);
+                // int32 accumulators (ConvInteger, MatMulInteger) are integer sums: exact.
+                if model::OUTPUT_TYPES.contains(&sramfit::DType::I32) {
+                    assert_eq!(a.max_steps, 0.0, "{}: accumulators differ from onnxruntime's", $path);
+                }
             }
 
             #[test]
@@ -141,6 +146,8 @@ quant_ops! {
     qop_avgpool_u8 => "tests/models/quant/ops/qop_avgpool_u8.onnx";
     qop_concat_s8 => "tests/models/quant/ops/qop_concat_s8.onnx";
     qop_concat_u8 => "tests/models/quant/ops/qop_concat_u8.onnx";
+    qop_convinteger_s8 => "tests/models/quant/ops/qop_convinteger_s8.onnx";
+    qop_convinteger_u8 => "tests/models/quant/ops/qop_convinteger_u8.onnx";
     qop_conv3x3_s8 => "tests/models/quant/ops/qop_conv3x3_s8.onnx";
     qop_conv3x3_u8 => "tests/models/quant/ops/qop_conv3x3_u8.onnx";
     qop_conv_1d_s8 => "tests/models/quant/ops/qop_conv_1d_s8.onnx";
@@ -163,6 +170,10 @@ quant_ops! {
     qop_globalavgpool_u8 => "tests/models/quant/ops/qop_globalavgpool_u8.onnx";
     qop_leakyrelu_s8 => "tests/models/quant/ops/qop_leakyrelu_s8.onnx";
     qop_leakyrelu_u8 => "tests/models/quant/ops/qop_leakyrelu_u8.onnx";
+    qop_matmulinteger_act_s8 => "tests/models/quant/ops/qop_matmulinteger_act_s8.onnx";
+    qop_matmulinteger_act_u8 => "tests/models/quant/ops/qop_matmulinteger_act_u8.onnx";
+    qop_matmulinteger_s8 => "tests/models/quant/ops/qop_matmulinteger_s8.onnx";
+    qop_matmulinteger_u8 => "tests/models/quant/ops/qop_matmulinteger_u8.onnx";
     qop_matmul_act_s8 => "tests/models/quant/ops/qop_matmul_act_s8.onnx";
     qop_matmul_act_u8 => "tests/models/quant/ops/qop_matmul_act_u8.onnx";
     qop_matmul_batched_s8 => "tests/models/quant/ops/qop_matmul_batched_s8.onnx";

@@ -11,23 +11,37 @@ use sramfit_planner_core::{codegen, import, pipeline};
 use tract_onnx::pb::{self, type_proto::Value as Type};
 use tract_onnx::prelude::*;
 
-/// ONNX's element type code for float32.
-const FLOAT: i32 = 1;
+/// ONNX's element type codes for the types a port of a sramfit module can have, and their
+/// `sramfit::DType` variant names.
+const PORT_TYPES: &[(i32, &str)] = &[(1, "F32"), (3, "I8"), (2, "U8"), (5, "I16"), (6, "I32")];
 
-/// Ops of the corpus that work on quantized or integer tensors: out of scope for an f32 runtime.
-const NOT_FLOAT_OPS: &[&str] =
-    &["QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "MatMulInteger", "ConvInteger"];
+/// The quantized ops of the corpus.
+const QUANTIZED_OPS: &[&str] =
+    &["QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"];
 
-/// Ops whose inputs after the first are parameters (statistics, bounds, pads, scales) that a
-/// build-time compiler only accepts as constants.
-const PARAMETER_INPUT_OPS: &[&str] = &["BatchNormalization", "Clip", "Pad", "Resize"];
+/// Ops whose inputs after the first are parameters (statistics, bounds, pads, scales, zero points,
+/// quantized weights) that a build-time compiler only accepts as constants.
+const PARAMETER_INPUT_OPS: &[&str] = &[
+    "BatchNormalization",
+    "Clip",
+    "Pad",
+    "Resize",
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "QLinearConv",
+    "QLinearMatMul",
+    "ConvInteger",
+    "MatMulInteger",
+];
 
-/// A float32 tensor of the case's data set.
+/// A tensor of the case's data set.
 pub struct Data {
     /// Dimensions.
     pub shape: Vec<usize>,
-    /// Row-major values.
-    pub values: Vec<f32>,
+    /// Its `sramfit::DType` variant name (`F32`, `I8`, ...).
+    pub dtype: &'static str,
+    /// Row-major values, little-endian.
+    pub bytes: Vec<u8>,
 }
 
 /// What became of a case at build time.
@@ -47,6 +61,9 @@ pub struct Case {
     pub name: String,
     /// Op type(s).
     pub op: String,
+    /// Whether it is a quantized or integer case: a quantized op, or 8-, 16- or 32-bit integer
+    /// data.
+    pub integer: bool,
     /// The outcome.
     pub status: Status,
 }
@@ -54,20 +71,17 @@ pub struct Case {
 /// Processes one case. Never panics: a panic inside the compiler becomes an `Unsupported` status.
 pub fn prepare(data_dir: &Path, row: &crate::index::Row) -> Case {
     let dir = data_dir.join(&row.case);
-    let status = if NOT_FLOAT_OPS.contains(&row.op.as_str()) {
-        Status::Skipped("not a float32 op".into())
-    } else {
-        match panic::catch_unwind(AssertUnwindSafe(|| prepare_in(&dir, &row.op))) {
-            Ok(Ok(status)) => status,
-            Ok(Err(e)) => Status::Unsupported(first_line(&e)),
-            Err(p) => {
-                let msg =
-                    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-                Status::Unsupported(format!("the compiler panicked: {}", first_line(&msg.unwrap_or_default())))
-            }
+    let status = match panic::catch_unwind(AssertUnwindSafe(|| prepare_in(&dir, &row.op))) {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => Status::Unsupported(first_line(&e)),
+        Err(p) => {
+            let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            Status::Unsupported(format!("the compiler panicked: {}", first_line(&msg.unwrap_or_default())))
         }
     };
-    Case { name: row.case.clone(), op: row.op.clone(), status }
+    let integer = QUANTIZED_OPS.contains(&row.op.as_str())
+        || row.dtypes.split(',').any(|t| ["int8", "uint8", "int16", "int32"].contains(&t));
+    Case { name: row.case.clone(), op: row.op.clone(), integer, status }
 }
 
 fn first_line(s: &str) -> String {
@@ -79,27 +93,21 @@ fn prepare_in(dir: &Path, op: &str) -> Result<Status, String> {
     let case = case.as_str();
     let model = read_proto::<pb::ModelProto>(&dir.join("model.onnx"))?;
     let graph = model.graph.as_ref().ok_or("the model has no graph")?;
-    for out in &graph.output {
-        match elem_type(out) {
-            Some(FLOAT) => {}
-            Some(t) => return Ok(Status::Skipped(format!("not float32: output `{}` is {}", out.name, type_name(t)))),
-            None => {
-                return Ok(Status::Skipped(format!("not a tensor: output `{}` is a sequence or optional", out.name)))
-            }
-        }
+    if let Some(why) = out_of_scope(graph) {
+        return Ok(Status::Skipped(why));
     }
     let data_set = dir.join("test_data_set_0");
     let inputs: Vec<pb::TensorProto> = (0..graph.input.len())
         .map(|i| read_proto(&data_set.join(format!("input_{i}.pb"))))
         .collect::<Result<_, _>>()?;
     let outputs: Vec<Data> = (0..graph.output.len())
-        .map(|j| read_proto(&data_set.join(format!("output_{j}.pb"))).and_then(|t| f32_data(&t)))
+        .map(|j| read_proto(&data_set.join(format!("output_{j}.pb"))).and_then(|t| port_data(&t)))
         .collect::<Result<_, _>>()?;
 
-    // Every non-float input is a parameter (shape, axes, indices, pads...); so are the inputs after
-    // the first of ops that only take constant parameters.
+    // Every input of a type no port can have is a parameter (shape, axes, indices, pads...); so
+    // are the inputs after the first of ops that only take constant parameters.
     let mut baked: Vec<usize> = (0..graph.input.len())
-        .filter(|&i| elem_type(&graph.input[i]) != Some(FLOAT) || (i > 0 && PARAMETER_INPUT_OPS.contains(&op)))
+        .filter(|&i| port_type(&graph.input[i]).is_none() || (i > 0 && PARAMETER_INPUT_OPS.contains(&op)))
         .collect();
     let mut result = compile_baked(case, &model, &inputs, &baked);
     // tract rejects other ops whose parameters are not constants ("... must be a constant"): bake
@@ -111,7 +119,7 @@ fn prepare_in(dir: &Path, op: &str) -> Result<Status, String> {
     let items = result?;
     let runtime = (0..graph.input.len())
         .filter(|i| !baked.contains(i))
-        .map(|i| f32_data(&inputs[i]).map(|d| (i, d)))
+        .map(|i| port_data(&inputs[i]).map(|d| (i, d)))
         .collect::<Result<_, _>>()?;
     Ok(Status::Compiled { items, inputs: runtime, outputs, baked })
 }
@@ -187,15 +195,65 @@ fn elem_type(v: &pb::ValueInfoProto) -> Option<i32> {
     }
 }
 
-/// A data set tensor as f32 (it must be float32).
-fn f32_data(t: &pb::TensorProto) -> Result<Data, String> {
+/// The `sramfit::DType` variant of a value's element type, when a port can have it.
+fn port_type(v: &pb::ValueInfoProto) -> Option<&'static str> {
+    let t = elem_type(v)?;
+    PORT_TYPES.iter().find(|(code, _)| *code == t).map(|(_, name)| *name)
+}
+
+/// Why a case is out of scope: element types sramfit has no form for (float8, 4-bit and 2-bit
+/// quantization anywhere in the graph's ports; other types on a port that is not baked as a
+/// constant), blocked quantization, sequences and optionals.
+fn out_of_scope(graph: &pb::GraphProto) -> Option<String> {
+    for v in graph.input.iter().chain(&graph.output) {
+        match elem_type(v) {
+            None => return Some(format!("not a tensor: `{}` is a sequence or optional", v.name)),
+            Some(17..=20 | 23 | 24) => {
+                return Some(format!("float8 / float4 quantization (`{}`): sramfit has no such element type", v.name))
+            }
+            Some(21 | 22 | 25 | 26) => {
+                return Some(format!("4-bit / 2-bit quantization (`{}`): sramfit has no sub-byte element type", v.name))
+            }
+            Some(_) => {}
+        }
+    }
+    let blocked = |n: &pb::NodeProto| n.attribute.iter().any(|a| a.name == "block_size" && a.i != 0);
+    if let Some(n) = graph.node.iter().find(|n| blocked(n)) {
+        return Some(format!("blocked quantization (`{}` has block_size): out of scope", n.op_type));
+    }
+    // uint16, float16, float64, uint32, uint64, bfloat16 data (not parameters) in the first input.
+    if let Some(x) = graph.input.first().filter(|x| matches!(elem_type(x), Some(4 | 10 | 11 | 12 | 13 | 16))) {
+        let t = elem_type(x).map(type_name).unwrap_or_default();
+        return Some(format!("input `{}` is {t}: sramfit's ports are float32, int8, uint8, int16, int32", x.name));
+    }
+    for out in &graph.output {
+        if port_type(out).is_none() {
+            let t = elem_type(out).map(type_name).unwrap_or_default();
+            return Some(format!(
+                "output `{}` is {t}: sramfit's ports are float32, int8, uint8, int16, int32",
+                out.name
+            ));
+        }
+    }
+    None
+}
+
+/// A data set tensor of a port type, as little-endian bytes.
+fn port_data(t: &pb::TensorProto) -> Result<Data, String> {
     let tensor = tract_onnx::tensor::load_tensor(&tract_onnx::data_resolver::FopenDataResolver, t, None)
         .map_err(|e| format!("{e:#}"))?;
-    if tensor.datum_type() != f32::datum_type() {
-        return Err(format!("tensor `{}` is {:?}, not float32", t.name, tensor.datum_type()));
+    fn le<T: Datum + Copy, const N: usize>(t: &Tensor, f: fn(T) -> [u8; N]) -> Result<Vec<u8>, String> {
+        Ok(t.to_plain_array_view::<T>().map_err(|e| format!("{e:#}"))?.iter().flat_map(|&v| f(v)).collect())
     }
-    let values = tensor.to_plain_array_view::<f32>().map_err(|e| format!("{e:#}"))?.iter().copied().collect();
-    Ok(Data { shape: tensor.shape().to_vec(), values })
+    let (dtype, bytes) = match tensor.datum_type() {
+        DatumType::F32 => ("F32", le(&tensor, f32::to_le_bytes)?),
+        DatumType::I8 => ("I8", le(&tensor, i8::to_le_bytes)?),
+        DatumType::U8 => ("U8", le(&tensor, u8::to_le_bytes)?),
+        DatumType::I16 => ("I16", le(&tensor, i16::to_le_bytes)?),
+        DatumType::I32 => ("I32", le(&tensor, i32::to_le_bytes)?),
+        d => return Err(format!("tensor `{}` is {d:?}, not a port type", t.name)),
+    };
+    Ok(Data { shape: tensor.shape().to_vec(), dtype, bytes })
 }
 
 fn type_name(code: i32) -> String {

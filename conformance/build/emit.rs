@@ -1,8 +1,8 @@
 //! The generated file: one module per compiled case, and `CASES`, the table the test walks.
 //!
 //! The test file defines the table's types (`Case`, `Status`, `Tensor`); the data of compiled cases
-//! is written as little-endian f32 files next to the generated file and embedded with
-//! `include_bytes!`.
+//! is written as little-endian files of their element type next to the generated file and
+//! embedded with `include_bytes!`.
 
 use std::path::Path;
 
@@ -38,11 +38,11 @@ pub fn file(data_dir: &Path, out_dir: &Path, cases: &[Case]) -> String {
                 modules.extend(quote! { pub mod #m { #items } });
                 let data = out_dir.join("data").join(name);
                 std::fs::create_dir_all(&data).expect("create the data folder");
-                let inputs = inputs.iter().map(|(i, d)| tensor(d, &data.join(format!("input_{i}.f32"))));
-                let outputs = outputs.iter().enumerate().map(|(j, d)| tensor(d, &data.join(format!("output_{j}.f32"))));
+                let inputs = inputs.iter().map(|(i, d)| tensor(d, &data.join(format!("input_{i}.bin"))));
+                let outputs = outputs.iter().enumerate().map(|(j, d)| tensor(d, &data.join(format!("output_{j}.bin"))));
                 quote! {
                     Status::Compiled {
-                        run: #m::run_dyn,
+                        run: #m::run_typed,
                         input_shapes: #m::INPUT_SHAPES,
                         output_shapes: #m::OUTPUT_SHAPES,
                         inputs: &[#(#inputs),*],
@@ -54,7 +54,8 @@ pub fn file(data_dir: &Path, out_dir: &Path, cases: &[Case]) -> String {
             Status::Unsupported(e) => quote!(Status::Unsupported(#e)),
             Status::Skipped(why) => quote!(Status::Skipped(#why)),
         };
-        rows.push(quote!(Case { name: #name, op: #op, status: #status }));
+        let integer = case.integer;
+        rows.push(quote!(Case { name: #name, op: #op, integer: #integer, status: #status }));
     }
     quote! {
         /// Where the build found the corpus.
@@ -76,9 +77,9 @@ fn module_ident(case: &str) -> Ident {
 
 /// Writes `d`'s values to `path` and returns the table entry that embeds them.
 fn tensor(d: &Data, path: &Path) -> TokenStream {
-    let bytes: Vec<u8> = d.values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(path, bytes).expect("write tensor data");
+    std::fs::write(path, &d.bytes).expect("write tensor data");
     let path = Literal::string(&path.display().to_string());
     let shape = &d.shape;
-    quote!(Tensor { shape: &[#(#shape),*], bytes: include_bytes!(#path) })
+    let dtype = format_ident!("{}", d.dtype);
+    quote!(Tensor { shape: &[#(#shape),*], dtype: sramfit::DType::#dtype, bytes: include_bytes!(#path) })
 }

@@ -10,20 +10,91 @@ use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
-/// A generated module's `run_dyn`.
-type RunDyn = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), sramfit::Error>;
+use sramfit::{DType, TensorMut, TensorRef};
 
-/// A float32 tensor of a case's data set, embedded by the build script.
+/// A generated module's `run_typed`.
+type RunTyped = fn(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>;
+
+/// A tensor of a case's data set, embedded by the build script.
 pub struct Tensor {
     /// Dimensions, as the `.pb` file gives them.
     pub shape: &'static [usize],
-    /// Little-endian f32 values.
+    /// Its element type.
+    pub dtype: DType,
+    /// Little-endian values.
     pub bytes: &'static [u8],
 }
 
+/// A tensor's values in their element type.
+#[derive(Debug)]
+enum Values {
+    F32(Vec<f32>),
+    I8(Vec<i8>),
+    U8(Vec<u8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+}
+
 impl Tensor {
-    fn values(&self) -> Vec<f32> {
-        self.bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
+    fn values(&self) -> Values {
+        let b = self.bytes;
+        match self.dtype {
+            DType::F32 => {
+                Values::F32(b.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+            }
+            DType::I8 => Values::I8(b.iter().map(|&v| v as i8).collect()),
+            DType::U8 => Values::U8(b.to_vec()),
+            DType::I16 => Values::I16(b.chunks_exact(2).map(|b| i16::from_le_bytes([b[0], b[1]])).collect()),
+            DType::I32 => {
+                Values::I32(b.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+            }
+        }
+    }
+
+    /// A buffer of this tensor's type and length, filled with [`UNWRITTEN`] (integers: its
+    /// type's minimum would be a common value, so 0x5A bytes).
+    fn unwritten(&self) -> Values {
+        let n = self.shape.iter().product();
+        match self.dtype {
+            DType::F32 => Values::F32(vec![UNWRITTEN; n]),
+            DType::I8 => Values::I8(vec![0x5A; n]),
+            DType::U8 => Values::U8(vec![0x5A; n]),
+            DType::I16 => Values::I16(vec![0x5A5A; n]),
+            DType::I32 => Values::I32(vec![0x5A5A_5A5A; n]),
+        }
+    }
+}
+
+impl Values {
+    fn as_ref(&self) -> TensorRef<'_> {
+        match self {
+            Values::F32(v) => TensorRef::F32(v),
+            Values::I8(v) => TensorRef::I8(v),
+            Values::U8(v) => TensorRef::U8(v),
+            Values::I16(v) => TensorRef::I16(v),
+            Values::I32(v) => TensorRef::I32(v),
+        }
+    }
+
+    fn as_mut(&mut self) -> TensorMut<'_> {
+        match self {
+            Values::F32(v) => TensorMut::F32(v),
+            Values::I8(v) => TensorMut::I8(v),
+            Values::U8(v) => TensorMut::U8(v),
+            Values::I16(v) => TensorMut::I16(v),
+            Values::I32(v) => TensorMut::I32(v),
+        }
+    }
+
+    /// The values as `i64` (integer types), for exact comparison.
+    fn ints(&self) -> Option<Vec<i64>> {
+        Some(match self {
+            Values::F32(_) => return None,
+            Values::I8(v) => v.iter().map(|&x| x.into()).collect(),
+            Values::U8(v) => v.iter().map(|&x| x.into()).collect(),
+            Values::I16(v) => v.iter().map(|&x| x.into()).collect(),
+            Values::I32(v) => v.iter().map(|&x| x.into()).collect(),
+        })
     }
 }
 
@@ -31,7 +102,7 @@ impl Tensor {
 pub enum Status {
     /// The case compiled to a module.
     Compiled {
-        run: RunDyn,
+        run: RunTyped,
         input_shapes: &'static [&'static [usize]],
         output_shapes: &'static [&'static [usize]],
         /// Run-time inputs (the others were baked into the model as constants).
@@ -51,6 +122,8 @@ pub enum Status {
 pub struct Case {
     pub name: &'static str,
     pub op: &'static str,
+    /// A quantized op, or integer data.
+    pub integer: bool,
     pub status: Status,
 }
 
@@ -76,8 +149,10 @@ fn main() {
     let known_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("known-failures.tsv");
     let known = read_known(&known_path);
 
-    // Per op: passed, failed, known failures, skipped.
+    // Per op: passed, failed, known failures, skipped; and the same over the quantized and
+    // integer cases.
     let mut per_op: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    let mut integer = [0; 4];
     let mut disagreements = Vec::new();
     let mut failures = Vec::new();
     for case in CASES {
@@ -88,30 +163,33 @@ fn main() {
             Status::Unsupported(e) => Outcome::Failed(format!("unsupported: {e}")),
             Status::Skipped(why) => Outcome::Skipped((*why).to_string()),
         };
-        let counts = per_op.entry(case.op).or_default();
         let listed = known.get(case.name);
-        match (outcome, listed) {
-            (Outcome::Passed, None) => counts[0] += 1,
+        let column = match (outcome, listed) {
+            (Outcome::Passed, None) => 0,
             (Outcome::Passed, Some(reason)) => {
                 println!("{}: PASSES, but known-failures.tsv lists it ({reason}): remove it", case.name);
                 disagreements.push(case.name.to_string());
-                counts[0] += 1;
+                0
             }
             (Outcome::Failed(why), None) => {
                 println!("{}: FAILED: {why}", case.name);
                 disagreements.push(case.name.to_string());
                 failures.push((case.name, why));
-                counts[1] += 1;
+                1
             }
             (Outcome::Failed(why), Some(reason)) => {
                 println!("{}: known failure ({reason}): {why}", case.name);
                 failures.push((case.name, why));
-                counts[2] += 1;
+                2
             }
             (Outcome::Skipped(why), _) => {
                 println!("{}: skipped: {why}", case.name);
-                counts[3] += 1;
+                3
             }
+        };
+        per_op.entry(case.op).or_default()[column] += 1;
+        if case.integer {
+            integer[column] += 1;
         }
     }
     for stale in known.keys().filter(|k| !CASES.iter().any(|c| c.name == k.as_str())) {
@@ -129,11 +207,18 @@ fn main() {
     }
     let [passed, failed, known_failed, skipped] = total;
     println!("{:<22} {passed:>6} {failed:>6} {known_failed:>6} {skipped:>7}", "total");
+    let [ip, if_, ik, is] = integer;
+    println!("{:<22} {ip:>6} {if_:>6} {ik:>6} {is:>7}", "of which integer");
+    let share = |p: usize, n: usize| 100.0 * p as f64 / n.max(1) as f64;
+    let in_scope = passed + failed + known_failed;
     println!(
-        "in scope (float32 cases of the target ops): {} of {} pass ({:.1}%); known failures count as skipped below",
-        passed,
-        passed + failed + known_failed,
-        100.0 * passed as f64 / (passed + failed + known_failed).max(1) as f64
+        "in scope (cases of the target ops and element types): {passed} of {in_scope} pass ({:.1}%); known failures count as skipped below",
+        share(passed, in_scope)
+    );
+    let int_scope = ip + if_ + ik;
+    println!(
+        "quantized and integer cases in scope: {ip} of {int_scope} pass ({:.1}%), {is} out of scope",
+        share(ip, int_scope)
     );
 
     if std::env::var_os("SRAMFIT_CONFORMANCE_WRITE_KNOWN").is_some_and(|v| v == "1") {
@@ -154,7 +239,7 @@ fn main() {
 
 /// Runs one compiled case and compares it with the expected outputs.
 fn check(
-    run: RunDyn,
+    run: RunTyped,
     input_shapes: &[&[usize]],
     output_shapes: &[&[usize]],
     inputs: &[Tensor],
@@ -171,27 +256,45 @@ fn check(
             return Outcome::Failed(format!("output {j} has shape {got:?}, expected {:?}", want.shape));
         }
     }
-    let ins: Vec<Vec<f32>> = inputs.iter().map(Tensor::values).collect();
-    let mut outs: Vec<Vec<f32>> = expected.iter().map(|t| vec![UNWRITTEN; t.shape.iter().product()]).collect();
+    let ins: Vec<Values> = inputs.iter().map(Tensor::values).collect();
+    let mut outs: Vec<Values> = expected.iter().map(Tensor::unwritten).collect();
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
-        let mut outs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        let ins: Vec<TensorRef> = ins.iter().map(Values::as_ref).collect();
+        let mut outs: Vec<TensorMut> = outs.iter_mut().map(Values::as_mut).collect();
         run(&ins, &mut outs)
     }));
     match result {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return Outcome::Failed(format!("run_dyn returned {e:?}")),
+        Ok(Err(e)) => return Outcome::Failed(format!("run_typed returned {e:?}")),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-            return Outcome::Failed(format!("run_dyn panicked: {}", msg.unwrap_or_default()));
+            return Outcome::Failed(format!("run_typed panicked: {}", msg.unwrap_or_default()));
         }
     }
     for (j, (got, want)) in outs.iter().zip(expected).enumerate() {
-        if let Some(why) = compare(got, &want.values()) {
+        let why = match (got, want.values()) {
+            (Values::F32(got), Values::F32(want)) => compare(got, &want),
+            (got, want) => compare_exact(got, &want),
+        };
+        if let Some(why) = why {
             return Outcome::Failed(format!("output {j}: {why}"));
         }
     }
     Outcome::Passed
+}
+
+/// `None` when two integer tensors of the same type are equal; else how many elements differ and
+/// the first of them.
+fn compare_exact(got: &Values, want: &Values) -> Option<String> {
+    let (Some(g), Some(w)) = (got.ints(), want.ints()) else {
+        return Some(format!("element types differ: got {got:?}, want {want:?}"));
+    };
+    if std::mem::discriminant(got) != std::mem::discriminant(want) {
+        return Some(format!("element types differ: got {got:?}, want {want:?}"));
+    }
+    let bad: Vec<usize> = (0..w.len()).filter(|&i| g[i] != w[i]).collect();
+    bad.first()
+        .map(|&i| format!("{} of {} elements differ; first [{i}]: got {}, want {}", bad.len(), w.len(), g[i], w[i]))
 }
 
 /// `None` when every element is within `RTOL * |want| + ATOL` (NaN matches NaN); else the worst one.

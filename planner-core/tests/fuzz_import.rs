@@ -25,6 +25,10 @@ const SEEDS: &[&str] = &[
     "../tests/models/quant/ops/qop_softmax_u8.onnx",
     "../tests/models/quant/ops/qop_globalavgpool_s8.onnx",
     "../tests/models/quant/ops/qop_add_bcast_s8.onnx",
+    "../tests/models/quant/ops/qdq_avgpool_s8.onnx",
+    "../tests/models/quant/ops/qdq_concat_s8.onnx",
+    "../tests/models/quant/ops/qop_convinteger_u8.onnx",
+    "../tests/models/quant/ops/qop_matmulinteger_act_s8.onnx",
     // TFLite flatbuffers (read by `import::tflite`): fully connected layers; most operator kinds.
     "../tests/models/tflite/keras/fc_autoencoder_int8.tflite",
     "../tests/models/tflite/keras/misc_ops_int8.tflite",

@@ -13,6 +13,7 @@ use sramfit_planner_core::ops::qconvert::Direction;
 use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::request::Request;
 use sramfit_planner_core::tensor::DType;
+use tract_onnx::prelude::Framework;
 
 fn model(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(rel)
@@ -90,11 +91,13 @@ fn a_float_operator_inside_a_quantized_region_is_an_error_naming_it() {
 }
 
 #[test]
-fn integer_accumulator_outputs_are_an_error_naming_the_node() {
-    for case in ["qop_convinteger_s8", "qop_matmulinteger_u8"] {
-        let err = import(&model(&format!("quant/ops/{case}.onnx")), &[]).unwrap_err();
-        let CompileError::Unsupported(ops) = &err else { panic!("{err}") };
-        assert!(ops[0].reason.contains("int32"), "{case}: {err}");
+fn integer_accumulators_are_int32_outputs() {
+    for case in ["qop_convinteger_s8", "qop_convinteger_u8", "qop_matmulinteger_u8", "qop_matmulinteger_act_s8"] {
+        let g = import(&model(&format!("quant/ops/{case}.onnx")), &[]).unwrap();
+        let out = &g.tensors[g.outputs[0]];
+        assert_eq!((out.dtype, &out.quant), (DType::I32, &None), "{case}");
+        let [n] = &g.nodes[..] else { panic!("{case}: {} steps", g.nodes.len()) };
+        assert!(matches!(&n.op, Op::QConv(c) if c.accumulate) || matches!(n.op, Op::QMatMul(_)), "{case}: {:?}", n.op);
     }
 }
 
@@ -128,4 +131,69 @@ fn int8_arenas_are_a_quarter_of_the_f32_ones() {
         println!("| {name} | {fa} | {qa} | {qs} | {:.3} | {tflm} |", qa as f64 / fa as f64);
         assert!(qa <= fa / 4 + qs, "{name}: int8 arena {qa} > f32 arena {fa} / 4 + scratch {qs}");
     }
+}
+
+/// `qdq_conv3x3_s8` as a protobuf, changed by `edit`, imported.
+fn import_edited(edit: impl Fn(&mut tract_onnx::pb::GraphProto)) -> Result<Graph, CompileError> {
+    let bytes = std::fs::read(model("quant/ops/qdq_conv3x3_s8.onnx")).unwrap();
+    let mut proto = tract_onnx::onnx().proto_model_for_read(&mut &bytes[..]).unwrap();
+    edit(proto.graph.as_mut().unwrap());
+    sramfit_planner_core::import::import_proto(&proto, &[])
+}
+
+#[test]
+fn malformed_quantization_is_an_error_naming_the_cause() {
+    let unchanged = import_edited(|_| {});
+    assert!(unchanged.is_ok(), "{:?}", unchanged.err());
+    // Scales that are not positive normal numbers.
+    for bad in [f32::INFINITY, f32::NAN, 0.0, -0.5] {
+        let err = import_edited(|g| {
+            let t = g.initializer.iter_mut().find(|t| t.name == "output.scale").unwrap();
+            (t.raw_data, t.float_data) = (Vec::new(), vec![bad]);
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains(&format!("a scale of {bad}")), "{bad}: {err}");
+    }
+    // No scale at all, and a requantization no kernel shift reaches (x * w / y >= 2^31).
+    let err = import_edited(|g| {
+        let t = g.initializer.iter_mut().find(|t| t.name == "conv.weight_scale").unwrap();
+        (t.dims, t.raw_data, t.float_data) = (vec![0], Vec::new(), Vec::new());
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("an empty scale"), "{err}");
+    let err = import_edited(|g| {
+        let t = g.initializer.iter_mut().find(|t| t.name == "output.scale").unwrap();
+        (t.raw_data, t.float_data) = (Vec::new(), vec![1e-30]);
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("at least 2^31"), "{err}");
+    // Windows: a zero kernel extent, pads and dilations beyond any input, a huge group count.
+    let conv_attr = |name: &'static str, ints: Vec<i64>, i: i64| {
+        move |g: &mut tract_onnx::pb::GraphProto| {
+            let conv = g.node.iter_mut().find(|n| n.op_type == "Conv").unwrap();
+            conv.attribute.retain(|a| a.name != name);
+            conv.attribute.push(tract_onnx::pb::AttributeProto {
+                name: name.into(),
+                ints: ints.clone(),
+                i,
+                ..Default::default()
+            });
+        }
+    };
+    for (edit, cause) in [
+        (conv_attr("pads", vec![i64::MAX, 0, i64::MAX, 0], 0), "pads larger than any input"),
+        (conv_attr("dilations", vec![i64::MAX, 1], 0), "a window of 18446744073709551615 over an extent of 10"),
+        (conv_attr("group", vec![], i64::MAX), "groups"),
+    ] {
+        let err = import_edited(edit).unwrap_err();
+        assert!(err.to_string().contains(cause), "{cause}: {err}");
+        assert!(err.to_string().contains("conv"), "names the node: {err}");
+    }
+    let err = import_edited(|g| {
+        let w = g.initializer.iter_mut().find(|t| t.name == "conv.weight").unwrap();
+        (w.dims, w.raw_data, w.int32_data) = (vec![6, 4, 0, 3], Vec::new(), Vec::new());
+        g.node.iter_mut().for_each(|n| n.attribute.retain(|a| a.name != "kernel_shape"));
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("zero stride, dilation or kernel extent"), "{err}");
 }

@@ -23,9 +23,89 @@ pub struct Broadcast<'a> {
     pub b_strides: &'a [usize],
 }
 
+/// The element types of [`add`], [`sub`], [`mul`], [`div`], [`max`], [`min`] and their in-place
+/// variants: `f32` (IEEE arithmetic) and the integer types of ONNX's integer cases of those
+/// operators, whose add, sub and mul wrap around, whose division truncates toward zero (and
+/// gives 0 for a division by zero instead of trapping: ONNX leaves it undefined), and whose max
+/// and min are the integers'.
+pub trait BinaryElem: Copy {
+    /// `a + b`.
+    fn add(a: Self, b: Self) -> Self;
+    /// `a - b`.
+    fn sub(a: Self, b: Self) -> Self;
+    /// `a * b`.
+    fn mul(a: Self, b: Self) -> Self;
+    /// `a / b`.
+    fn div(a: Self, b: Self) -> Self;
+    /// ONNX Max of two values.
+    fn max(a: Self, b: Self) -> Self;
+    /// ONNX Min of two values.
+    fn min(a: Self, b: Self) -> Self;
+}
+
+impl BinaryElem for f32 {
+    #[inline(always)]
+    fn add(a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline(always)]
+    fn sub(a: f32, b: f32) -> f32 {
+        a - b
+    }
+    #[inline(always)]
+    fn mul(a: f32, b: f32) -> f32 {
+        a * b
+    }
+    #[inline(always)]
+    fn div(a: f32, b: f32) -> f32 {
+        a / b
+    }
+    #[inline(always)]
+    fn max(a: f32, b: f32) -> f32 {
+        f32::max(a, b)
+    }
+    #[inline(always)]
+    fn min(a: f32, b: f32) -> f32 {
+        f32::min(a, b)
+    }
+}
+
+macro_rules! integer_binary_elem {
+    ($($t:ty),*) => {$(
+        impl BinaryElem for $t {
+            #[inline(always)]
+            fn add(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sub(a: $t, b: $t) -> $t {
+                a.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn mul(a: $t, b: $t) -> $t {
+                a.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn div(a: $t, b: $t) -> $t {
+                if b == 0 { 0 } else { a.wrapping_div(b) }
+            }
+            #[inline(always)]
+            fn max(a: $t, b: $t) -> $t {
+                Ord::max(a, b)
+            }
+            #[inline(always)]
+            fn min(a: $t, b: $t) -> $t {
+                Ord::min(a, b)
+            }
+        }
+    )*};
+}
+
+integer_binary_elem!(i8, u8, i16, i32);
+
 /// Shared driver: `y = f(a, b)` elementwise under broadcasting.
 #[inline(always)]
-fn binary(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32], f: impl Fn(f32, f32) -> f32) {
+fn binary<T: Copy>(p: &Broadcast, a: &[T], b: &[T], y: &mut [T], f: impl Fn(T, T) -> T) {
     let ys = contiguous_strides(p.out_shape);
     let Some(l) = Layout::<3>::new(p.out_shape, |s, d| match s {
         0 => ys[d],
@@ -70,7 +150,7 @@ fn binary(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32], f: impl Fn(f32, f3
 /// Shared driver: `acc = f(acc, b)` elementwise, `acc` contiguous with the
 /// output shape, `b` broadcast through `p.b_strides` (`p.a_strides` ignored).
 #[inline(always)]
-fn binary_in_place(p: &Broadcast, acc: &mut [f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+fn binary_in_place<T: Copy>(p: &Broadcast, acc: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
     let ys = contiguous_strides(p.out_shape);
     let Some(l) = Layout::<2>::new(p.out_shape, |s, d| match s {
         0 => ys[d],
@@ -106,15 +186,15 @@ fn binary_in_place(p: &Broadcast, acc: &mut [f32], b: &[f32], f: impl Fn(f32, f3
 
 /// The arguments of one [`binary`] kernel, whose body [`arch::run`] compiles per kernel path
 /// (its loops vectorise on the wider vectors).
-struct BinaryCall<'a, F> {
+struct BinaryCall<'a, T, F> {
     p: &'a Broadcast<'a>,
-    a: &'a [f32],
-    b: &'a [f32],
-    y: &'a mut [f32],
+    a: &'a [T],
+    b: &'a [T],
+    y: &'a mut [T],
     f: F,
 }
 
-impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryCall<'_, F> {
+impl<T: Copy, F: Fn(T, T) -> T> KernelCall for BinaryCall<'_, T, F> {
     #[inline(always)]
     fn run(self, _kernels: Kernels) {
         binary(self.p, self.a, self.b, self.y, self.f);
@@ -122,14 +202,14 @@ impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryCall<'_, F> {
 }
 
 /// The arguments of one [`binary_in_place`] kernel, like [`BinaryCall`].
-struct BinaryInPlaceCall<'a, F> {
+struct BinaryInPlaceCall<'a, T, F> {
     p: &'a Broadcast<'a>,
-    acc: &'a mut [f32],
-    b: &'a [f32],
+    acc: &'a mut [T],
+    b: &'a [T],
     f: F,
 }
 
-impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryInPlaceCall<'_, F> {
+impl<T: Copy, F: Fn(T, T) -> T> KernelCall for BinaryInPlaceCall<'_, T, F> {
     #[inline(always)]
     fn run(self, _kernels: Kernels) {
         binary_in_place(self.p, self.acc, self.b, self.f);
@@ -137,16 +217,17 @@ impl<F: Fn(f32, f32) -> f32> KernelCall for BinaryInPlaceCall<'_, F> {
 }
 
 macro_rules! binary_kernels {
-    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal, $f:expr; )*) => {
+    ($( $name:ident, $in_place:ident, $doc:literal, $note:literal; )*) => {
         $(
-            #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]).", $note)]
-            pub fn $name(p: &Broadcast, a: &[f32], b: &[f32], y: &mut [f32]) {
-                arch::run(BinaryCall { p, a, b, y, f: $f });
+            #[doc = concat!("Elementwise `y = ", $doc, "` with broadcasting (see [`Broadcast`]), on ",
+                "`f32` or integers ([`BinaryElem`]).", $note)]
+            pub fn $name<T: BinaryElem>(p: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+                arch::run(BinaryCall { p, a, b, y, f: T::$name });
             }
             #[doc = concat!("In place `acc = ", $doc, "` with `a = acc`: `acc` is contiguous with ",
                 "`p.out_shape`, `b` is broadcast through `p.b_strides`; `p.a_strides` is ignored.")]
-            pub fn $in_place(p: &Broadcast, acc: &mut [f32], b: &[f32]) {
-                arch::run(BinaryInPlaceCall { p, acc, b, f: $f });
+            pub fn $in_place<T: BinaryElem>(p: &Broadcast, acc: &mut [T], b: &[T]) {
+                arch::run(BinaryInPlaceCall { p, acc, b, f: T::$name });
             }
         )*
         /// These kernels and their in-place variants (see [`crate::in_place_variant`]).
@@ -155,14 +236,14 @@ macro_rules! binary_kernels {
 }
 
 binary_kernels! {
-    add, add_in_place, "a + b", "", |a, b| a + b;
-    sub, sub_in_place, "a - b", "", |a, b| a - b;
-    mul, mul_in_place, "a * b", "", |a, b| a * b;
-    div, div_in_place, "a / b", "", |a, b| a / b;
+    add, add_in_place, "a + b", "";
+    sub, sub_in_place, "a - b", "";
+    mul, mul_in_place, "a * b", "";
+    div, div_in_place, "a / b", "";
     max, max_in_place, "max(a, b)",
-        " ONNX Max; if one operand is NaN the other one is returned (`f32::max`).", f32::max;
+        " ONNX Max; if one `f32` operand is NaN the other one is returned (`f32::max`).";
     min, min_in_place, "min(a, b)",
-        " ONNX Min; if one operand is NaN the other one is returned (`f32::min`).", f32::min;
+        " ONNX Min; if one `f32` operand is NaN the other one is returned (`f32::min`).";
 }
 
 /// Elementwise `y = a ^ b` (ONNX Pow, `powf`) with broadcasting (see

@@ -81,6 +81,26 @@ pub enum PadMode {
     Wrap,
 }
 
+/// The element types of [`pad`]: `f32`, and the integer types of ONNX Pad on raw integers (a
+/// Constant mode's value converted with a saturating `as`).
+pub trait PadElem: Copy {
+    /// The Constant mode's value in this type.
+    fn from_f32(v: f32) -> Self;
+}
+
+macro_rules! pad_elem {
+    ($($t:ty),*) => {$(
+        impl PadElem for $t {
+            #[inline(always)]
+            fn from_f32(v: f32) -> $t {
+                v as $t
+            }
+        }
+    )*};
+}
+
+pad_elem!(f32, i8, u8, i16, i32);
+
 /// Description of a padding / cropping (see [`pad`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pad<'a> {
@@ -127,7 +147,7 @@ fn pad_source(i: isize, n: usize, mode: PadMode) -> Option<usize> {
 /// Edge clamps, Wrap wraps around and Reflect mirrors (repeatedly if the pad
 /// exceeds the axis). Non-constant modes on an empty input axis yield 0.
 /// Rank 0 copies the single element.
-pub fn pad(p: &Pad, x: &[f32], y: &mut [f32]) {
+pub fn pad<T: PadElem>(p: &Pad, x: &[T], y: &mut [T]) {
     let rank = p.out_shape.len();
     assert!(rank <= MAX_RANK && p.in_shape.len() == rank && p.pads_begin.len() == rank);
     if p.out_shape.contains(&0) {
@@ -137,10 +157,10 @@ pub fn pad(p: &Pad, x: &[f32], y: &mut [f32]) {
         y[0] = x[0];
         return;
     }
-    let cval = match p.mode {
+    let cval = T::from_f32(match p.mode {
         PadMode::Constant(v) => v,
         _ => 0.0,
-    };
+    });
     let in_strides = contiguous_strides(p.in_shape);
     let last = rank - 1;
     let (n_in, n_out, begin) = (p.in_shape[last], p.out_shape[last], p.pads_begin[last]);

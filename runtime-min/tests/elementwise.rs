@@ -384,3 +384,45 @@ fn select_cmp_broadcast() {
         assert_close(&y, &want, &format!("{cmp:?}"));
     }
 }
+
+#[test]
+fn integer_binary_ops_are_onnx_integer_arithmetic() {
+    // A [2, 3] tensor and a broadcast row: wrapping add / sub / mul, division truncating toward
+    // zero (0 for a division by zero), integer max / min.
+    let p = Broadcast { out_shape: &[2, 3], a_strides: &[3, 1], b_strides: &[0, 1] };
+    let a: [i8; 6] = [100, -7, 7, -128, 5, 0];
+    let b: [i8; 3] = [100, 2, 0];
+    let run = |f: fn(&Broadcast, &[i8], &[i8], &mut [i8])| {
+        let mut y = [0i8; 6];
+        f(&p, &a, &b, &mut y);
+        y
+    };
+    assert_eq!(run(add), [-56, -5, 7, -28, 7, 0]);
+    assert_eq!(run(sub), [0, -9, 7, 28, 3, 0]);
+    assert_eq!(run(mul), [16, -14, 0, 0, 10, 0]);
+    assert_eq!(run(div), [1, -3, 0, -1, 2, 0]);
+    assert_eq!(run(max), [100, 2, 7, 100, 5, 0]);
+    assert_eq!(run(min), [100, -7, 0, -128, 2, 0]);
+    let mut acc: [i32; 3] = [i32::MAX, -9, 9];
+    div_in_place(&Broadcast { out_shape: &[3], a_strides: &[1], b_strides: &[1] }, &mut acc, &[-1, 2, -2]);
+    assert_eq!(acc, [-i32::MAX, -4, -4]);
+    let mut y = [0u8; 2];
+    add(&Broadcast { out_shape: &[2], a_strides: &[1], b_strides: &[0] }, &[250u8, 3], &[10], &mut y);
+    assert_eq!(y, [4, 13]);
+}
+
+#[test]
+fn pad_on_integers_copies_exactly() {
+    // Edge, reflect and wrap on int32 values no f32 holds exactly.
+    let x: [i32; 3] = [16_777_217, -2, 3];
+    let mut y = [0i32; 7];
+    for (mode, want) in [
+        (PadMode::Edge, [16_777_217, 16_777_217, 16_777_217, -2, 3, 3, 3]),
+        (PadMode::Reflect, [3, -2, 16_777_217, -2, 3, -2, 16_777_217]),
+        (PadMode::Wrap, [-2, 3, 16_777_217, -2, 3, 16_777_217, -2]),
+        (PadMode::Constant(7.0), [7, 7, 16_777_217, -2, 3, 7, 7]),
+    ] {
+        pad(&Pad { in_shape: &[3], pads_begin: &[2], out_shape: &[7], mode }, &x, &mut y);
+        assert_eq!(y, want, "{mode:?}");
+    }
+}

@@ -11,7 +11,7 @@ mod quant_common;
 use common::Rng;
 use quant_common::{clamp, elems, int, ref_output, requant, weights, zero_point};
 use sramfit_runtime_min::quant::{
-    conv2d, conv2d_scratch_len, depthwise_conv2d, fold_bias, fold_depthwise_bias, pack_conv_weights,
+    conv2d, conv2d_acc, conv2d_scratch_len, depthwise_conv2d, fold_bias, fold_depthwise_bias, pack_conv_weights,
     pack_depthwise_weights, ChannelQuant, Conv2d, ImageStrides, QuantElem, Requant,
 };
 
@@ -273,4 +273,48 @@ fn conv2d_hand_computed() {
     // * 0.5 = 7, - 1 = 6. Output (1,1): 1*1 + 2*2 + 3*4 + 4*5 = 37, + 10 = 47, * 0.5 = 23.5 -> 24
     // (ties up), - 1 = 23. Output (2,2): 1*5 + 2*6 + 3*8 + 4*9 = 77, + 10 = 87 -> 43.5 -> 44, 43.
     assert_eq!((y[0], y[4], y[8]), (6, 23, 43));
+}
+
+#[test]
+fn conv2d_acc_writes_the_accumulators() {
+    // ONNX ConvInteger: x (uint8, zero point 1) [[2 3 4] [5 6 7] [8 9 10]], two 2x2 kernels of
+    // ones, the second with weight zero point 1 (folded: all zeros), pads 1 all round (4x4 out).
+    let x: [u8; 9] = [2, 3, 4, 5, 6, 7, 8, 9, 10];
+    let w = [1i8, 1, 1, 1, 0, 0, 0, 0];
+    let p = Conv2d {
+        batch: 1,
+        in_channels: 1,
+        in_h: 3,
+        in_w: 3,
+        out_channels: 2,
+        out_h: 4,
+        out_w: 4,
+        kernel_h: 2,
+        kernel_w: 2,
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: 1,
+        pad_left: 1,
+        groups: 1,
+        x_strides: ImageStrides::nchw(1, 3, 3),
+        y_strides: ImageStrides::nchw(2, 4, 4),
+        x_zero_point: 1,
+        w_zero_point: 0,
+        y_zero_point: 0,
+        act_min: 0,
+        act_max: 0,
+    };
+    let mut bias = [0i32; 2];
+    fold_bias(&w, &[], 1, 0, &mut bias);
+    assert_eq!(bias, [-4, 0]);
+    let (mut y, mut scratch) = ([0i32; 32], [0u8; 4]);
+    conv2d_acc(&p, &x, &w, &bias, &mut y, &mut scratch);
+    // x - 1 = [[1 2 3] [4 5 6] [7 8 9]], padded with 0: the sums of each 2x2 window (onnx's
+    // test_convinteger_with_padding).
+    #[rustfmt::skip]
+    let want = [1, 3, 5, 3, 5, 12, 16, 9, 11, 24, 28, 15, 7, 15, 17, 9,
+                0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(y, want);
 }

@@ -251,6 +251,13 @@ fn quantize_rounding_modes() {
     assert_eq!(quantize_value::<u8>(-4.25, 0.5, 10, Even), 2); // -8.5 -> -8, + 10
     assert_eq!(quantize_value::<u8>(-4.25, 0.5, 10, Away), 1); // -8.5 -> -9, + 10
     assert_eq!(quantize_value::<u8>(200.0, 0.5, 10, Away), 255);
+    // int16 (ONNX QuantizeLinear's test_quantizelinear_int16 values): scale 2, zero point 256.
+    assert_eq!(quantize_value::<i16>(-514.0, 2.0, 256, Even), -1);
+    assert_eq!(quantize_value::<i16>(2.9, 2.0, 256, Even), 257);
+    assert_eq!(quantize_value::<i16>(-3.0, 2.0, 256, Even), 254); // -1.5 -> -2
+    assert_eq!(quantize_value::<i16>(70000.0, 2.0, 256, Even), i16::MAX);
+    assert_eq!(quantize_value::<i16>(-70000.0, 2.0, 256, Even), i16::MIN);
+    assert_eq!(dequantize_value::<i16>(i16::MIN, 0.5, 256), -16512.0);
 }
 
 #[test]

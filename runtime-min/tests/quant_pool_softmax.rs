@@ -1,5 +1,5 @@
 //! Quantized pooling and mean against references written from TFLite's `AveragePool` / `MaxPool`
-//! (and ONNX's `count_include_pad`) and `QuantizedMeanOrSum`, on random shapes and layouts;
+//! (and ONNX's `count_include_pad`; onnxruntime's average rounded to even) and `QuantizedMeanOrSum`, on random shapes and layouts;
 //! quantized softmax against hand-computed rows and `f64` softmax (its exact bits are checked
 //! against CMSIS-NN's `arm_softmax_s8` / `arm_softmax_u8` in `cmsis-oracle`).
 
@@ -9,8 +9,8 @@ mod quant_common;
 use common::Rng;
 use quant_common::{clamp, elems, ref_requant, requant, scale, zero_point};
 use sramfit_runtime_min::quant::{
-    avg_pool2d, max_pool2d, mean, mean_requant, softmax, softmax_output, softmax_scaling, ImageStrides, Mean, Pool2d,
-    QuantElem, Softmax,
+    avg_pool2d, avg_pool2d_half_even, max_pool2d, mean, mean_requant, softmax, softmax_output, softmax_scaling,
+    ImageStrides, Mean, Pool2d, QuantElem, Softmax,
 };
 
 fn random_pool<T: QuantElem>(rng: &mut Rng) -> Pool2d {
@@ -50,9 +50,19 @@ fn random_pool<T: QuantElem>(rng: &mut Rng) -> Pool2d {
     }
 }
 
-/// TFLite's pooling (average with rounding half away from zero, max), ONNX's padding count; NCHW
-/// output.
-fn reference_pool<T: QuantElem>(p: &Pool2d, x_nchw: &[T], average: bool) -> Vec<i32> {
+/// Which pooling a reference computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pooling {
+    Max,
+    /// TFLite's average: the raw sum rounded half away from zero.
+    Average,
+    /// onnxruntime's: the zero point plus the exact centered mean rounded to even (in `f64`).
+    AverageHalfEven,
+}
+
+/// TFLite's pooling (average with rounding half away from zero, max) or onnxruntime's average,
+/// ONNX's padding count; NCHW output.
+fn reference_pool<T: QuantElem>(p: &Pool2d, x_nchw: &[T], pooling: Pooling) -> Vec<i32> {
     let mut out = Vec::new();
     for b in 0..p.batch {
         for c in 0..p.channels {
@@ -80,14 +90,15 @@ fn reference_pool<T: QuantElem>(p: &Pool2d, x_nchw: &[T], average: bool) -> Vec<
                             }
                         }
                     }
-                    let v = if average {
-                        match count {
-                            0 => p.zero_point as i64,
-                            n if sum > 0 => (sum + n / 2) / n,
-                            n => (sum - n / 2) / n,
+                    let zp = p.zero_point as i64;
+                    let v = match (pooling, count) {
+                        (Pooling::Max, _) => max.unwrap_or(p.zero_point) as i64,
+                        (_, 0) => zp,
+                        (Pooling::Average, n) if sum > 0 => (sum + n / 2) / n,
+                        (Pooling::Average, n) => (sum - n / 2) / n,
+                        (Pooling::AverageHalfEven, n) => {
+                            zp + ((sum - n * zp) as f64 / n as f64).round_ties_even() as i64
                         }
-                    } else {
-                        max.unwrap_or(p.zero_point) as i64
                     };
                     out.push(v.max(p.act_min as i64).min(p.act_max as i64) as i32);
                 }
@@ -101,8 +112,8 @@ fn check_pool<T: QuantElem>(seed: u64) {
     let mut rng = Rng::new(seed);
     for case in 0..500 {
         let mut p = random_pool::<T>(&mut rng);
-        let average = rng.below(2) == 0;
-        if !average {
+        let pooling = [Pooling::Max, Pooling::Average, Pooling::AverageHalfEven][rng.below(3)];
+        if pooling == Pooling::Max {
             p.count_include_pad = false;
         }
         if rng.below(2) == 0 {
@@ -121,13 +132,13 @@ fn check_pool<T: QuantElem>(seed: u64) {
             x[b * p.x_strides.n + c * p.x_strides.c + yy * p.x_strides.h + xx * p.x_strides.w] = v;
         }
         let mut y = vec![T::default(); p.batch * p.channels * p.out_h * p.out_w];
-        if average {
-            avg_pool2d(&p, &x, &mut y);
-        } else {
-            max_pool2d(&p, &x, &mut y);
+        match pooling {
+            Pooling::Max => max_pool2d(&p, &x, &mut y),
+            Pooling::Average => avg_pool2d(&p, &x, &mut y),
+            Pooling::AverageHalfEven => avg_pool2d_half_even(&p, &x, &mut y),
         }
         let got: Vec<i32> = y.iter().map(|v| v.to_i32()).collect();
-        assert_eq!(got, reference_pool(&p, &x_nchw, average), "case {case} (average {average}): {p:?}");
+        assert_eq!(got, reference_pool(&p, &x_nchw, pooling), "case {case} ({pooling:?}): {p:?}");
     }
 }
 
@@ -172,6 +183,14 @@ fn average_pool_rounds_half_away_from_zero() {
     let mut y = [0i8; 3];
     avg_pool2d(&p, &x, &mut y);
     assert_eq!(y, [-3, 3, 2]);
+    // onnxruntime: the centered mean rounded to nearest, ties to even: -2.5 -> -2, 2.5 -> 2,
+    // 1.5 -> 2; with zero point 1 the centered values are -4, 2, 0 and -3, 1, 1: -3.5 -> -4,
+    // 1.5 -> 2, 0.5 -> 0, each plus 1.
+    avg_pool2d_half_even(&p, &x, &mut y);
+    assert_eq!(y, [-2, 2, 2]);
+    let p = Pool2d { zero_point: 1, ..p };
+    avg_pool2d_half_even(&p, &x, &mut y);
+    assert_eq!(y, [-3, 3, 1]);
 }
 
 #[test]

@@ -75,7 +75,7 @@ impl QBinary {
                 a_zero_point: a.zero_point,
                 b_zero_point: b.zero_point,
                 y_zero_point: y.zero_point,
-                requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+                requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64)?,
                 act_min,
                 act_max,
             }),

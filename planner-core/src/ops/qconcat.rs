@@ -44,7 +44,7 @@ impl QConcat {
                 return Err("inputs whose axes before the concatenation axis differ".into());
             }
             let cols: usize = shape[axis..].iter().product();
-            parts.push(Part { input: i, requantize: rows((outer, cols), (cols, out_row), (x, y), convention), dst_offset: offset });
+            parts.push(Part { input: i, requantize: rows((outer, cols), (cols, out_row), (x, y), convention)?, dst_offset: offset });
             offset += cols;
         }
         Ok(QConcat(parts))

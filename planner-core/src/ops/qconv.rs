@@ -1,7 +1,7 @@
 //! Quantized convolution (standard, grouped, pointwise, depthwise with a channel multiplier, 1-D as
 //! `in_h = 1`) on NCHW (ONNX) or NHWC (TFLite) activations: `runtime_min::quant::conv2d` /
 //! `depthwise_conv2d`, with the per-channel folded biases, multipliers and shifts in the weight
-//! blob.
+//! blob; or `conv2d_acc`, whose output is the `i32` accumulator (ONNX ConvInteger, MatMulInteger).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -21,6 +21,9 @@ pub struct QConv {
     pub depthwise: bool,
     /// The activation type (`I8` or `U8`).
     pub dtype: DType,
+    /// `conv2d_acc`: the output is the `i32` accumulator itself (ONNX ConvInteger), and the
+    /// inputs are `[x, weights, folded bias]` ([`QConv::accumulator`]).
+    pub accumulate: bool,
 }
 
 impl QConv {
@@ -37,64 +40,100 @@ impl QConv {
         clamp: (f32, f32),
         convention: Convention,
     ) -> Result<(QConv, Vec<Data>), String> {
-        let mut p = geometry;
         if x.dtype != y.dtype {
             return Err("input and output of different integer types".into());
         }
-        if p.groups == 0 || !p.in_channels.is_multiple_of(p.groups) || !p.out_channels.is_multiple_of(p.groups) {
-            return Err(format!("{} groups for {} -> {} channels", p.groups, p.in_channels, p.out_channels));
+        let oc = geometry.out_channels;
+        if !(w.scales.len() == 1 || w.scales.len() == oc) {
+            return Err("per-channel weight scales do not match the output channels".into());
         }
-        let oc = p.out_channels;
-        if w.values.len() != oc * p.taps() {
-            return Err(format!("{} weights for {oc} output channels of {} taps", w.values.len(), p.taps()));
-        }
-        if !(w.scales.len() == 1 || w.scales.len() == oc) || !(bias.is_empty() || bias.len() == oc) {
-            return Err("per-channel weight scales or biases do not match the output channels".into());
-        }
-        p.x_strides = convention.image_strides(p.in_channels, p.in_h, p.in_w);
-        p.y_strides = convention.image_strides(oc, p.out_h, p.out_w);
-        p.x_zero_point = x.zero_point;
-        p.w_zero_point = w.zero_point;
+        let depthwise = geometry.groups > 1 && geometry.groups == geometry.in_channels;
+        let (mut p, packed, folded) = pack(geometry, x.zero_point, w, bias, (depthwise, convention))?;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let depthwise = p.groups > 1 && p.groups == p.in_channels;
-        let mut packed = w.values.clone();
-        let mut folded = vec![0i32; oc];
-        match (depthwise, convention) {
-            (true, Convention::Onnx) => rtq::pack_depthwise_weights(&w.values, oc, p.kernel_h, p.kernel_w, &mut packed),
-            (false, Convention::Onnx) => {
-                rtq::pack_conv_weights(&w.values, oc, p.group_in_channels(), p.kernel_h, p.kernel_w, &mut packed)
-            }
-            (_, Convention::Tflite) => {}
-        }
-        if depthwise {
-            rtq::fold_depthwise_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
-        } else {
-            rtq::fold_bias(&packed, bias, x.zero_point, w.zero_point, &mut folded);
-        }
-        let requant: Vec<rtq::Requant> = (0..w.scales.len())
-            .map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64))
-            .collect();
+        let requant = (0..w.scales.len()).map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
+        let requant = requant.collect::<Result<Vec<_>, _>>()?;
         let (multipliers, shifts) = requant_arrays(&requant);
-        let op = QConv { params: p, depthwise, dtype: x.dtype };
+        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
     }
+
+    /// The convolution of [`QConv::new`] without the output stage (ONNX ConvInteger; a
+    /// MatMulInteger by a constant as a 1x1 convolution): an `i32` output holding `sum (w -
+    /// w.zero_point) * (x - x_zero_point)` for an input of type `dtype` (`I8` or `U8`); the weight
+    /// scales are not read. Returns the op and its constants `[weights, folded bias]`.
+    pub fn accumulator(
+        geometry: rtq::Conv2d,
+        x_zero_point: i32,
+        dtype: DType,
+        w: &QWeights,
+    ) -> Result<(QConv, Vec<Data>), String> {
+        let (p, packed, folded) = pack(geometry, x_zero_point, w, &[], (false, Convention::Onnx))?;
+        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true }, vec![Data::I8(packed), Data::I32(folded)]))
+    }
+}
+
+/// Checks `geometry` against the weights and bias, sets its strides (the layout of `convention`)
+/// and input and weight zero points, and packs the weights (ONNX's OIHW; TFLite's are stored as
+/// the kernels read them) and folds the bias for `conv2d` (or `depthwise_conv2d`).
+fn pack(
+    geometry: rtq::Conv2d,
+    x_zero_point: i32,
+    w: &QWeights,
+    bias: &[i32],
+    (depthwise, convention): (bool, Convention),
+) -> Result<(rtq::Conv2d, Vec<i8>, Vec<i32>), String> {
+    let mut p = geometry;
+    if p.groups == 0 || !p.in_channels.is_multiple_of(p.groups) || !p.out_channels.is_multiple_of(p.groups) {
+        return Err(format!("{} groups for {} -> {} channels", p.groups, p.in_channels, p.out_channels));
+    }
+    let oc = p.out_channels;
+    if w.values.len() != oc * p.taps() {
+        return Err(format!("{} weights for {oc} output channels of {} taps", w.values.len(), p.taps()));
+    }
+    if !(bias.is_empty() || bias.len() == oc) {
+        return Err(format!("{} biases for {oc} output channels", bias.len()));
+    }
+    p.x_strides = convention.image_strides(p.in_channels, p.in_h, p.in_w);
+    p.y_strides = convention.image_strides(oc, p.out_h, p.out_w);
+    p.x_zero_point = x_zero_point;
+    p.w_zero_point = w.zero_point;
+    let mut packed = w.values.clone();
+    let mut folded = vec![0i32; oc];
+    match (depthwise, convention) {
+        (true, Convention::Onnx) => rtq::pack_depthwise_weights(&w.values, oc, p.kernel_h, p.kernel_w, &mut packed),
+        (false, Convention::Onnx) => {
+            rtq::pack_conv_weights(&w.values, oc, p.group_in_channels(), p.kernel_h, p.kernel_w, &mut packed)
+        }
+        (_, Convention::Tflite) => {}
+    }
+    if depthwise {
+        rtq::fold_depthwise_bias(&packed, bias, x_zero_point, w.zero_point, &mut folded);
+    } else {
+        rtq::fold_bias(&packed, bias, x_zero_point, w.zero_point, &mut folded);
+    }
+    Ok((p, packed, folded))
 }
 
 impl OpKind for QConv {
     fn kernel_name(&self) -> &'static str {
-        if self.depthwise {
-            "quant::depthwise_conv2d"
-        } else {
-            "quant::conv2d"
+        match (self.accumulate, self.depthwise) {
+            (true, _) => "quant::conv2d_acc",
+            (false, true) => "quant::depthwise_conv2d",
+            (false, false) => "quant::conv2d",
         }
     }
 
     fn emit(&self, s: &Step<'_>) -> TokenStream {
         let p = params(&self.params);
+        let y = &s.output;
+        if self.accumulate {
+            let [x, w, bias] = &s.inputs[..] else { unreachable!("three inputs") };
+            let scratch = s.scratch_or_empty();
+            return quote!(::sramfit::kernels::quant::conv2d_acc(&#p, #x, #w, #bias, #y, #scratch););
+        }
         let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
         let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
-        let y = &s.output;
         if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {

@@ -42,8 +42,8 @@ impl QFullyConnected {
         // The scales multiplied in f64: TensorFlow Lite Micro's outputs on the MLPerf Tiny AD
         // model agree with that, not with the f32 product of `GetQuantizedConvolutionMultipler`
         // (`rtq::fully_connected_requant`: one element in 12,800 differs).
-        let multipliers: Vec<rtq::Requant> =
-            w.scales.iter().map(|&ws| convention.requant(x.scale as f64 * ws as f64 / y.scale as f64)).collect();
+        let multipliers = w.scales.iter().map(|&ws| convention.requant(x.scale as f64 * ws as f64 / y.scale as f64));
+        let multipliers = multipliers.collect::<Result<Vec<_>, _>>()?;
         let (multipliers, shifts) = requant_arrays(&multipliers);
         let (act_min, act_max) = y.clamp(clamp);
         let p = rtq::FullyConnected {

@@ -1,5 +1,5 @@
-//! Quantized matrix product of two activations (QDQ MatMul, QLinearMatMul), batched with NumPy
-//! broadcasting over up to four batch axes: `runtime_min::quant::matmul`.
+//! Quantized matrix product of two activations (QDQ MatMul, QLinearMatMul; MatMulInteger into
+//! `i32`), batched with NumPy broadcasting over up to four batch axes: `runtime_min::quant::matmul`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -70,7 +70,7 @@ impl QMatMul {
             a_zero_point: a.zero_point,
             b_zero_point: b.zero_point,
             c_zero_point: y.zero_point,
-            requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64),
+            requant: convention.requant(a.scale as f64 * b.scale as f64 / y.scale as f64)?,
             act_min,
             act_max,
         };
@@ -82,6 +82,15 @@ impl QMatMul {
             out.push(n);
         }
         Ok((QMatMul(p), out))
+    }
+
+    /// ONNX MatMulInteger of two activations: [`QMatMul::new`] into an `i32` output, which
+    /// `quant::matmul` fills with the accumulators `sum (a - a.zero_point) * (b - b.zero_point)`
+    /// (the scales are not read).
+    pub fn accumulator(a_shape: &[usize], b_shape: &[usize], a: QParams, b: QParams) -> Result<(QMatMul, Vec<usize>), String> {
+        let unit = |q: QParams| QParams { scale: 1.0, ..q };
+        let y = QParams { scale: 1.0, zero_point: 0, dtype: a.dtype };
+        QMatMul::new((a_shape, b_shape), (unit(a), unit(b), y), (f32::NEG_INFINITY, f32::INFINITY), Convention::Onnx)
     }
 }
 

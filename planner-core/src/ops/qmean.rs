@@ -30,8 +30,8 @@ impl QMean {
             return Err("a mean of no values".into());
         }
         let requant = match convention {
-            Convention::Onnx => convention.requant(x.scale as f64 / (y.scale as f64 * reduce as f64)),
-            Convention::Tflite => rtq::mean_requant(rtq::rescale_requant(x.scale, y.scale), reduce),
+            Convention::Onnx => convention.requant(x.scale as f64 / (y.scale as f64 * reduce as f64))?,
+            Convention::Tflite => rtq::mean_requant(Convention::Tflite.requant(x.scale as f64 / y.scale as f64)?, reduce),
         };
         Ok(QMean(rtq::Mean { outer, reduce, inner, x_zero_point: x.zero_point, y_zero_point: y.zero_point, requant }))
     }

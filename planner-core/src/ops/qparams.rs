@@ -126,8 +126,8 @@ pub fn int_data(dtype: DType, values: impl Iterator<Item = i32>) -> Data {
     }
 }
 
-/// The smallest real multiplier [`requant`] keeps whole in Q0.31 (21 significant bits).
-const SINGLE_ROUNDING_MIN: f64 = 1.0 / 1024.0;
+/// The smallest real multiplier [`requant`] keeps whole in Q0.31 (19 significant bits).
+const SINGLE_ROUNDING_MIN: f64 = 1.0 / 4096.0;
 
 /// The [`Requant`] of a real multiplier (the ratio of scales an accumulator is brought to the
 /// output's quantization by), chosen to round once, as onnxruntime does (`round(acc * real)`).
@@ -136,9 +136,12 @@ const SINGLE_ROUNDING_MIN: f64 = 1.0 / 1024.0;
 /// below 1/2, shifts right after the rounding doubling high multiply: the result is rounded twice,
 /// and the first rounding moves about `2^-shift` of all results across a rounding boundary (3% for
 /// a multiplier near 1/50, typical of a convolution), which a deep network then amplifies. A real
-/// of at least 1/1024 is therefore kept whole in Q0.31 with shift 0 (the same kernel arithmetic,
-/// one rounding, 21 or more significant bits); smaller ones, and those of 1/2 or more (whose shift
-/// is a left shift, exact), are TFLite's.
+/// of at least 1/4096 is therefore kept whole in Q0.31 with shift 0 (the same kernel arithmetic,
+/// one rounding, 19 or more significant bits); smaller ones, and those of 1/2 or more (whose shift
+/// is a left shift, exact), are TFLite's. The bound: kept whole, the multiplier errs by at most
+/// `2^-32` absolute, which on an output of at most 128 steps is `2^-25 / real` steps; TFLite's
+/// first rounding errs by up to `2^(shift - 1)`, about `real` steps; the first is the smaller
+/// above `real = 2^-12.5`.
 pub fn requant(real: f64) -> Requant {
     let tflite = rtq::quantize_multiplier(real);
     if tflite.shift >= 0 || real.abs() < SINGLE_ROUNDING_MIN {
@@ -160,12 +163,17 @@ pub enum Convention {
 }
 
 impl Convention {
-    /// The [`Requant`] of a real multiplier under this convention.
-    pub fn requant(self, real: f64) -> Requant {
-        match self {
+    /// The [`Requant`] of a real multiplier under this convention; refused when it is not finite
+    /// or so large (`2^31` or more) that its shift leaves the kernels' range, a ratio of scales no
+    /// working model has.
+    pub fn requant(self, real: f64) -> Result<Requant, String> {
+        if !real.is_finite() || real.abs() >= (1u64 << 31) as f64 {
+            return Err(format!("a requantization by {real:e} (scales whose ratio is at least 2^31)"));
+        }
+        Ok(match self {
             Convention::Onnx => requant(real),
             Convention::Tflite => rtq::quantize_multiplier(real),
-        }
+        })
     }
 
     /// The strides of a contiguous batch of feature maps in this convention's layout.

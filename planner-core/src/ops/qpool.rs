@@ -1,5 +1,6 @@
 //! Quantized max and average pooling on NCHW activations, input and output sharing one
-//! quantization: `runtime_min::quant::max_pool2d` / `avg_pool2d`.
+//! quantization: `runtime_min::quant::max_pool2d` / `avg_pool2d` (TFLite's rounding) /
+//! `avg_pool2d_half_even` (onnxruntime's).
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -16,6 +17,9 @@ pub struct QPool {
     pub kind: PoolKind,
     /// Geometry, layouts, zero point and clamp.
     pub params: rtq::Pool2d,
+    /// Average pooling rounds the exact mean to nearest, ties to even (`avg_pool2d_half_even`,
+    /// onnxruntime's result) rather than as TFLite (`avg_pool2d`, the default of [`QPool::new`]).
+    pub half_even: bool,
 }
 
 impl QPool {
@@ -28,15 +32,22 @@ impl QPool {
         p.y_strides = convention.image_strides(p.channels, p.out_h, p.out_w);
         p.zero_point = q.zero_point;
         (p.act_min, p.act_max) = q.clamp(clamp);
-        QPool { kind, params: p }
+        QPool { kind, params: p, half_even: false }
+    }
+
+    /// This pooling with onnxruntime's rounding of averages (ONNX models; see
+    /// [`QPool::half_even`]).
+    pub fn with_half_even_rounding(self) -> QPool {
+        QPool { half_even: true, ..self }
     }
 }
 
 impl OpKind for QPool {
     fn kernel_name(&self) -> &'static str {
-        match self.kind {
-            PoolKind::Max => "quant::max_pool2d",
-            PoolKind::Avg => "quant::avg_pool2d",
+        match (self.kind, self.half_even) {
+            (PoolKind::Max, _) => "quant::max_pool2d",
+            (PoolKind::Avg, false) => "quant::avg_pool2d",
+            (PoolKind::Avg, true) => "quant::avg_pool2d_half_even",
         }
     }
 
@@ -74,9 +85,10 @@ impl OpKind for QPool {
             x_strides: #xs, y_strides: #ys, zero_point: #zero_point, act_min: #act_min, act_max: #act_max,
         });
         let (x, y) = (&s.inputs[0], &s.output);
-        match self.kind {
-            PoolKind::Max => quote!(::sramfit::kernels::quant::max_pool2d(&#p, #x, #y);),
-            PoolKind::Avg => quote!(::sramfit::kernels::quant::avg_pool2d(&#p, #x, #y);),
+        match (self.kind, self.half_even) {
+            (PoolKind::Max, _) => quote!(::sramfit::kernels::quant::max_pool2d(&#p, #x, #y);),
+            (PoolKind::Avg, false) => quote!(::sramfit::kernels::quant::avg_pool2d(&#p, #x, #y);),
+            (PoolKind::Avg, true) => quote!(::sramfit::kernels::quant::avg_pool2d_half_even(&#p, #x, #y);),
         }
     }
 

@@ -14,9 +14,10 @@ use super::{Target, OpKind, Operands, Scratch, Step};
 pub struct Requantize(pub rtq::Requantize);
 
 impl Requantize {
-    /// `len` values from `x`'s quantization to `y`'s, the multiplier rounded as `convention` does.
-    pub fn new(len: usize, x: QParams, y: QParams, convention: Convention) -> Requantize {
-        Requantize(rows((1, len), (len, len), (x, y), convention))
+    /// `len` values from `x`'s quantization to `y`'s, the multiplier rounded as `convention` does
+    /// (refused when the ratio of scales leaves the kernels' range).
+    pub fn new(len: usize, x: QParams, y: QParams, convention: Convention) -> Result<Requantize, String> {
+        Ok(Requantize(rows((1, len), (len, len), (x, y), convention)?))
     }
 }
 
@@ -27,16 +28,16 @@ pub fn rows(
     (x_row_stride, y_row_stride): (usize, usize),
     (x, y): (QParams, QParams),
     convention: Convention,
-) -> rtq::Requantize {
-    rtq::Requantize {
+) -> Result<rtq::Requantize, String> {
+    Ok(rtq::Requantize {
         rows,
         cols,
         x_row_stride,
         y_row_stride,
         x_zero_point: x.zero_point,
         y_zero_point: y.zero_point,
-        requant: convention.requant(x.scale as f64 / y.scale as f64),
-    }
+        requant: convention.requant(x.scale as f64 / y.scale as f64)?,
+    })
 }
 
 /// A [`rtq::Requantize`] expression.

@@ -209,13 +209,35 @@ fn gather_window<T: QuantElem>(p: &Conv2d, x: &[T], (b, g, oy, ox): (usize, usiz
 // On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
 #[cfg_attr(arm_dsp, inline(always))]
 pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T], scratch: &mut [T]) {
-    let taps = p.taps();
-    let ocg = p.out_channels / p.groups;
-    assert_eq!(w.len(), p.out_channels * taps, "conv2d: weight length");
     q.check(p.out_channels);
     if crate::arch::quant_conv2d(p, x, w, q, y) {
         return;
     }
+    convolve(p, x, w, q.bias, y, scratch, |oc, acc| q.output(oc, acc, p.y_zero_point, p.act_min, p.act_max));
+}
+
+/// [`conv2d`] without the output stage (ONNX ConvInteger): `y` receives the `i32` accumulator
+/// `bias[o] + sum_k (w[o][k] - w_zero_point) * patch[k]` itself, with `bias` the folded bias
+/// (`out_channels` values); `y_zero_point`, `act_min` and `act_max` are not read.
+pub fn conv2d_acc<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], bias: &[i32], y: &mut [i32], scratch: &mut [T]) {
+    assert_eq!(bias.len(), p.out_channels, "one folded bias per output channel");
+    convolve(p, x, w, bias, y, scratch, |_, acc| acc);
+}
+
+/// The loops of [`conv2d`] and [`conv2d_acc`]: `y[..] = out(o, bias[o] + sum)`.
+#[inline(always)]
+fn convolve<T: QuantElem, Y>(
+    p: &Conv2d,
+    x: &[T],
+    w: &[i8],
+    bias: &[i32],
+    y: &mut [Y],
+    scratch: &mut [T],
+    out: impl Fn(usize, i32) -> Y,
+) {
+    let taps = p.taps();
+    let ocg = p.out_channels / p.groups;
+    assert_eq!(w.len(), p.out_channels * taps, "conv2d: weight length");
     let in_place = p.reads_input_in_place();
     let runs_in_place = p.reads_runs_in_place();
     let (xs, ys) = (p.x_strides, p.y_strides);
@@ -227,8 +249,7 @@ pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: 
                     if runs_in_place {
                         for oc in g * ocg..(g + 1) * ocg {
                             let sum = window_dot(p, x, &w[oc * taps..][..taps], (b, g, oy, ox));
-                            let acc = q.bias[oc].wrapping_add(sum);
-                            y[y_base + oc * ys.c] = q.output(oc, acc, p.y_zero_point, p.act_min, p.act_max);
+                            y[y_base + oc * ys.c] = out(oc, bias[oc].wrapping_add(sum));
                         }
                         continue;
                     }
@@ -247,8 +268,7 @@ pub fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: 
                             1 => dot(w_oc, patch, p.w_zero_point),
                             _ => dot_strided(w_oc, patch, stride, p.w_zero_point),
                         };
-                        let acc = q.bias[oc].wrapping_add(sum);
-                        y[y_base + oc * ys.c] = q.output(oc, acc, p.y_zero_point, p.act_min, p.act_max);
+                        y[y_base + oc * ys.c] = out(oc, bias[oc].wrapping_add(sum));
                     }
                 }
             }

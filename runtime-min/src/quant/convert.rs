@@ -1,8 +1,40 @@
 //! Conversions: requantization between 8-bit quantizations (TFLite QUANTIZE int8 to int8/uint8,
 //! concatenation inputs of another scale, ONNX DequantizeLinear -> QuantizeLinear pairs), and
-//! quantization of `f32` / dequantization to `f32` at the graph's float ports.
+//! quantization of `f32` / dequantization to `f32` at the graph's float ports (of the 8-bit types
+//! and `i16`: [`ConvertElem`]).
 
 use super::{QuantElem, Requant};
+
+/// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantElem`]
+/// and `i16` (ONNX QuantizeLinear / DequantizeLinear with int16).
+pub trait ConvertElem: Copy {
+    /// The value as `i32`.
+    fn to_int(self) -> i32;
+    /// `v` clamped to the type's range.
+    fn clamp_from(v: i32) -> Self;
+}
+
+impl<T: QuantElem> ConvertElem for T {
+    #[inline(always)]
+    fn to_int(self) -> i32 {
+        self.to_i32()
+    }
+    #[inline(always)]
+    fn clamp_from(v: i32) -> Self {
+        T::saturate(v)
+    }
+}
+
+impl ConvertElem for i16 {
+    #[inline(always)]
+    fn to_int(self) -> i32 {
+        self.into()
+    }
+    #[inline(always)]
+    fn clamp_from(v: i32) -> Self {
+        v.clamp(i16::MIN.into(), i16::MAX.into()) as i16
+    }
+}
 
 /// Parameters of [`requantize`]: `y = clamp(requant.apply(x - x_zero_point) + y_zero_point)`
 /// (TFLite `reference_ops::Requantize`) over `rows` rows of `cols` elements, row `r` of `x` at
@@ -47,22 +79,22 @@ pub enum Rounding {
 
 /// `saturate(round(x / scale) + zero_point)`, the division in `f32`; NaN gives the zero point.
 #[inline(always)]
-pub fn quantize_value<T: QuantElem>(x: f32, scale: f32, zero_point: i32, rounding: Rounding) -> T {
+pub fn quantize_value<T: ConvertElem>(x: f32, scale: f32, zero_point: i32, rounding: Rounding) -> T {
     let q = x / scale;
     let r = match rounding {
         Rounding::HalfToEven => libm::rintf(q),
         Rounding::HalfAwayFromZero => libm::roundf(q),
     };
     // `as` saturates (NaN to 0), so huge values clamp instead of wrapping.
-    T::saturate((r as i32).saturating_add(zero_point))
+    T::clamp_from((r as i32).saturating_add(zero_point))
 }
 
 /// `(x - zero_point) * scale` in `f32`: exact TFLite DEQUANTIZE (which multiplies in `f64`; the
 /// product of a 9-bit integer and an `f32` is exact there, so one rounding to `f32` either way)
 /// and ONNX DequantizeLinear.
 #[inline(always)]
-pub fn dequantize_value<T: QuantElem>(x: T, scale: f32, zero_point: i32) -> f32 {
-    (x.to_i32() - zero_point) as f32 * scale
+pub fn dequantize_value<T: ConvertElem>(x: T, scale: f32, zero_point: i32) -> f32 {
+    (x.to_int() - zero_point) as f32 * scale
 }
 
 /// Parameters of [`quantize`] and [`dequantize`]: one scale and zero point per tensor.
@@ -75,14 +107,14 @@ pub struct Quantization {
 }
 
 /// Quantizes `f32` values: [`quantize_value`] elementwise.
-pub fn quantize<T: QuantElem>(p: &Quantization, rounding: Rounding, x: &[f32], y: &mut [T]) {
+pub fn quantize<T: ConvertElem>(p: &Quantization, rounding: Rounding, x: &[f32], y: &mut [T]) {
     for (yv, &xv) in y.iter_mut().zip(x) {
         *yv = quantize_value(xv, p.scale, p.zero_point, rounding);
     }
 }
 
 /// Dequantizes to `f32`: [`dequantize_value`] elementwise.
-pub fn dequantize<T: QuantElem>(p: &Quantization, x: &[T], y: &mut [f32]) {
+pub fn dequantize<T: ConvertElem>(p: &Quantization, x: &[T], y: &mut [f32]) {
     for (yv, &xv) in y.iter_mut().zip(x) {
         *yv = dequantize_value(xv, p.scale, p.zero_point);
     }

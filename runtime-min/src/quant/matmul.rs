@@ -93,9 +93,32 @@ pub struct MatMul {
     pub act_max: i32,
 }
 
+/// The result types of [`matmul`]: the 8-bit activations (the accumulator requantized, plus the
+/// zero point, clamped) and `i32` (ONNX MatMulInteger: the accumulator itself; `requant`,
+/// `c_zero_point` and the clamp are not read).
+pub trait MatMulOut: Copy {
+    /// The result of the accumulator `acc` under `p`.
+    fn from_acc(acc: i32, p: &MatMul) -> Self;
+}
+
+impl<T: QuantElem> MatMulOut for T {
+    #[inline(always)]
+    fn from_acc(acc: i32, p: &MatMul) -> T {
+        let v = p.requant.apply(acc).wrapping_add(p.c_zero_point);
+        T::saturate(v.max(p.act_min).min(p.act_max))
+    }
+}
+
+impl MatMulOut for i32 {
+    #[inline(always)]
+    fn from_acc(acc: i32, _: &MatMul) -> i32 {
+        acc
+    }
+}
+
 /// Quantized batched matrix product: see [`MatMul`]. The operand and result element types are
-/// independent (ONNX QLinearMatMul allows uint8 `A` with int8 `B`).
-pub fn matmul<A: QuantElem, B: QuantElem, C: QuantElem>(p: &MatMul, a: &[A], b: &[B], c: &mut [C]) {
+/// independent (ONNX QLinearMatMul allows uint8 `A` with int8 `B`; MatMulInteger writes `i32`).
+pub fn matmul<A: QuantElem, B: QuantElem, C: MatMulOut>(p: &MatMul, a: &[A], b: &[B], c: &mut [C]) {
     for b0 in 0..p.batch[0] {
         for b1 in 0..p.batch[1] {
             for b2 in 0..p.batch[2] {
@@ -112,8 +135,7 @@ pub fn matmul<A: QuantElem, B: QuantElem, C: QuantElem>(p: &MatMul, a: &[A], b: 
                                 let bv = b[bo + t * p.b_row_stride + j * p.b_col_stride].to_i32() - p.b_zero_point;
                                 acc = acc.wrapping_add(av * bv);
                             }
-                            let v = p.requant.apply(acc).wrapping_add(p.c_zero_point);
-                            c[co + i * p.c_row_stride + j] = C::saturate(v.max(p.act_min).min(p.act_max));
+                            c[co + i * p.c_row_stride + j] = C::from_acc(acc, p);
                         }
                     }
                 }

@@ -16,12 +16,15 @@
 //! - Convolution: [`conv2d`] ([`Conv2d`], [`conv2d_scratch_len`]; groups, dilation, stride,
 //!   asymmetric padding with the input zero point, 1-D as `in_h = 1`, a weight zero point) and
 //!   [`depthwise_conv2d`] (channel multiplier). Activations addressed by [`ImageStrides`]: NHWC
-//!   and NCHW alike.
+//!   and NCHW alike. [`conv2d_acc`] writes the `i32` accumulators instead (ONNX ConvInteger, and
+//!   MatMulInteger by a constant as a 1x1 convolution).
 //! - Matrix products: [`fully_connected`] ([`FullyConnected`], constant weights) and [`matmul`]
-//!   ([`MatMul`], two activations with zero points, batched and strided).
+//!   ([`MatMul`], two activations with zero points, batched and strided; into `i32` accumulators
+//!   for ONNX MatMulInteger, [`MatMulOut`]).
 //! - Elementwise with rescaling and broadcasting ([`Broadcast`](crate::Broadcast)): [`add`],
 //!   [`sub`] ([`Add`]), [`mul`] ([`Mul`]), and their `_in_place` variants.
-//! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]); mean over axes: [`mean`] ([`Mean`]).
+//! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; TFLite's rounding) and
+//!   [`avg_pool2d_half_even`] (onnxruntime's); mean over axes: [`mean`] ([`Mean`]).
 //! - [`softmax`] ([`Softmax`]): TFLite's int8 algorithm.
 //! - [`lut`], [`lut_in_place`]: 256-entry tables (logistic, tanh, hard-swish, leaky-relu, ...).
 //! - Conversions: [`requantize`] ([`Requantize`]), [`quantize`] / [`dequantize`]
@@ -59,21 +62,21 @@ mod weights;
 pub use binary::{add, add_in_place, add_scaling, mul, mul_in_place, mul_requant, sub, sub_in_place, sub_scaling};
 pub use binary::{Add, AddScaling, Mul};
 pub use channel_quant::ChannelQuant;
-pub use conv::{conv2d, conv2d_scratch_len, Conv2d};
+pub use conv::{conv2d, conv2d_acc, conv2d_scratch_len, Conv2d};
 pub use convert::{dequantize, dequantize_value, quantize, quantize_value, requantize};
-pub use convert::{Quantization, Requantize, Rounding};
+pub use convert::{ConvertElem, Quantization, Requantize, Rounding};
 pub use depthwise::depthwise_conv2d;
 pub use elem::QuantElem;
 pub use fixedpoint::multiply_by_quantized_multiplier;
 pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, relu6_table, relu_table};
 pub use lut::{table_from_fn, tanh_table};
-pub use matmul::{fully_connected, matmul, FullyConnected, MatMul};
+pub use matmul::{fully_connected, matmul, FullyConnected, MatMul, MatMulOut};
 pub(crate) use multiplier::input_radius;
 pub use multiplier::{
     activation_range, conv_requant, fully_connected_requant, quantize_multiplier, rescale_requant, Requant,
 };
 pub use pad::{pad, Pad};
-pub use pool::{avg_pool2d, max_pool2d, Pool2d};
+pub use pool::{avg_pool2d, avg_pool2d_half_even, max_pool2d, Pool2d};
 pub use reduce::{mean, mean_requant, Mean};
 pub use softmax::{softmax, softmax_output, softmax_scaling, Softmax, SoftmaxScaling};
 pub use strides::ImageStrides;

@@ -1,4 +1,5 @@
-//! Elementwise operators: add, sub and mul with rescaling; every function of one input as a
+//! Elementwise operators: add, sub and mul with rescaling, and the arithmetic of raw integers;
+//! every function of one input as a
 //! 256-entry table (Relu, Clip, Sigmoid, Tanh, HardSwish, LeakyRelu, ...), and a batch
 //! normalization as one table per channel; and the float elementwise functions allowed outside
 //! the quantized part of a graph.
@@ -6,8 +7,9 @@
 use tract_onnx::pb;
 
 use super::onnx::Attrs;
-use super::{Call, Operand, Walk};
-use crate::ir::{Op, TensorId};
+use super::{Call, Operand, Value, Walk};
+use crate::ir::{Op, TensorId, TensorKind};
+use crate::ops::binary::{Binary, BinaryOp};
 use crate::ops::lowering::broadcast_strides;
 use crate::ops::lut::Lut;
 use crate::ops::qbinary::{Arith, QBinary};
@@ -29,6 +31,55 @@ pub(super) fn binary(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     let y = w.output(c, 0, out_shape);
     w.push(c.node, Op::QBinary(op), vec![a, b], y);
     Ok(vec![y])
+}
+
+/// Add, Sub, Mul, Div, Max or Min of raw integers (tensors no quantized operator describes, and
+/// integer constants): ONNX's integer arithmetic (wrapping; Div truncates), with the kernels of
+/// the `f32` [`BinaryOp`] on the integer type.
+pub(super) fn raw_binary(
+    w: &mut Walk<'_>,
+    node: &pb::NodeProto,
+    op: &str,
+    inputs: &[Option<Value>],
+) -> Result<(), String> {
+    let kind = match op {
+        "Add" => Binary::Add,
+        "Sub" => Binary::Sub,
+        "Mul" => Binary::Mul,
+        "Div" => Binary::Div,
+        "Max" => Binary::Max,
+        "Min" => Binary::Min,
+        _ => return Err(format!("{op} of raw integers")),
+    };
+    let [Some(a), Some(b)] = inputs else {
+        return Err(format!("{op} of {} inputs on raw integers (two are supported)", inputs.len()));
+    };
+    let dtype = [a, b].iter().find_map(|v| match v {
+        Value::Int(t) => Some(w.graph.tensors[*t].dtype),
+        _ => None,
+    });
+    let dtype = dtype.ok_or("no integer tensor operand")?;
+    let mut tensor = |v: &Value| match v {
+        Value::Int(t) if w.graph.tensors[*t].dtype == dtype => Ok(*t),
+        Value::Int(_) => Err("operands of different integer types".to_string()),
+        Value::Const(k) => {
+            let data = k.data()?;
+            if data.dtype() != dtype {
+                return Err(format!("a {} constant with {} tensors", data.dtype().rust_name(), dtype.rust_name()));
+            }
+            Ok(w.constant_tensor(node, "constant", k.shape.clone(), data))
+        }
+        _ => Err("mixes raw integers with float or quantized tensors".to_string()),
+    };
+    let (a, b) = (tensor(a)?, tensor(b)?);
+    let out_shape = broadcast_shape(&w.shape(a), &w.shape(b))?;
+    let (a_strides, b_strides) =
+        (broadcast_strides(&w.shape(a), &out_shape), broadcast_strides(&w.shape(b), &out_shape));
+    let name = node.output.first().cloned().unwrap_or_default();
+    let y = w.graph.add_tensor(name, out_shape, dtype, TensorKind::Activation);
+    w.push(node, Op::Binary(BinaryOp { kind, a_strides, b_strides }), vec![a, b], y);
+    w.set(node, 0, Value::Int(y));
+    Ok(())
 }
 
 /// The NumPy broadcast of two shapes.

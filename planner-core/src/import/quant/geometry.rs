@@ -36,10 +36,12 @@ impl Window {
         };
         let strides = list("strides", 1, rank)?;
         let dilations = list("dilations", 1, rank)?;
-        if strides.contains(&0) || dilations.contains(&0) {
-            return Err("a zero stride or dilation".into());
+        if strides.contains(&0) || dilations.contains(&0) || kernel.contains(&0) {
+            return Err("a zero stride, dilation or kernel extent".into());
         }
-        let span = |i: usize| (kernel[i] - 1) * dilations[i] + 1;
+        let spans = (0..rank).map(|i| (kernel[i] - 1).checked_mul(dilations[i]).and_then(|s| s.checked_add(1)));
+        let spans: Vec<usize> = spans.collect::<Option<_>>().ok_or("a dilated window larger than any input")?;
+        let span = |i: usize| spans[i];
         let auto_pad = a.string("auto_pad").unwrap_or_default();
         let (pads_begin, pads_end, out) = match auto_pad.as_str() {
             "" | "NOTSET" | "VALID" => {
@@ -47,7 +49,8 @@ impl Window {
                 let (begin, end) = (pads[..rank].to_vec(), pads[rank..].to_vec());
                 let mut out = Vec::with_capacity(rank);
                 for i in 0..rank {
-                    let padded = input[i] + begin[i] + end[i];
+                    let padded = input[i].checked_add(begin[i]).and_then(|v| v.checked_add(end[i]));
+                    let padded = padded.ok_or("pads larger than any input")?;
                     if padded < span(i) {
                         return Err(format!("a window of {} over an extent of {padded}", span(i)));
                     }
@@ -63,8 +66,12 @@ impl Window {
             }
             "SAME_UPPER" | "SAME_LOWER" => {
                 let out: Vec<usize> = (0..rank).map(|i| input[i].div_ceil(strides[i])).collect();
-                let total: Vec<usize> =
-                    (0..rank).map(|i| ((out[i] - 1) * strides[i] + span(i)).saturating_sub(input[i])).collect();
+                let total: Vec<usize> = (0..rank)
+                    .map(|i| {
+                        (out[i].saturating_sub(1).saturating_mul(strides[i]).saturating_add(span(i)))
+                            .saturating_sub(input[i])
+                    })
+                    .collect();
                 let upper = auto_pad == "SAME_UPPER";
                 let begin: Vec<usize> = total.iter().map(|&t| if upper { t / 2 } else { t.div_ceil(2) }).collect();
                 let end = total.iter().zip(&begin).map(|(t, b)| t - b).collect();

@@ -1,12 +1,18 @@
 //! Operators that move values without changing them: views (Reshape, Flatten, Squeeze,
-//! Unsqueeze, Identity), Transpose, Concat, Split, Slice and constant Pad. Each keeps its input's
+//! Unsqueeze, Identity), Transpose, Concat, Split, Slice and constant Pad (any mode on raw
+//! integers). Each keeps its input's
 //! quantization; a requantization follows where the output's differs (a concatenation of inputs
 //! quantized differently requantizes each into its part instead).
 
+use sramfit_runtime_min as rt;
+use tract_onnx::pb;
+
+use super::onnx::{Attrs, Konst};
 use super::reduce::axis;
-use super::{Call, Operand, Walk};
-use crate::ir::{Op, TensorId};
+use super::{Call, Operand, Value, Walk};
+use crate::ir::{Op, TensorId, TensorKind};
 use crate::ops::copy::{self, Copies, StridedCopy};
+use crate::ops::pad::PadOp;
 use crate::ops::qconcat::QConcat;
 use crate::ops::qpad::QPad;
 use crate::ops::qparams::Convention;
@@ -51,7 +57,7 @@ pub(super) fn view(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
         }
         _ => xs.clone(),
     };
-    if out.iter().product::<usize>() != xs.iter().product::<usize>() {
+    if elements(&out) != elements(&xs) {
         return Err(format!("a view of {xs:?} as {out:?}"));
     }
     w.keeping(c, 0, xq, out, |w, y| w.push(c.node, Op::View(View), vec![x], y))
@@ -59,7 +65,7 @@ pub(super) fn view(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
 
 /// ONNX Reshape's target shape: 0 copies the input's extent (unless `allowzero`), -1 is inferred.
 fn reshape(input: &[usize], target: &[i64], allowzero: bool) -> Result<Vec<usize>, String> {
-    let total: usize = input.iter().product();
+    let total = elements(input).ok_or("an input of more elements than an address space holds")?;
     let mut out: Vec<usize> = (target.iter().enumerate())
         .map(|(i, &d)| match d {
             0 if !allowzero => {
@@ -71,13 +77,18 @@ fn reshape(input: &[usize], target: &[i64], allowzero: bool) -> Result<Vec<usize
         })
         .collect::<Result<_, _>>()?;
     if let Some(i) = target.iter().position(|&d| d == -1) {
-        let known: usize = out.iter().product();
+        let known = elements(&out).unwrap_or(0);
         if known == 0 || !total.is_multiple_of(known) {
             return Err(format!("cannot infer -1 reshaping {input:?} to {target:?}"));
         }
         out[i] = total / known;
     }
     Ok(out)
+}
+
+/// The number of elements of `shape`, unless it overflows.
+fn elements(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 
 /// Transpose: a strided copy.
@@ -130,15 +141,16 @@ pub(super) fn split(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Str
     let a = c.attrs();
     let at = axis(a.int("axis", 0), xs.len())?;
     let n = c.node.output.len();
+    let extent = |s: &i64| usize::try_from(*s).map_err(|_| format!("a split of extent {s}"));
     let sizes: Vec<usize> = match (a.ints("split"), c.konst(1)) {
-        (Some(v), _) => v.iter().map(|&s| s as usize).collect(),
-        (None, Some(k)) => k.ints()?.iter().map(|&s| s as usize).collect(),
+        (Some(v), _) => v.iter().map(extent).collect::<Result<_, _>>()?,
+        (None, Some(k)) => k.ints()?.iter().map(extent).collect::<Result<_, _>>()?,
         (None, None) => {
             let each = xs[at].div_ceil(n.max(1));
             (0..n).map(|i| each.min(xs[at].saturating_sub(i * each))).collect()
         }
     };
-    if sizes.len() != n || sizes.iter().sum::<usize>() != xs[at] {
+    if sizes.len() != n || sizes.iter().try_fold(0usize, |t, &s| t.checked_add(s)) != Some(xs[at]) {
         return Err(format!("a split of {} into {sizes:?}", xs[at]));
     }
     let mut outputs = Vec::with_capacity(n);
@@ -181,17 +193,23 @@ pub(super) fn slice(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Str
     let mut src_offset = 0isize;
     for k in 0..starts.len() {
         let ax = axis(axes[k], xs.len())?;
-        let (dim, step) = (xs[ax] as i64, steps[k]);
-        if step == 0 {
+        let dim = xs[ax] as i64;
+        if steps[k] == 0 {
             return Err("a zero step".into());
         }
-        let wrap = |v: i64| if v < 0 { v + dim } else { v };
+        // A step longer than the axis takes one element, as one of the axis's length does.
+        let step = steps[k].signum() * steps[k].unsigned_abs().min(dim.max(1) as u64) as i64;
+        let wrap = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
         let (start, end) = if step > 0 {
             (wrap(starts[k]).clamp(0, dim), wrap(ends[k]).clamp(0, dim))
         } else {
-            (wrap(starts[k]).clamp(0, dim - 1), wrap(ends[k]).clamp(-1, dim - 1))
+            (wrap(starts[k]).clamp(0, (dim - 1).max(0)), wrap(ends[k]).clamp(-1, (dim - 1).max(-1)))
         };
-        let count = if step > 0 { (end - start).max(0) } else { (start - end).max(0) };
+        let count = match dim {
+            0 => 0,
+            _ if step > 0 => (end - start).max(0),
+            _ => (start - end).max(0),
+        };
         out[ax] = ((count + step.abs() - 1) / step.abs()) as usize;
         src_offset += start.max(0) as isize * strides[ax] as isize;
         src_strides[ax] *= step as isize;
@@ -219,25 +237,7 @@ pub(super) fn pad(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Strin
     if mode != "constant" {
         return Err(format!("Pad mode {mode} on quantized tensors (constant is supported)"));
     }
-    let pads: Vec<i64> = match (c.konst(1), a.ints("pads")) {
-        (Some(k), _) => k.ints()?.to_vec(),
-        (None, Some(v)) => v,
-        (None, None) => return Err("Pad needs constant pads".into()),
-    };
-    let axes: Vec<usize> = match c.konst(3) {
-        Some(k) => k.ints()?.iter().map(|&v| axis(v, xs.len())).collect::<Result<_, _>>()?,
-        None => (0..xs.len()).collect(),
-    };
-    if pads.len() != 2 * axes.len() {
-        return Err(format!("{} pads for {} axes", pads.len(), axes.len()));
-    }
-    let mut begin = vec![0isize; xs.len()];
-    let mut out = xs.clone();
-    for (k, &ax) in axes.iter().enumerate() {
-        let (b, e) = (pads[k] as isize, pads[k + axes.len()] as isize);
-        begin[ax] = b;
-        out[ax] = usize::try_from(xs[ax] as isize + b + e).map_err(|_| "pads crop more than the input")?;
-    }
+    let (begin, out) = pad_extents(c.konst(1), &a, c.konst(3), &xs)?;
     let value = match c.operands.get(2) {
         None | Some(Operand::Absent) => xq.zero_point,
         Some(Operand::Const(k)) if k.ints().is_ok() => k.ints()?.first().copied().unwrap_or(0) as i32,
@@ -247,4 +247,71 @@ pub(super) fn pad(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Strin
     };
     let op = Op::QPad(QPad { in_shape: xs, pads_begin: begin, out_shape: out.clone(), value, dtype: xq.dtype });
     w.keeping(c, 0, xq, out, |w, y| w.push(c.node, op, vec![x], y))
+}
+
+/// Pad of raw integers (a tensor no quantized operator describes) in any mode, or of 16- and
+/// 32-bit ones: the `f32` [`PadOp`]'s kernel on the integer type (a constant value must be an
+/// integer exact in `f32`).
+pub(super) fn raw_pad(w: &mut Walk<'_>, node: &pb::NodeProto, x: TensorId) -> Result<(), String> {
+    let konst = |i: usize| match node.input.get(i).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(_) => w.konst(node, i).map(Some),
+    };
+    let (pads, value, axes) = (konst(1)?, konst(2)?, konst(3)?);
+    let xs = w.shape(x);
+    let a = Attrs(&node.attribute);
+    let (begin, out) = pad_extents(pads.as_deref(), &a, axes.as_deref(), &xs)?;
+    let mode = match a.string("mode").as_deref().unwrap_or("constant") {
+        "constant" => {
+            let v = match value {
+                Some(k) => *k.ints()?.first().ok_or("an empty pad value")?,
+                None => a.float("value", 0.0) as i64,
+            };
+            if v as f32 as i64 != v {
+                return Err(format!("a pad value of {v}, not exact in f32"));
+            }
+            rt::PadMode::Constant(v as f32)
+        }
+        "reflect" => rt::PadMode::Reflect,
+        "edge" => rt::PadMode::Edge,
+        "wrap" => rt::PadMode::Wrap,
+        other => return Err(format!("Pad mode {other}")),
+    };
+    let name = node.output.first().cloned().unwrap_or_default();
+    let y = w.graph.add_tensor(name, out, w.graph.tensors[x].dtype, TensorKind::Activation);
+    w.push(node, Op::Pad(PadOp { pads_begin: begin, mode }), vec![x], y);
+    w.set(node, 0, Value::Int(y));
+    Ok(())
+}
+
+/// The leading pads and the output shape of a Pad of `xs`: pads from input 1 (`pads_input`) or
+/// the attribute, over the axes of input 3 (`axes_input`) or all of them; negative pads crop.
+fn pad_extents(
+    pads_input: Option<&Konst>,
+    a: &Attrs<'_>,
+    axes_input: Option<&Konst>,
+    xs: &[usize],
+) -> Result<(Vec<isize>, Vec<usize>), String> {
+    let pads: Vec<i64> = match (pads_input, a.ints("pads")) {
+        (Some(k), _) => k.ints()?.to_vec(),
+        (None, Some(v)) => v,
+        (None, None) => return Err("Pad needs constant pads".into()),
+    };
+    let axes: Vec<usize> = match axes_input {
+        Some(k) => k.ints()?.iter().map(|&v| axis(v, xs.len())).collect::<Result<_, _>>()?,
+        None => (0..xs.len()).collect(),
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(format!("{} pads for {} axes", pads.len(), axes.len()));
+    }
+    let mut begin = vec![0isize; xs.len()];
+    let mut out = xs.to_vec();
+    for (k, &ax) in axes.iter().enumerate() {
+        let (b, e) = (pads[k] as isize, pads[k + axes.len()] as isize);
+        begin[ax] = b;
+        let extent = (xs[ax] as isize).checked_add(b).and_then(|v| v.checked_add(e));
+        let extent = extent.ok_or_else(|| format!("pads {b} and {e} larger than any input"))?;
+        out[ax] = usize::try_from(extent).map_err(|_| "pads crop more than the input")?;
+    }
+    Ok((begin, out))
 }

@@ -3,12 +3,15 @@
 
 use sramfit_runtime_min::quant as rtq;
 
-use super::weights::{bias, qweights};
+use super::conv::pointwise;
+use super::weights::{bias, integer_weights, qweights};
 use super::{Call, Operand, QConst, Walk};
-use crate::ir::{Op, TensorId};
+use crate::ir::{Op, TensorId, TensorKind};
+use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
 use crate::ops::qparams::Convention;
+use crate::tensor::DType;
 
 /// Gemm `alpha * A B' + beta * C` (`A` not transposed; `B` transposed or not; `C` per output
 /// column): a fully connected layer.
@@ -38,6 +41,42 @@ pub(super) fn matmul(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, St
     let y = w.output(c, 0, shape);
     w.push(c.node, Op::QMatMul(op), vec![a, b], y);
     Ok(vec![y])
+}
+
+/// MatMulInteger: the `i32` accumulators. `A` (`[.., K]`) by a constant matrix `[K, N]`, as a
+/// 1x1 convolution with one image per row of `A`; otherwise a batched product of two tensors.
+pub(super) fn matmul_integer(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
+    let (x, xq) = c.act(0)?;
+    let xs = w.shape(x);
+    let b = match c.operands.get(1) {
+        Some(Operand::Weights(b)) if b.values.shape.len() == 2 => b,
+        Some(Operand::Weights(b)) if b.zero_points.len() > 1 => {
+            return Err(format!("{} zero points of a constant of {:?}", b.zero_points.len(), b.values.shape));
+        }
+        _ => {
+            let (b, bq) = w.operand_tensor(c, 1)?;
+            let (op, shape) = QMatMul::accumulator(&xs, &w.shape(b), xq, bq)?;
+            let name = c.node.output.first().cloned().unwrap_or_default();
+            let y = w.graph.add_tensor(name, shape, DType::I32, TensorKind::Activation);
+            w.push(c.node, Op::QMatMul(op), vec![x, b], y);
+            return Ok(vec![y]);
+        }
+    };
+    let ([rows @ .., k], [kb, n]) = (&xs[..], &b.values.shape[..]) else {
+        return Err(format!("MatMulInteger of {xs:?} by {:?}", b.values.shape));
+    };
+    if k != kb {
+        return Err(format!("an input of {xs:?} for {kb} x {n} weights"));
+    }
+    let (k, n) = (*k, *n);
+    let mut qw = integer_weights(b, 1, n)?;
+    let mut nk = vec![0i8; qw.values.len()];
+    rtq::pack_fully_connected_weights(&qw.values, k, n, &mut nk);
+    qw.values = nk;
+    let geometry = pointwise(rows.iter().product(), k, n);
+    let (op, consts) = QConv::accumulator(geometry, xq.zero_point, xq.dtype, &qw)?;
+    let out_shape = [rows, &[n]].concat();
+    Ok(vec![w.push_accumulator(c, Op::QConv(op), x, consts, out_shape)])
 }
 
 /// `A` (`[.., K]`) times the constant `b` (`[K, N]`, or `[N, K]` when `transposed`) plus the bias

@@ -361,7 +361,7 @@ impl<'p> Walk<'p> {
         if a.int("block_size", 0) != 0 {
             return Err("blocked quantization (block_size) is not supported".into());
         }
-        let scales = self.konst(node, 1)?.floats();
+        let scales = onnx::scales(&*self.konst(node, 1)?)?;
         let (zero_points, elem) = match self.input(node, 2) {
             None => (vec![0; scales.len()], a.int("output_dtype", elem::UINT8 as i64) as i32),
             Some(_) => {
@@ -401,11 +401,15 @@ impl<'p> Walk<'p> {
     fn quantize_linear(&mut self, node: &pb::NodeProto) -> Result<(), String> {
         let (quant, elem) = self.linear_params(node)?;
         let dtype = match dtype_of(elem) {
-            Some(d @ (DType::I8 | DType::U8)) => d,
-            _ => return Err(format!("quantization to {} (int8 and uint8 are supported)", elem_name(elem))),
+            Some(d @ (DType::I8 | DType::U8 | DType::I16)) => d,
+            _ => return Err(format!("quantization to {} (int8, uint8 and int16 are supported)", elem_name(elem))),
         };
         let name = node.output.first().cloned().unwrap_or_default();
-        let value = match self.input(node, 0).cloned() {
+        let input = self.input(node, 0).cloned();
+        if dtype == DType::I16 && !matches!(input, Some(Value::Float(_))) {
+            return Err("int16 quantization of anything but a float tensor (int16 activations have no integer operators in sramfit)".into());
+        }
+        let value = match input {
             Some(Value::Quantized(t)) => Value::Int(t),
             Some(Value::Float(x)) => {
                 let shape = self.graph.tensors[x].shape.clone();
@@ -425,7 +429,7 @@ impl<'p> Walk<'p> {
                     Value::Int(x)
                 } else {
                     let y = self.activation(name, self.graph.tensors[x].shape.clone(), y_q);
-                    let op = Op::Requantize(Requantize::new(self.graph.tensors[x].len(), x_q, y_q, Convention::Onnx));
+                    let op = Op::Requantize(Requantize::new(self.graph.tensors[x].len(), x_q, y_q, Convention::Onnx)?);
                     self.push(node, op, vec![x], y);
                     Value::Int(y)
                 }
@@ -456,9 +460,9 @@ impl<'p> Walk<'p> {
             }
             Some(Value::Int(t)) => {
                 let tensor = &mut self.graph.tensors[t];
-                if !matches!(tensor.dtype, DType::I8 | DType::U8) {
+                if !matches!(tensor.dtype, DType::I8 | DType::U8 | DType::I16) {
                     return Err(format!(
-                        "DequantizeLinear of {} (int8 and uint8 are supported)",
+                        "DequantizeLinear of {} (int8, uint8 and int16 are supported)",
                         tensor.dtype.rust_name()
                     ));
                 }
@@ -500,8 +504,12 @@ impl<'p> Walk<'p> {
             .map(|v| match v {
                 None => Ok(Operand::Absent),
                 Some(Value::Dequantized(t, Quant::PerTensor { scale, zero_point })) => {
-                    let dtype = self.graph.tensors[*t].dtype;
-                    Ok(Operand::Act(*t, QParams { scale: *scale, zero_point: *zero_point, dtype }))
+                    match self.graph.tensors[*t].dtype {
+                        DType::I16 => {
+                            Err("reads an int16 tensor (int16 activations have no integer operators in sramfit)".into())
+                        }
+                        dtype => Ok(Operand::Act(*t, QParams { scale: *scale, zero_point: *zero_point, dtype })),
+                    }
                 }
                 Some(Value::Weights(w)) => Ok(Operand::Weights(w.clone())),
                 Some(Value::Const(k)) => Ok(Operand::Const(k.clone())),
@@ -582,6 +590,17 @@ impl<'p> Walk<'p> {
     /// Pad, Concat, ...): its output keeps its input's quantization.
     fn integer_op(&mut self, node: &'p pb::NodeProto, inputs: &[Option<Value>]) -> Result<(), String> {
         let op = op_name(node)?;
+        let raw_input = |v: &Value| matches!(v, Value::Int(t) if self.graph.tensors[*t].quant.is_none());
+        if matches!(op, "Add" | "Sub" | "Mul" | "Div" | "Max" | "Min") && inputs.iter().flatten().any(raw_input) {
+            return elementwise::raw_binary(self, node, op, inputs);
+        }
+        if let (Some(Some(Value::Int(x))), "Pad") = (inputs.first(), op) {
+            let t = &self.graph.tensors[*x];
+            let mode = Attrs(&node.attribute).string("mode").unwrap_or_else(|| "constant".into());
+            if t.quant.is_none() && (mode != "constant" || !matches!(t.dtype, DType::I8 | DType::U8)) {
+                return layout::raw_pad(self, node, *x);
+            }
+        }
         let mut q = None;
         let operands = (inputs.iter())
             .map(|v| match v {
@@ -623,7 +642,8 @@ impl<'p> Walk<'p> {
             None => return Err("no input".into()),
         };
         let shape = self.graph.tensors[x].shape.clone();
-        let y = self.graph.add_tensor(node.output[0].clone(), shape, DType::F32, TensorKind::Activation);
+        let name = node.output.first().cloned().unwrap_or_else(|| node_name(node));
+        let y = self.graph.add_tensor(name, shape, DType::F32, TensorKind::Activation);
         self.push(node, Op::Unary(unary), vec![x], y);
         self.set(node, 0, Value::Float(y));
         Ok(())
@@ -678,6 +698,8 @@ impl<'p> Walk<'p> {
     /// Lowers an integer operator call to IR nodes; returns the tensor of each of its outputs.
     fn integer(&mut self, call: Call<'_>) -> Result<Vec<TensorId>, String> {
         match call.op {
+            "Conv" if call.node.op_type == "ConvInteger" => conv::conv_integer(self, &call),
+            "MatMul" if call.node.op_type == "MatMulInteger" => matmul::matmul_integer(self, &call),
             "Conv" => conv::conv(self, &call),
             "BatchNormalization" => elementwise::batch_norm(self, &call),
             "Gemm" => matmul::gemm(self, &call),
@@ -737,13 +759,35 @@ impl<'p> Walk<'p> {
         consts: Vec<Data>,
         shape: Vec<usize>,
     ) -> TensorId {
+        let y = self.output(call, 0, shape);
+        self.push_to(call, op, x, consts, y);
+        y
+    }
+
+    /// [`Walk::push_with_constants`] of an operator whose output 0 is an `int32` accumulator
+    /// tensor (ConvInteger, MatMulInteger), constants `[weights, folded bias]`.
+    pub(super) fn push_accumulator(
+        &mut self,
+        call: &Call<'_>,
+        op: Op,
+        x: TensorId,
+        consts: Vec<Data>,
+        shape: Vec<usize>,
+    ) -> TensorId {
+        let name = call.node.output.first().cloned().unwrap_or_else(|| node_name(call.node));
+        let y = self.graph.add_tensor(name, shape, DType::I32, TensorKind::Activation);
+        self.push_to(call, op, x, consts, y);
+        y
+    }
+
+    /// Appends the step of `call` reading `x` and `consts` (named in the order of
+    /// [`Walk::push_with_constants`]) and writing `y`.
+    fn push_to(&mut self, call: &Call<'_>, op: Op, x: TensorId, consts: Vec<Data>, y: TensorId) {
         let mut inputs = vec![x];
         for (what, data) in ["weights", "bias", "multipliers", "shifts"].into_iter().zip(consts) {
             inputs.push(self.constant_tensor(call.node, what, vec![data.len()], data));
         }
-        let y = self.output(call, 0, shape);
         self.push(call.node, op, inputs, y);
-        y
     }
 
     /// The shape of an IR tensor.
@@ -779,6 +823,9 @@ fn op_name(node: &pb::NodeProto) -> Result<&'static str, String> {
         "Add",
         "Sub",
         "Mul",
+        "Div",
+        "Max",
+        "Min",
         "MaxPool",
         "AveragePool",
         "GlobalAveragePool",

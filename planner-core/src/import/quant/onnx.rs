@@ -95,7 +95,8 @@ impl Konst {
         }
         let shape = t.dims.iter().map(|&d| usize::try_from(d)).collect::<Result<Vec<_>, _>>();
         let shape = shape.map_err(|_| format!("{} has a negative dimension", what()))?;
-        let len: usize = shape.iter().product();
+        let len = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let len = len.ok_or_else(|| format!("{} has more elements than an address space holds", what()))?;
         let raw = &t.raw_data;
         let values = match t.data_type {
             elem::FLOAT if !raw.is_empty() => Values::Float(le(raw, f32::from_le_bytes)),
@@ -186,6 +187,19 @@ fn f16_to_f32(h: u16) -> f32 {
         0x1f if fraction == 0.0 => f32::INFINITY,
         0x1f => f32::NAN,
         e => (1.0 + fraction / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+/// The values of a scale input: at least one, each a positive normal number (anything else has
+/// no requantization; an infinite or NaN scale would make every multiplier meaningless).
+pub fn scales(k: &Konst) -> Result<Vec<f32>, String> {
+    let scales = k.floats();
+    if scales.is_empty() {
+        return Err("an empty scale".into());
+    }
+    match scales.iter().find(|s| !(s.is_normal() && **s > 0.0)) {
+        Some(s) => Err(format!("a scale of {s} (scales are positive normal numbers)")),
+        None => Ok(scales),
     }
 }
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use tract_onnx::pb;
 
-use super::onnx::{dtype_of, elem, elem_name, Attrs};
+use super::onnx::{dtype_of, elem, elem_name, scales, Attrs};
 use super::{Call, Operand, Out, QConst, Value, Walk, UNBOUNDED};
 use crate::ops::qparams::QParams;
 use crate::tensor::{DType, Quant};
@@ -39,15 +39,18 @@ pub(super) fn lower(w: &mut Walk<'_>, node: &pb::NodeProto) -> Result<(), String
     let op = OPERATORS.iter().find(|(q, _)| *q == node.op_type).map(|(_, f)| *f).expect("checked by handles");
     let (operands, out) = match node.op_type.as_str() {
         "ConvInteger" | "MatMulInteger" => {
-            return Err(format!(
-                "{} writes int32 accumulators, and runtime-min has no kernel with int32 outputs (quantize the model with QDQ or QLinear operators)",
-                node.op_type
-            ))
+            let b = match (node.op_type.as_str(), w.input(node, 1)) {
+                ("ConvInteger", _) => integer_weights(w, node, 0)?,
+                (_, Some(Value::Const(_))) => integer_weights(w, node, w.value_rank(node, 1)?.saturating_sub(1))?,
+                _ => integer_act(w, node, 1)?,
+            };
+            (vec![integer_act(w, node, 0)?, b], None)
         }
-        "QLinearConv" => (vec![act(w, node, 0)?, weights(w, node, 3, 0)?, raw(w, node, 8)], out(w, node, 6)?),
+        "QLinearConv" => (vec![act(w, node, 0)?, weights(w, node, 3, 0)?, raw(w, node, 8)], Some(out(w, node, 6)?)),
         "QLinearMatMul" => {
             let b_rank = w.value_rank(node, 3)?;
-            (vec![act_or_weights(w, node, 0, 0)?, act_or_weights(w, node, 3, b_rank.saturating_sub(1))?], out(w, node, 6)?)
+            let operands = vec![act_or_weights(w, node, 0, 0)?, act_or_weights(w, node, 3, b_rank.saturating_sub(1))?];
+            (operands, Some(out(w, node, 6)?))
         }
         "QGemm" => {
             if node.input.get(7).is_none_or(|s| s.is_empty()) {
@@ -55,18 +58,56 @@ pub(super) fn lower(w: &mut Walk<'_>, node: &pb::NodeProto) -> Result<(), String
             }
             let trans_b = Attrs(&node.attribute).int("transB", 0) != 0;
             let b = weights(w, node, 3, usize::from(!trans_b))?;
-            (vec![act(w, node, 0)?, b, raw(w, node, 6)], out(w, node, 7)?)
+            (vec![act(w, node, 0)?, b, raw(w, node, 6)], Some(out(w, node, 7)?))
         }
-        "QLinearAdd" | "QLinearMul" => (vec![act_or_weights(w, node, 0, 0)?, act_or_weights(w, node, 3, 0)?], out(w, node, 6)?),
+        "QLinearAdd" | "QLinearMul" => {
+            (vec![act_or_weights(w, node, 0, 0)?, act_or_weights(w, node, 3, 0)?], Some(out(w, node, 6)?))
+        }
         "QLinearConcat" => {
-            let inputs = (2..node.input.len()).step_by(3).map(|i| act_or_weights(w, node, i, 0)).collect::<Result<_, _>>()?;
-            (inputs, out(w, node, 0)?)
+            let inputs =
+                (2..node.input.len()).step_by(3).map(|i| act_or_weights(w, node, i, 0)).collect::<Result<_, _>>()?;
+            (inputs, Some(out(w, node, 0)?))
         }
-        _ => (vec![act(w, node, 0)?], out(w, node, 3)?),
+        _ => (vec![act(w, node, 0)?], Some(out(w, node, 3)?)),
     };
-    let tensors = w.integer(Call { op, node, operands, outs: vec![out] })?;
+    // ConvInteger and MatMulInteger have no output quantization: their output is `int32`.
+    let tensors = w.integer(Call { op, node, operands, outs: out.into_iter().collect() })?;
     w.set(node, 0, Value::Int(tensors[0]));
     Ok(())
+}
+
+/// Input `i` (0 or 1) of ConvInteger / MatMulInteger as a tensor: integers with the zero point of
+/// input `i + 2` (0 without).
+fn integer_act(w: &Walk<'_>, node: &pb::NodeProto, i: usize) -> Result<Operand, String> {
+    let Some(Value::Int(t)) = w.input(node, i).cloned() else {
+        return Err(format!("input {i} is not an integer tensor"));
+    };
+    let dtype = w.graph.tensors[t].dtype;
+    if !matches!(dtype, DType::I8 | DType::U8) {
+        return Err(format!("input {i} is {} (int8 and uint8 are supported)", dtype.rust_name()));
+    }
+    let zero_point = match node.input.get(i + 2).filter(|s| !s.is_empty()) {
+        None => 0,
+        Some(_) => match w.konst(node, i + 2)?.ints()?[..] {
+            [z] => z as i32,
+            ref z => return Err(format!("{} zero points of input {i} (one per tensor is supported)", z.len())),
+        },
+    };
+    Ok(Operand::Act(t, QParams { scale: 1.0, zero_point, dtype }))
+}
+
+/// Input 1 of ConvInteger / MatMulInteger: constant integers with the zero points of input 3
+/// (per tensor, or per output channel along `axis`; 0 without).
+fn integer_weights(w: &Walk<'_>, node: &pb::NodeProto, axis: usize) -> Result<Operand, String> {
+    let values = (*w.konst(node, 1)?).clone();
+    let zero_points = match node.input.get(3).filter(|s| !s.is_empty()) {
+        None => vec![0],
+        Some(_) => w.konst(node, 3)?.ints()?.to_vec(),
+    };
+    if zero_points.is_empty() {
+        return Err("an empty weight zero point".into());
+    }
+    Ok(Operand::Weights(Rc::new(QConst { values, scales: vec![1.0], zero_points, axis })))
 }
 
 /// The `(scale, zero_point)` inputs at `i`, `i + 1` (a missing zero point is 0 of `default_elem`).
@@ -76,7 +117,7 @@ fn params(
     i: usize,
     default_elem: i32,
 ) -> Result<(Vec<f32>, Vec<i64>, i32), String> {
-    let scales = w.konst(node, i)?.floats();
+    let scales = scales(&*w.konst(node, i)?).map_err(|e| format!("input {i}: {e}"))?;
     let (zero_points, elem) = match node.input.get(i + 1).filter(|s| !s.is_empty()) {
         None => (vec![0; scales.len()], default_elem),
         Some(_) => {
@@ -84,6 +125,9 @@ fn params(
             (z.ints()?.to_vec(), z.elem)
         }
     };
+    if zero_points.len() != scales.len() {
+        return Err(format!("input {}: {} zero points for {} scales", i + 1, zero_points.len(), scales.len()));
+    }
     Ok((scales, zero_points, elem))
 }
 

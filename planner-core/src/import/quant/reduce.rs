@@ -85,7 +85,8 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, Stri
     };
     let kind = if max { PoolKind::Max } else { PoolKind::Avg };
     let clamp = if c.out().q.same_as(&xq) { c.out().clamp } else { super::UNBOUNDED };
-    let op = QPool::new(kind, geometry, xq, clamp, Convention::Onnx);
+    // onnxruntime rounds averages to nearest, ties to even.
+    let op = QPool::new(kind, geometry, xq, clamp, Convention::Onnx).with_half_even_rounding();
     w.keeping(c, 0, xq, out_shape, |w, y| w.push(c.node, Op::QPool(op), vec![x], y))
 }
 
@@ -102,7 +103,9 @@ pub(super) fn reduce_mean(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId
     let mut axes = axes.iter().map(|&v| axis(v, xs.len())).collect::<Result<Vec<_>, _>>()?;
     axes.sort_unstable();
     axes.dedup();
-    let (first, last) = (axes[0], axes[axes.len() - 1]);
+    let (Some(&first), Some(&last)) = (axes.first(), axes.last()) else {
+        return Err(format!("a mean over no axis of {xs:?}"));
+    };
     if last - first + 1 != axes.len() {
         return Err(format!("a mean over the axes {axes:?} (adjacent axes are supported)"));
     }
@@ -176,7 +179,7 @@ impl Walk<'_> {
         write(self, t);
         let y = self.output(call, i, shape.clone());
         let len = shape.iter().product();
-        self.push(call.node, Op::Requantize(Requantize::new(len, q, out.q, Convention::Onnx)), vec![t], y);
+        self.push(call.node, Op::Requantize(Requantize::new(len, q, out.q, Convention::Onnx)?), vec![t], y);
         Ok(vec![y])
     }
 

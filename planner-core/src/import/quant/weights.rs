@@ -38,6 +38,29 @@ pub(super) fn qweights(q: &QConst, out_axis: usize, channels: usize) -> Result<Q
     Ok(QWeights { values, scales: q.scales.clone(), zero_point })
 }
 
+/// The weights of ConvInteger / MatMulInteger, as [`qweights`] (scales not used), except that
+/// zero points differing between output channels are subtracted from the weights here (zero
+/// point 0), which works when every difference is an `int8`.
+pub(super) fn integer_weights(q: &QConst, out_axis: usize, channels: usize) -> Result<QWeights, String> {
+    if q.zero_points.iter().all(|&z| z == q.zero_points[0]) {
+        return qweights(q, out_axis, channels);
+    }
+    if q.zero_points.len() != channels {
+        return Err(format!("{} weight zero points for {channels} output channels", q.zero_points.len()));
+    }
+    let ints = q.values.ints()?;
+    let inner: usize = q.values.shape.get(out_axis + 1..).map_or(1, |s| s.iter().product());
+    let values = (ints.iter().enumerate())
+        .map(|(i, &v)| {
+            let d = v - q.zero_points[(i / inner.max(1)) % channels];
+            i8::try_from(d).map_err(|_| {
+                format!("weight {v} minus its channel's zero point is {d}, outside int8 (sramfit's kernels take one zero point per tensor)")
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(QWeights { values, scales: vec![1.0], zero_point: 0 })
+}
+
 /// The bias of an operator with `channels` outputs, in units of `x_scale * w.scale(o)` scaled by
 /// `beta`: a QOperator `int32` bias is already in them; a quantized one whose scale is that product
 /// is taken as it is; any other (float, or quantized with another scale) is rounded to them.

@@ -99,7 +99,7 @@ pub(super) fn convert(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         ("QUANTIZE", _) => {
             let (xq, yq) = (QParams::of(&w.graph.tensors[x])?, w.out_q(c, 0)?);
             let y = w.output(c, 0, shape, Some(yq))?;
-            w.push(c, Op::Requantize(Requantize::new(len, xq, yq, Convention::Tflite)), vec![x], y);
+            w.push(c, Op::Requantize(Requantize::new(len, xq, yq, Convention::Tflite)?), vec![x], y);
         }
         ("DEQUANTIZE", DType::I8 | DType::U8) => {
             let xq = QParams::of(&w.graph.tensors[x])?;
