@@ -9,8 +9,9 @@
 //! Shape parameters are plain `Copy` structs with public fields (or slices of
 //! at most [`MAX_RANK`] axes), so generated code can write them as `const`
 //! struct literals. Kernels assume correctly sized slices; wrong sizes panic
-//! (never UB: the crate denies `unsafe` outside its x86-64 module,
-//! `arch/x86_64`, whose intrinsics' loads and stores take slices).
+//! (never UB: the crate denies `unsafe` outside its architecture modules,
+//! `arch/x86_64`, whose intrinsics' loads and stores take slices, and
+//! `arch/arm`, whose `asm!` reads only the slices it is given).
 //!
 //! Semantics follow ONNX unless stated otherwise.
 //!
@@ -65,7 +66,10 @@
 //! crate was built with; elsewhere, and on older CPUs, the portable kernels
 //! ([`KernelPath`], [`kernel_path`], [`force_kernel_path`]; the `portable`
 //! feature keeps the portable path everywhere). The AVX2 and AVX-512 paths give
-//! the same bits. The stack the kernels' local arrays take on a build's
+//! the same bits. On Arm cores with the DSP extension (`thumbv7em`, or `+dsp`)
+//! the int8 convolution, depthwise convolution and fully connected layers of
+//! [`quant`] run on `SXTB16` / `SMLAD` kernels chosen at build time, with the
+//! portable kernels' bits. The stack the kernels' local arrays take on a build's
 //! [`Target`] is stated by `const fn`s for the planner
 //! ([`conv2d_stack_bytes`], [`matmul_stack_bytes`], ...).
 #![no_std]

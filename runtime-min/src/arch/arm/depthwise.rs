@@ -102,20 +102,32 @@ fn output_row<T: QuantElem, const KH: usize, const PAIRS: usize>(
     }
 }
 
-/// Padded input row `r` of the plane at `plane` as `words` pairs `(R[j], R[j + 1])`.
+/// Padded input row `r` of the plane at `plane` as `words` pairs `(R[j], R[j + 1])`: the row's
+/// `R` values in order (left padding, the input row, right padding), each word written when its
+/// high value is known.
 #[inline(always)]
 fn widen_row<T: QuantElem>(p: &Conv2d, x: &[T], plane: usize, r: usize, words: &mut [u32]) {
-    let xs = p.x_strides;
-    let pad = p.x_zero_point;
-    let iy = r.checked_sub(p.pad_top).filter(|&iy| iy < p.in_h);
-    let value = |j: usize| match (iy, j.checked_sub(p.pad_left).filter(|&ix| ix < p.in_w)) {
-        (Some(iy), Some(ix)) => x[plane + iy * xs.h + ix * xs.w].to_i32(),
-        _ => pad,
+    let (xs, pad) = (p.x_strides, p.x_zero_point);
+    let total = words.len() + 1;
+    let left = p.pad_left.min(total);
+    let (inner, row) = match r.checked_sub(p.pad_top).filter(|&iy| iy < p.in_h) {
+        Some(iy) => (p.in_w.min(total - left), &x[plane + iy * xs.h..]),
+        None => (0, &x[..0]),
     };
-    let mut next = value(0);
-    for (j, word) in words.iter_mut().enumerate() {
-        let this = next;
-        next = value(j + 1);
-        *word = pack(this, next);
+    let mut out = words.iter_mut();
+    let mut prev = if left > 0 || inner == 0 { pad } else { row[0].to_i32() };
+    let mut put = |v: i32| {
+        if let Some(word) = out.next() {
+            *word = pack(prev, v);
+        }
+        prev = v;
+    };
+    (1..left).for_each(|_| put(pad));
+    let first = usize::from(left == 0 && inner > 0);
+    if xs.w == 1 {
+        row[first..inner].iter().for_each(|v| put(v.to_i32()));
+    } else {
+        (first..inner).for_each(|ix| put(row[ix * xs.w].to_i32()));
     }
+    (left + inner..total).for_each(|_| put(pad));
 }
