@@ -145,7 +145,7 @@ fn strides(nhwc: bool, c: usize, h: usize, w: usize) -> ImageStrides {
 }
 
 /// Runs the kernel on `c` with the given layouts; returns the output as logical NCHW.
-fn run<T: QuantElem>(c: &Case<T>, depthwise: bool, x_nhwc: bool, y_nhwc: bool) -> Vec<i32> {
+fn run<T: QuantElem>(c: &Case<T>, depthwise: bool, (x_nhwc, y_nhwc): (bool, bool), scratch: bool) -> Vec<i32> {
     let mut p = c.p;
     p.x_strides = strides(x_nhwc, p.in_channels, p.in_h, p.in_w);
     p.y_strides = strides(y_nhwc, p.out_channels, p.out_h, p.out_w);
@@ -166,7 +166,7 @@ fn run<T: QuantElem>(c: &Case<T>, depthwise: bool, x_nhwc: bool, y_nhwc: bool) -
     if depthwise {
         depthwise_conv2d(&p, &x, &w, &q, &mut y);
     } else {
-        let mut scratch = vec![T::default(); conv2d_scratch_len(&p)];
+        let mut scratch = vec![T::default(); if scratch { conv2d_scratch_len(&p) } else { 0 }];
         conv2d(&p, &x, &w, &q, &mut y, &mut scratch);
     }
     let (oc, oh, ow) = (p.out_channels, p.out_h, p.out_w);
@@ -184,8 +184,10 @@ fn check<T: QuantElem>(seed: u64, cases: usize, depthwise: bool) {
         let c = random_case::<T>(&mut rng, depthwise);
         let want = reference(&c);
         for (x_nhwc, y_nhwc) in [(true, true), (false, false), (true, false)] {
-            let got = run(&c, depthwise, x_nhwc, y_nhwc);
-            assert_eq!(got, want, "case {i} (x NHWC {x_nhwc}, y NHWC {y_nhwc}): {:?}", c.p);
+            for scratch in [true, false] {
+                let got = run(&c, depthwise, (x_nhwc, y_nhwc), scratch);
+                assert_eq!(got, want, "case {i} (x NHWC {x_nhwc}, y NHWC {y_nhwc}, scratch {scratch}): {:?}", c.p);
+            }
         }
     }
 }
@@ -223,8 +225,8 @@ fn pointwise_conv_reads_in_place_and_matches() {
         c.w_oihw.truncate(p.out_channels * taps);
         assert_eq!(conv2d_scratch_len(p), 0, "pointwise needs no scratch in any layout");
         let want = reference(&c);
-        assert_eq!(run(&c, false, true, true), want, "case {i}");
-        assert_eq!(run(&c, false, false, true), want, "case {i} (NCHW input read strided)");
+        assert_eq!(run(&c, false, (true, true), true), want, "case {i}");
+        assert_eq!(run(&c, false, (false, true), true), want, "case {i} (NCHW input read strided)");
     }
 }
 

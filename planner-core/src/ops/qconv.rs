@@ -149,7 +149,8 @@ impl OpKind for QConv {
     fn scratch(&self) -> Scratch {
         match self.depthwise {
             true => Scratch::NONE,
-            false => Scratch { dtype: self.dtype, preferred: rtq::conv2d_scratch_len(&self.params), step: 0 },
+            // A window or nothing: `fit_scratch` gives none where a window would raise the peak.
+            false => Scratch { dtype: self.dtype, preferred: rtq::conv2d_scratch_len(&self.params), step: self.params.taps() },
         }
     }
 

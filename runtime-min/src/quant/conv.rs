@@ -117,7 +117,8 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 }
 
 /// `sum_k (w[k] - w_zero_point) * window[k]` over the window of output `(b, oy, ox)`, group `g`,
-/// read run by run from NHWC input, positions outside the input counting as `x_zero_point`.
+/// read in place run by run (each `(ky, kx)` run of channels contiguous in NHWC, strided in NCHW),
+/// positions outside the input counting as `x_zero_point`.
 #[inline(always)]
 fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], (b, g, oy, ox): (usize, usize, usize, usize)) -> i32 {
     let cpg = p.group_in_channels();
@@ -130,8 +131,11 @@ fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], (b, g, oy, ox): (u
             let w_run = runs.next().expect("weights hold kernel_h * kernel_w runs");
             acc = acc.wrapping_add(match (iy, p.input_col(ox, kx)) {
                 (Some(iy), Some(ix)) => {
-                    let base = b * xs.n + g * cpg + iy * xs.h + ix * xs.w;
-                    dot(w_run, &x[base..base + cpg], p.w_zero_point)
+                    let base = b * xs.n + g * cpg * xs.c + iy * xs.h + ix * xs.w;
+                    match xs.c {
+                        1 => dot(w_run, &x[base..base + cpg], p.w_zero_point),
+                        c => dot_strided(w_run, &x[base..base + (cpg - 1) * c + 1], c, p.w_zero_point),
+                    }
                 }
                 _ => w_run.iter().fold(0i32, |s, &wv| s.wrapping_add((wv as i32 - p.w_zero_point) * p.x_zero_point)),
             });
@@ -203,7 +207,8 @@ fn gather_window<T: QuantElem>(p: &Conv2d, x: &[T], (b, g, oy, ox): (usize, usiz
 /// `w` is OHWI (TFLite's layout; [`pack_conv_weights`](super::pack_conv_weights) converts
 /// ONNX's OIHW): weight `(o, ky, kx, c)` at `((o * kernel_h + ky) * kernel_w + kx) * cpg + c`
 /// with `cpg = in_channels / groups`. `q` has `out_channels` folded biases and 1 or
-/// `out_channels` multipliers. `scratch` has at least [`conv2d_scratch_len`] elements. On Arm
+/// `out_channels` multipliers. `scratch` has [`conv2d_scratch_len`] elements, or none: each window
+/// is then read in place run by run (the same sums; more reads for NCHW input). On Arm
 /// cores with the DSP extension the layers its kernels take run there (same bits; the scratch is
 /// then unused).
 // On Arm DSP targets each call site gets its own copy with the layer's shape as constants.
@@ -239,7 +244,9 @@ fn convolve<T: QuantElem, Y>(
     let ocg = p.out_channels / p.groups;
     assert_eq!(w.len(), p.out_channels * taps, "conv2d: weight length");
     let in_place = p.reads_input_in_place();
-    let runs_in_place = p.reads_runs_in_place();
+    // Without a window's worth of scratch (the planner gives none where it would raise the arena's
+    // peak), windows are read in place run by run, as over NHWC input.
+    let runs_in_place = p.reads_runs_in_place() || (!in_place && scratch.len() < taps);
     let (xs, ys) = (p.x_strides, p.y_strides);
     for b in 0..p.batch {
         for oy in 0..p.out_h {
