@@ -227,10 +227,9 @@ def sramfit_try(path, io_arena=False):
         child = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if child.returncode != 0:
             lines = [ln for ln in (child.stderr + child.stdout).splitlines() if ln.strip()]
+            # The reason is the error's last line (a refused operator's, for a model sramfit refuses).
             why = lines[-1].strip() if lines else f"exit status {child.returncode}"
-            if path.endswith(".tflite"):
-                return None, f"cannot load .tflite yet ({why[:100]})"
-            return None, why[:120]
+            return None, f"refused: {why[:160]}"
         return json.load(open(out.name))["arena_bytes"], None
 
 
