@@ -227,8 +227,9 @@ def sramfit_try(path, io_arena=False):
         child = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if child.returncode != 0:
             lines = [ln for ln in (child.stderr + child.stdout).splitlines() if ln.strip()]
-            # The reason is the error's last line (a refused operator's, for a model sramfit refuses).
-            why = lines[-1].strip() if lines else f"exit status {child.returncode}"
+            # The reason: the first refused operator's line, else the error's last line.
+            nodes = [ln for ln in lines if "node `" in ln]
+            why = (nodes or lines or [f"exit status {child.returncode}"])[0 if nodes else -1].strip()
             return None, f"refused: {why[:160]}"
         return json.load(open(out.name))["arena_bytes"], None
 
