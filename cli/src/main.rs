@@ -16,7 +16,7 @@ use std::fmt;
 use std::process::ExitCode;
 
 /// Top-level usage text.
-const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]   plan a MiniMalloc CSV instance\n  plan MODEL.onnx [--search-long] [--budget-steps N] [--algorithm NAME] [--out F] [flags]\n                                                          write the offline plan MODEL.plan.json that model! uses\n  inspect MODEL.onnx [--json F] [--svg F] [--html F] [--timings] [flags]\n                                                          show a model's schedule, memory plan and device map\n\n`sramfit inspect --help` lists the flags (every option of model!).";
+const USAGE: &str = "usage: sramfit <command> [args]\n\ncommands:\n  plan FILE.csv [--out OFFSETS.csv] [--budget-steps N | --search-long]   plan a MiniMalloc CSV instance\n  plan MODEL.onnx|MODEL.tflite [--search-long] [--budget-steps N] [--algorithm NAME] [--out F] [flags]\n                                                          write the offline plan MODEL.plan.json that model! uses\n  inspect MODEL.onnx|MODEL.tflite [--json F] [--svg F] [--html F] [--timings] [flags]\n                                                          show a model's schedule, memory plan and device map\n\n`sramfit inspect --help` lists the flags (every option of model!).";
 
 /// A failed command: the message to print and the process exit code.
 pub struct CliError {
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = args.collect();
     let result = match command.as_deref() {
         #[cfg(feature = "onnx")]
-        Some("plan") if args.iter().any(|a| a.to_ascii_lowercase().ends_with(".onnx")) => plan_model_cmd::run(args),
+        Some("plan") if args.iter().any(|a| is_model(a)) => plan_model_cmd::run(args),
         Some("plan") => plan_cmd::run(args),
         #[cfg(feature = "onnx")]
         Some("inspect") => inspect_cmd::run(args),
@@ -70,4 +70,11 @@ fn main() -> ExitCode {
             ExitCode::from(e.code)
         }
     }
+}
+
+/// Whether a `plan` argument names a model (ONNX or TFLite) rather than a MiniMalloc CSV.
+#[cfg(feature = "onnx")]
+fn is_model(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    lower.ends_with(".onnx") || lower.ends_with(".tflite")
 }

@@ -12,10 +12,15 @@ use sramfit_planner_core::request::Request;
 
 /// A copy of a fixture model in a fresh directory (plan files are written beside the model).
 fn model_copy(name: &str, test: &str) -> PathBuf {
+    copy_of(&format!("{name}.onnx"), test)
+}
+
+/// A copy of `tests/models/REL` in a fresh directory.
+fn copy_of(rel: &str, test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sramfit-plan-model-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(format!("{name}.onnx"));
-    let to = dir.join(format!("{name}.onnx"));
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(rel);
+    let to = dir.join(Path::new(rel).file_name().unwrap());
     std::fs::copy(from, &to).unwrap();
     to
 }
@@ -55,6 +60,19 @@ fn writes_a_plan_file_that_the_build_uses() {
     assert_eq!(program.plan_source, PlanSource::File(file));
     assert_eq!(program.plan.arena_bytes, 24576);
     assert!(program.plan.optimal);
+}
+
+#[test]
+fn a_tflite_model_gets_a_plan_file_too() {
+    let model = copy_of("tflite/keras/ds_cnn_int8.tflite", "tflite");
+    let out = plan(&model, &["--algorithm", "naive"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = plan_path(&model);
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(json["model_sha256"], sha256_hex(&std::fs::read(&model).unwrap()));
+    let program = compile(&model);
+    assert_eq!(program.plan_source, PlanSource::File(file));
+    assert_eq!(Some(program.plan.arena_bytes), json["arena_bytes"].as_u64());
 }
 
 #[test]
