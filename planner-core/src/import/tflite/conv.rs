@@ -15,7 +15,7 @@ use tract_tflite::tflite;
 /// The window of a TFLite `Padding` along one axis: `(output extent, padding before)`, as TFLite's
 /// `ComputePaddingHeightWidth` (SAME: `ceil(in / stride)` outputs, half the total padding before,
 /// rounded down; VALID: no padding).
-pub(super) fn window(
+fn window(
     padding: tflite::Padding,
     input: usize,
     kernel: usize,
@@ -43,6 +43,106 @@ pub(super) fn nhwc(shape: &[usize]) -> Result<(usize, usize, usize, usize), Stri
     match *shape {
         [n, h, w, c] => Ok((n, h, w, c)),
         _ => Err(format!("an input of shape {shape:?} (NHWC, rank 4, expected)")),
+    }
+}
+
+/// A TFLite stride, dilation or window extent: positive.
+fn positive(v: i32, what: &str) -> Result<usize, String> {
+    usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a {what} of {v}"))
+}
+
+/// The geometry of a CONV_2D or DEPTHWISE_CONV_2D from its options and its filter's shape, over
+/// an NHWC input: what the integer and the float lowerings share.
+pub(super) struct ConvWindow {
+    /// DEPTHWISE_CONV_2D (filter `[1, kh, kw, out]`) rather than CONV_2D (`[out, kh, kw, in / groups]`).
+    pub depthwise: bool,
+    /// Output channels.
+    pub out_channels: usize,
+    /// Groups (the input channels for a depthwise convolution).
+    pub groups: usize,
+    /// `(kernel_h, kernel_w)`.
+    pub kernel: (usize, usize),
+    /// `(stride_h, stride_w)`.
+    pub stride: (usize, usize),
+    /// `(dilation_h, dilation_w)`.
+    pub dilation: (usize, usize),
+    /// `(out_h, out_w)`.
+    pub out: (usize, usize),
+    /// `(pad_top, pad_left)`.
+    pub pad: (usize, usize),
+    /// The fused activation.
+    pub activation: tflite::ActivationFunctionType,
+}
+
+impl ConvWindow {
+    /// The window of `c` over an input of `(in_h, in_w, in_c)` with a filter of shape `ws`.
+    pub fn of(c: &OpCall<'_>, (in_h, in_w, in_c): (usize, usize, usize), ws: &[usize]) -> Result<ConvWindow, String> {
+        let [o, kh, kw, i] = ws[..] else { return Err(format!("a filter of shape {ws:?}")) };
+        let depthwise = c.op == "DEPTHWISE_CONV_2D";
+        let (padding, stride, dilation, activation) = if depthwise {
+            let opt = c.table.builtin_options_as_depthwise_conv_2_doptions().ok_or("no DepthwiseConv2DOptions")?;
+            let s = (opt.stride_h(), opt.stride_w());
+            let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
+            (opt.padding(), s, d, opt.fused_activation_function())
+        } else {
+            let opt = c.table.builtin_options_as_conv_2_doptions().ok_or("no Conv2DOptions")?;
+            let s = (opt.stride_h(), opt.stride_w());
+            let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
+            (opt.padding(), s, d, opt.fused_activation_function())
+        };
+        let stride = (positive(stride.0, "stride")?, positive(stride.1, "stride")?);
+        let dilation = (positive(dilation.0, "dilation")?, positive(dilation.1, "dilation")?);
+        let (out_channels, groups) = if depthwise {
+            if o != 1 || in_c == 0 || !i.is_multiple_of(in_c) {
+                return Err(format!("a depthwise filter of shape {ws:?} for {in_c} input channels"));
+            }
+            (i, in_c)
+        } else {
+            if i == 0 || !in_c.is_multiple_of(i) || !o.is_multiple_of(in_c / i) {
+                return Err(format!("a filter of shape {ws:?} for {in_c} input channels"));
+            }
+            (o, in_c / i)
+        };
+        let (out_h, pad_top) = window(padding, in_h, kh, stride.0, dilation.0)?;
+        let (out_w, pad_left) = window(padding, in_w, kw, stride.1, dilation.1)?;
+        Ok(ConvWindow {
+            depthwise,
+            out_channels,
+            groups,
+            kernel: (kh, kw),
+            stride,
+            dilation,
+            out: (out_h, out_w),
+            pad: (pad_top, pad_left),
+            activation,
+        })
+    }
+}
+
+/// The geometry of an AVERAGE_POOL_2D or MAX_POOL_2D from its options, over an NHWC input.
+pub(super) struct PoolWindow {
+    /// `(kernel_h, kernel_w)`.
+    pub kernel: (usize, usize),
+    /// `(stride_h, stride_w)`.
+    pub stride: (usize, usize),
+    /// `(out_h, out_w)`.
+    pub out: (usize, usize),
+    /// `(pad_top, pad_left)`.
+    pub pad: (usize, usize),
+    /// The fused activation.
+    pub activation: tflite::ActivationFunctionType,
+}
+
+impl PoolWindow {
+    /// The window of `c` over an input of `(in_h, in_w)`.
+    pub fn of(c: &OpCall<'_>, (in_h, in_w): (usize, usize)) -> Result<PoolWindow, String> {
+        let opt = c.table.builtin_options_as_pool_2_doptions().ok_or("no Pool2DOptions")?;
+        let kernel = (positive(opt.filter_height(), "window")?, positive(opt.filter_width(), "window")?);
+        let stride = (positive(opt.stride_h(), "stride")?, positive(opt.stride_w(), "stride")?);
+        let (out_h, pad_top) = window(opt.padding(), in_h, kernel.0, stride.0, 1)?;
+        let (out_w, pad_left) = window(opt.padding(), in_w, kernel.1, stride.1, 1)?;
+        let activation = opt.fused_activation_function();
+        Ok(PoolWindow { kernel, stride, out: (out_h, out_w), pad: (pad_top, pad_left), activation })
     }
 }
 
@@ -90,38 +190,10 @@ pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let xq = QParams::of(&w.graph.tensors[x])?;
     let (batch, in_h, in_w, in_c) = nhwc(&w.graph.tensors[x].shape)?;
     let wt = c.input(1).ok_or("no filter")?;
-    let ws = w.shape(wt)?;
-    let [o, kh, kw, i] = ws[..] else { return Err(format!("a filter of shape {ws:?}")) };
-    let depthwise = c.op == "DEPTHWISE_CONV_2D";
-    let (padding, stride, dilation, activation) = if depthwise {
-        let opt = c.table.builtin_options_as_depthwise_conv_2_doptions().ok_or("no DepthwiseConv2DOptions")?;
-        let s = (opt.stride_h(), opt.stride_w());
-        let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
-        (opt.padding(), s, d, opt.fused_activation_function())
-    } else {
-        let opt = c.table.builtin_options_as_conv_2_doptions().ok_or("no Conv2DOptions")?;
-        let s = (opt.stride_h(), opt.stride_w());
-        let d = (opt.dilation_h_factor(), opt.dilation_w_factor());
-        (opt.padding(), s, d, opt.fused_activation_function())
-    };
-    let positive =
-        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a stride or dilation of {v}"));
-    let (stride_h, stride_w, dilation_h, dilation_w) =
-        (positive(stride.0)?, positive(stride.1)?, positive(dilation.0)?, positive(dilation.1)?);
-    // Depthwise: weights [1, kh, kw, out]; standard: [out, kh, kw, in / groups].
-    let (out_c, kernel_h, kernel_w, groups) = if depthwise {
-        if o != 1 || in_c == 0 || i % in_c != 0 {
-            return Err(format!("a depthwise filter of shape {ws:?} for {in_c} input channels"));
-        }
-        (i, kh, kw, in_c)
-    } else {
-        if i == 0 || in_c % i != 0 || o % (in_c / i) != 0 {
-            return Err(format!("a filter of shape {ws:?} for {in_c} input channels"));
-        }
-        (o, kh, kw, in_c / i)
-    };
-    let (out_h, pad_top) = window(padding, in_h, kernel_h, stride_h, dilation_h)?;
-    let (out_w, pad_left) = window(padding, in_w, kernel_w, stride_w, dilation_w)?;
+    let win = ConvWindow::of(c, (in_h, in_w, in_c), &w.shape(wt)?)?;
+    let (depthwise, out_c, groups) = (win.depthwise, win.out_channels, win.groups);
+    let ((kernel_h, kernel_w), (stride_h, stride_w)) = (win.kernel, win.stride);
+    let ((dilation_h, dilation_w), (out_h, out_w), (pad_top, pad_left)) = (win.dilation, win.out, win.pad);
     let out_axis = if depthwise { 3 } else { 0 };
     let mut qw = weights(w, wt, out_axis, out_c)?;
     if depthwise && groups == 1 {
@@ -159,7 +231,7 @@ pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         act_min: 0,
         act_max: 0,
     };
-    let (op, consts) = QConv::new(geometry, (xq, &qw, yq), &b, fused(activation)?, Convention::Tflite)?;
+    let (op, consts) = QConv::new(geometry, (xq, &qw, yq), &b, fused(win.activation)?, Convention::Tflite)?;
     let y = w.output(c, 0, vec![batch, out_h, out_w, out_c], Some(yq))?;
     w.push_with_constants(c, Op::QConv(op), x, consts, y);
     Ok(())

@@ -10,7 +10,7 @@
 
 use sramfit_runtime_min::{self as rt, Activation};
 
-use super::conv::{nhwc, window};
+use super::conv::{nhwc, ConvWindow, PoolWindow};
 use super::{OpCall, Walk};
 use crate::ir::{Op, TensorId, TensorKind};
 use crate::ops::binary::{Binary, BinaryOp};
@@ -179,54 +179,24 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let (batch, in_h, in_w, in_c) = nhwc(&w.shape(c.input(0).expect("act checked it"))?)?;
     let wt = c.input(1).ok_or("no filter")?;
     let ws = w.shape(wt)?;
-    let [o, kh, kw, i] = ws[..] else { return Err(format!("a filter of shape {ws:?}")) };
+    let win = ConvWindow::of(c, (in_h, in_w, in_c), &ws)?;
     let values = w.floats(wt)?;
-    let depthwise = c.op == "DEPTHWISE_CONV_2D";
-    let (padding, stride, dilation, act) = if depthwise {
-        let opt = c.table.builtin_options_as_depthwise_conv_2_doptions().ok_or("no DepthwiseConv2DOptions")?;
-        (
-            (opt.padding()),
-            (opt.stride_h(), opt.stride_w()),
-            (opt.dilation_h_factor(), opt.dilation_w_factor()),
-            opt.fused_activation_function(),
-        )
-    } else {
-        let opt = c.table.builtin_options_as_conv_2_doptions().ok_or("no Conv2DOptions")?;
-        (
-            (opt.padding()),
-            (opt.stride_h(), opt.stride_w()),
-            (opt.dilation_h_factor(), opt.dilation_w_factor()),
-            opt.fused_activation_function(),
-        )
-    };
-    let positive =
-        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a stride or dilation of {v}"));
-    let (stride_h, stride_w, dilation_h, dilation_w) =
-        (positive(stride.0)?, positive(stride.1)?, positive(dilation.0)?, positive(dilation.1)?);
+    let ((out_c, groups), (kh, kw), i) = ((win.out_channels, win.groups), win.kernel, ws[3]);
     // OIHW: (oc, ic, ky, kx) at ((oc * icg + ic) * kh + ky) * kw + kx.
-    let (out_c, groups, oihw) = if depthwise {
-        if o != 1 || in_c == 0 || !i.is_multiple_of(in_c) {
-            return Err(format!("a depthwise filter of shape {ws:?} for {in_c} input channels"));
+    let mut oihw = vec![0f32; values.len()];
+    for (k, v) in values.iter().enumerate() {
+        match win.depthwise {
+            // [1, kh, kw, out]: one input channel per output channel.
+            true => oihw[((k % i) * kh + k / (kw * i)) * kw + k / i % kw] = *v,
+            // [out, kh, kw, in / groups].
+            false => {
+                let (oc, ky, kx, ic) = (k / (kh * kw * i), k / (kw * i) % kh, k / i % kw, k % i);
+                oihw[((oc * i + ic) * kh + ky) * kw + kx] = *v;
+            }
         }
-        let mut oihw = vec![0f32; values.len()];
-        for (k, v) in values.iter().enumerate() {
-            let (ky, kx, oc) = (k / (kw * i), k / i % kw, k % i);
-            oihw[(oc * kh + ky) * kw + kx] = *v;
-        }
-        (i, in_c, oihw)
-    } else {
-        if i == 0 || !in_c.is_multiple_of(i) || !o.is_multiple_of(in_c / i) {
-            return Err(format!("a filter of shape {ws:?} for {in_c} input channels"));
-        }
-        let mut oihw = vec![0f32; values.len()];
-        for (k, v) in values.iter().enumerate() {
-            let (oc, ky, kx, ic) = (k / (kh * kw * i), k / (kw * i) % kh, k / i % kw, k % i);
-            oihw[((oc * i + ic) * kh + ky) * kw + kx] = *v;
-        }
-        (o, in_c / i, oihw)
-    };
-    let (out_h, pad_top) = window(padding, in_h, kh, stride_h, dilation_h)?;
-    let (out_w, pad_left) = window(padding, in_w, kw, stride_w, dilation_w)?;
+    }
+    let ((stride_h, stride_w), (dilation_h, dilation_w)) = (win.stride, win.dilation);
+    let ((out_h, out_w), (pad_top, pad_left)) = (win.out, win.pad);
     let p = rt::Conv2d {
         batch,
         in_channels: in_c,
@@ -244,7 +214,7 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         pad_top,
         pad_left,
         groups,
-        act: activation(act)?,
+        act: activation(win.activation)?,
         weights: rt::ConvWeights::Oihw,
     };
     let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], Data::F32(oihw));
@@ -290,14 +260,10 @@ fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 fn pool(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let (batch, in_h, in_w, channels) = nhwc(&w.shape(c.input(0).expect("act checked it"))?)?;
-    let opt = c.table.builtin_options_as_pool_2_doptions().ok_or("no Pool2DOptions")?;
-    let positive =
-        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a window or stride of {v}"));
-    let (kernel_h, kernel_w) = (positive(opt.filter_height())?, positive(opt.filter_width())?);
-    let (stride_h, stride_w) = (positive(opt.stride_h())?, positive(opt.stride_w())?);
-    let (out_h, pad_top) = window(opt.padding(), in_h, kernel_h, stride_h, 1)?;
-    let (out_w, pad_left) = window(opt.padding(), in_w, kernel_w, stride_w, 1)?;
-    if activation(opt.fused_activation_function())? != Activation::None {
+    let win = PoolWindow::of(c, (in_h, in_w))?;
+    let ((kernel_h, kernel_w), (stride_h, stride_w)) = (win.kernel, win.stride);
+    let ((out_h, out_w), (pad_top, pad_left)) = (win.out, win.pad);
+    if activation(win.activation)? != Activation::None {
         return Err("a fused activation after pooling".into());
     }
     let p = rt::Pool2d {
@@ -445,18 +411,7 @@ fn reshape(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 fn rearrange(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let (x, xs) = w.in_tflite_order(c, 0)?;
     let copy = match c.op {
-        "TRANSPOSE" => {
-            let perm = (w.ints(c.input(1).ok_or("no permutation")?)?.iter())
-                .map(|&a| usize::try_from(a).ok().filter(|&a| a < xs.len()).ok_or_else(|| format!("axis {a}")))
-                .collect::<Result<Vec<usize>, _>>()?;
-            let mut sorted = perm.clone();
-            sorted.sort_unstable();
-            if sorted != (0..xs.len()).collect::<Vec<_>>() {
-                return Err(format!("permutation {perm:?} of a rank-{} tensor", xs.len()));
-            }
-            let out: Vec<usize> = perm.iter().map(|&p| xs[p]).collect();
-            copy::transpose(&perm, &xs, &out)
-        }
+        "TRANSPOSE" => super::layout::transpose_copy(w, c, &xs)?.0,
         _ => copy::Copies(vec![super::layout::strided_slice_copy(w, c, &xs)?]),
     };
     in_tflite_order_out(w, c, Op::Copy(copy), vec![x])

@@ -97,7 +97,15 @@ pub(super) fn pad(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 pub(super) fn transpose(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let xq = QParams::of(&w.graph.tensors[x])?;
-    let xs = w.graph.tensors[x].shape.clone();
+    let (copy, out) = transpose_copy(w, c, &w.graph.tensors[x].shape.clone())?;
+    let y = w.output(c, 0, out, Some(xq))?;
+    w.push(c, Op::Copy(copy), vec![x], y);
+    Ok(())
+}
+
+/// The strided copy of a TRANSPOSE of an input of TFLite shape `xs` (negative axes count from the
+/// end, as TFLite's), and its output shape.
+pub(super) fn transpose_copy(w: &Walk<'_>, c: &OpCall<'_>, xs: &[usize]) -> Result<(Copies, Vec<usize>), String> {
     let perm = (w.ints(c.input(1).ok_or("no permutation")?)?.iter())
         .map(|&a| axis(a, xs.len()))
         .collect::<Result<Vec<usize>, _>>()?;
@@ -107,9 +115,7 @@ pub(super) fn transpose(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> 
         return Err(format!("permutation {perm:?} of a rank-{} tensor", xs.len()));
     }
     let out: Vec<usize> = perm.iter().map(|&p| xs[p]).collect();
-    let y = w.output(c, 0, out.clone(), Some(xq))?;
-    w.push(c, Op::Copy(copy::transpose(&perm, &xs, &out)), vec![x], y);
-    Ok(())
+    Ok((copy::transpose(&perm, xs, &out), out))
 }
 
 /// STRIDED_SLICE with constant begin, end and strides (masks as TFLite's `StridedSlice`;

@@ -2,7 +2,7 @@
 
 use sramfit_runtime_min::quant as rtq;
 
-use super::conv::{nhwc, window};
+use super::conv::{nhwc, PoolWindow};
 use super::{fused, OpCall, Walk};
 use crate::ir::Op;
 use crate::ops::pool::PoolKind;
@@ -21,13 +21,9 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         return Err("input and output quantized differently (TFLite requires them equal)".into());
     }
     let (batch, in_h, in_w, channels) = nhwc(&w.graph.tensors[x].shape)?;
-    let opt = c.table.builtin_options_as_pool_2_doptions().ok_or("no Pool2DOptions")?;
-    let positive =
-        |v: i32| usize::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("a window or stride of {v}"));
-    let (kernel_h, kernel_w) = (positive(opt.filter_height())?, positive(opt.filter_width())?);
-    let (stride_h, stride_w) = (positive(opt.stride_h())?, positive(opt.stride_w())?);
-    let (out_h, pad_top) = window(opt.padding(), in_h, kernel_h, stride_h, 1)?;
-    let (out_w, pad_left) = window(opt.padding(), in_w, kernel_w, stride_w, 1)?;
+    let win = PoolWindow::of(c, (in_h, in_w))?;
+    let ((kernel_h, kernel_w), (stride_h, stride_w)) = (win.kernel, win.stride);
+    let ((out_h, out_w), (pad_top, pad_left)) = (win.out, win.pad);
     let unset = rtq::ImageStrides { n: 0, c: 0, h: 0, w: 0 };
     let geometry = rtq::Pool2d {
         batch,
@@ -54,7 +50,7 @@ pub(super) fn pool(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         act_max: 0,
     };
     let kind = if c.op == "MAX_POOL_2D" { PoolKind::Max } else { PoolKind::Avg };
-    let op = QPool::new(kind, geometry, xq, fused(opt.fused_activation_function())?, Convention::Tflite);
+    let op = QPool::new(kind, geometry, xq, fused(win.activation)?, Convention::Tflite);
     let y = w.output(c, 0, vec![batch, out_h, out_w, channels], Some(yq))?;
     w.push(c, Op::QPool(op), vec![x], y);
     Ok(())
