@@ -77,6 +77,15 @@ pub fn import_tflite(bytes: &[u8], fixed: &[InputShape], limits: &Limits) -> Res
     tflite::import(bytes, fixed, limits)
 }
 
+/// The constants an integer operator's constructor returns (`[weights, folded bias, multipliers,
+/// shifts]`, or a prefix of them) as tensors named after its node `node`, in that order: what both
+/// quantized importers give a weighted integer step besides its activation input.
+fn operator_constants(g: &mut Graph, node: &str, consts: Vec<Data>) -> Vec<TensorId> {
+    (["weights", "bias", "multipliers", "shifts"].into_iter().zip(consts))
+        .map(|(what, data)| g.add_const(format!("{node}.{what}"), vec![data.len()], data))
+        .collect()
+}
+
 /// Reads and decodes the ONNX file (no analysis yet).
 pub fn read_proto(path: &Path) -> Result<tract_onnx::pb::ModelProto, CompileError> {
     decode_proto(path, &read_model(path)?)

@@ -784,9 +784,7 @@ impl<'p> Walk<'p> {
     /// [`Walk::push_with_constants`]) and writing `y`.
     fn push_to(&mut self, call: &Call<'_>, op: Op, x: TensorId, consts: Vec<Data>, y: TensorId) {
         let mut inputs = vec![x];
-        for (what, data) in ["weights", "bias", "multipliers", "shifts"].into_iter().zip(consts) {
-            inputs.push(self.constant_tensor(call.node, what, vec![data.len()], data));
-        }
+        inputs.extend(super::operator_constants(&mut self.graph, &node_name(call.node), consts));
         self.push(call.node, op, inputs, y);
     }
 

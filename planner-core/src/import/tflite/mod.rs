@@ -510,9 +510,7 @@ impl<'a> Walk<'a> {
     /// shifts]` (and any others) into output 0.
     pub fn push_with_constants(&mut self, c: &OpCall<'_>, op: Op, x: TensorId, consts: Vec<Data>, y: TensorId) {
         let mut inputs = vec![x];
-        for (what, data) in ["weights", "bias", "multipliers", "shifts"].into_iter().zip(consts) {
-            inputs.push(self.graph.add_const(format!("{}.{what}", c.name), vec![data.len()], data));
-        }
+        inputs.extend(super::operator_constants(&mut self.graph, &c.name, consts));
         self.push(c, op, inputs, y);
     }
 }
