@@ -5,6 +5,7 @@ use sramfit_runtime_min::quant as rtq;
 
 use super::{fused, OpCall, Walk};
 use crate::ir::Op;
+use crate::ops::lowering::permutation;
 use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
@@ -197,11 +198,9 @@ pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let out_axis = if depthwise { 3 } else { 0 };
     let mut qw = weights(w, wt, out_axis, out_c)?;
     if depthwise && groups == 1 {
-        // One input channel: a standard convolution, whose weights are OHWI.
-        qw.values = (0..out_c)
-            .flat_map(|oc| (0..kernel_h * kernel_w).map(move |k| (oc, k)))
-            .map(|(oc, k)| qw.values[k * out_c + oc])
-            .collect();
+        // One input channel: a standard convolution, whose weights are OHWI (1HWO transposed).
+        let ohwi = permutation(&[1, kernel_h, kernel_w, out_c], &[3, 1, 2, 0]);
+        qw.values = ohwi.map(|k| qw.values[k]).collect();
     }
     let b = bias(w, c, out_c)?;
     let yq = w.out_q(c, 0)?;

@@ -15,7 +15,7 @@ use super::{OpCall, Walk};
 use crate::ir::{Op, TensorId, TensorKind};
 use crate::ops::binary::{Binary, BinaryOp};
 use crate::ops::copy;
-use crate::ops::lowering::broadcast_strides;
+use crate::ops::lowering::{broadcast_strides, permutation};
 use crate::ops::pad::PadOp;
 use crate::ops::pool::{Pool, PoolKind};
 use crate::ops::reduce::{ReduceOp, Reducer};
@@ -142,18 +142,12 @@ impl Walk<'_> {
         while shape.len() < rank {
             shape.insert(0, 1);
         }
-        let (shape, values) = match *shape {
-            [n, h, w, ch] if rank == 4 => {
-                let mut out = vec![0f32; values.len()];
-                for (k, v) in values.iter().enumerate() {
-                    let (b, y, x, cc) = (k / (h * w * ch), k / (w * ch) % h, k / ch % w, k % ch);
-                    out[((b * ch + cc) * h + y) * w + x] = *v;
-                }
-                (vec![n, ch, h, w], out)
-            }
-            _ => (shape, values),
+        let data = Data::F32(values);
+        let (shape, data) = match shape.len() == 4 && rank == 4 {
+            true => (internal(&shape), data.gather(permutation(&shape, &[0, 3, 1, 2]))),
+            false => (shape, data),
         };
-        Ok(self.graph.add_const(format!("{}.input{i}", c.name), shape, Data::F32(values)))
+        Ok(self.graph.add_const(format!("{}.input{i}", c.name), shape, data))
     }
 }
 
@@ -180,21 +174,10 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let wt = c.input(1).ok_or("no filter")?;
     let ws = w.shape(wt)?;
     let win = ConvWindow::of(c, (in_h, in_w, in_c), &ws)?;
-    let values = w.floats(wt)?;
-    let ((out_c, groups), (kh, kw), i) = ((win.out_channels, win.groups), win.kernel, ws[3]);
-    // OIHW: (oc, ic, ky, kx) at ((oc * icg + ic) * kh + ky) * kw + kx.
-    let mut oihw = vec![0f32; values.len()];
-    for (k, v) in values.iter().enumerate() {
-        match win.depthwise {
-            // [1, kh, kw, out]: one input channel per output channel.
-            true => oihw[((k % i) * kh + k / (kw * i)) * kw + k / i % kw] = *v,
-            // [out, kh, kw, in / groups].
-            false => {
-                let (oc, ky, kx, ic) = (k / (kh * kw * i), k / (kw * i) % kh, k / i % kw, k % i);
-                oihw[((oc * i + ic) * kh + ky) * kw + kx] = *v;
-            }
-        }
-    }
+    let ((out_c, groups), (kh, kw)) = ((win.out_channels, win.groups), win.kernel);
+    // To OIHW: from `[out, kh, kw, in / groups]`, or (depthwise) `[1, kh, kw, out]`.
+    let to_oihw: &[usize] = if win.depthwise { &[3, 0, 1, 2] } else { &[0, 3, 1, 2] };
+    let oihw = Data::F32(w.floats(wt)?).gather(permutation(&ws, to_oihw));
     let ((stride_h, stride_w), (dilation_h, dilation_w)) = (win.stride, win.dilation);
     let ((out_h, out_w), (pad_top, pad_left)) = (win.out, win.pad);
     let p = rt::Conv2d {
@@ -217,7 +200,7 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         act: activation(win.activation)?,
         weights: rt::ConvWeights::Oihw,
     };
-    let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], Data::F32(oihw));
+    let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], oihw);
     let mut inputs = vec![x, weights];
     if let Some(b) = c.input(2) {
         inputs.push(w.graph.add_const(format!("{}.bias", c.name), vec![out_c], Data::F32(w.floats(b)?)));
