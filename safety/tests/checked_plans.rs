@@ -55,7 +55,7 @@ fn every_wrong_plan_is_reported_with_the_damaged_tensor() {
         let model = format!("../{}", m.checked.model);
         let inputs: Vec<Vec<f32>> = match m.checked.model.contains("/quant/") {
             // The int8 model's ports are float.
-            true => (common::quant::samples(&model.replace(".onnx", ".ref.json")).swap_remove(0).inputs.into_iter())
+            true => (common::quant::samples(&common::fixture_of(&model)).swap_remove(0).inputs.into_iter())
                 .map(|t| t.data.into_iter().map(|v| v as f32).collect())
                 .collect(),
             false => common::fixture(&model).inputs.into_iter().map(|t| t.data).collect(),

@@ -37,9 +37,14 @@ fn tensors(v: &serde_json::Value) -> Vec<RefTensor> {
         .collect()
 }
 
+/// The fixture beside an ONNX model: `<model without .onnx>.ref.json`.
+pub fn fixture_of(model_rel: &str) -> String {
+    model_rel.replace(".onnx", ".ref.json")
+}
+
 /// Loads `<model without .onnx>.ref.json`.
 pub fn fixture(model_rel: &str) -> Fixture {
-    let path = repo_path(&model_rel.replace(".onnx", ".ref.json"));
+    let path = repo_path(&fixture_of(model_rel));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     Fixture { inputs: tensors(&v["inputs"]), outputs: tensors(&v["outputs"]) }

@@ -23,7 +23,7 @@ pub type PortQuant = Vec<Option<(f32, i32)>>;
 /// The [`PortQuant`] the fixture gives its inputs and outputs: what a generated module's
 /// `INPUT_QUANT` / `OUTPUT_QUANT` state.
 pub fn port_quant(model_rel: &str) -> (PortQuant, PortQuant) {
-    let path = super::repo_path(&model_rel.replace(".onnx", ".ref.json"));
+    let path = super::repo_path(&super::fixture_of(model_rel));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let ports = |list: &serde_json::Value| -> PortQuant {
         (list.as_array().unwrap().iter())
@@ -178,7 +178,7 @@ impl Agreement {
 /// Runs every sample of the fixture beside the ONNX file `model_rel` through `run` and measures
 /// the agreement.
 pub fn agreement(model_rel: &str, out_types: &[DType], out_shapes: &[&[usize]], run: RunTyped) -> Agreement {
-    agreement_with(&model_rel.replace(".onnx", ".ref.json"), out_types, out_shapes, run)
+    agreement_with(&super::fixture_of(model_rel), out_types, out_shapes, run)
 }
 
 /// Runs every sample of the fixture `fixture_rel` through `run` and measures the agreement.
@@ -225,7 +225,7 @@ pub fn host_run_bits(
     out_shapes: &[&[usize]],
     run: impl FnOnce(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>,
 ) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let sample = samples(&model_rel.replace(".onnx", ".ref.json")).swap_remove(0);
+    let sample = samples(&super::fixture_of(model_rel)).swap_remove(0);
     let inputs: Vec<Vec<f32>> = (sample.inputs.iter())
         .map(|t| {
             assert_eq!(t.dtype, DType::F32, "{model_rel}: input {} is not float", t.name);
