@@ -5,7 +5,7 @@ mod common;
 mod quant_common;
 
 use common::Rng;
-use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides};
+use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides, RequantRounding};
 use sramfit_runtime_min::{conv2d, conv2d_scratch_len, Activation, Conv2d, ConvWeights};
 use std::time::Instant;
 
@@ -73,7 +73,8 @@ fn quant_perf() {
         let wq = quant_common::weights(&mut rng, co * k * k * cpg);
         let bias = vec![100; co];
         let (multipliers, shifts) = (vec![1_500_000_000; co], vec![-9; co]);
-        let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+        let q =
+            ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding: RequantRounding::Double };
         let mut y = vec![0i8; co * oh * ow];
         let mut run_int8 = |p: &quant::Conv2d| {
             let mut scratch = vec![0i8; quant::conv2d_scratch_len(p)];

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{image_strides_expr, requant_arrays, Convention, QParams, QWeights};
+use super::qparams::{channel_quant_expr, channel_requant, image_strides_expr, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
@@ -24,6 +24,8 @@ pub struct QConv {
     /// `conv2d_acc`: the output is the `i32` accumulator itself (ONNX ConvInteger), and the
     /// inputs are `[x, weights, folded bias]` ([`QConv::accumulator`]).
     pub accumulate: bool,
+    /// How the output stage rounds (that of the model's format: [`channel_requant`]).
+    pub rounding: rtq::RequantRounding,
 }
 
 impl QConv {
@@ -51,10 +53,9 @@ impl QConv {
         let (mut p, packed, folded) = pack(geometry, x.zero_point, w, bias, (depthwise, convention))?;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let requant = (0..w.scales.len()).map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
-        let requant = requant.collect::<Result<Vec<_>, _>>()?;
-        let (multipliers, shifts) = requant_arrays(&requant);
-        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false };
+        let reals = (0..w.scales.len()).map(|o| x.scale as f64 * w.scale(o) as f64 / y.scale as f64);
+        let (multipliers, shifts, rounding) = channel_requant(convention, reals)?;
+        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false, rounding };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
     }
 
@@ -69,7 +70,8 @@ impl QConv {
         w: &QWeights,
     ) -> Result<(QConv, Vec<Data>), String> {
         let (p, packed, folded) = pack(geometry, x_zero_point, w, &[], (false, Convention::Onnx))?;
-        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true }, vec![Data::I8(packed), Data::I32(folded)]))
+        let rounding = rtq::RequantRounding::Double; // no output stage
+        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true, rounding }, vec![Data::I8(packed), Data::I32(folded)]))
     }
 }
 
@@ -133,7 +135,7 @@ impl OpKind for QConv {
             return quote!(::sramfit::kernels::quant::conv2d_acc(&#p, #x, #w, #bias, #y, #scratch););
         }
         let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
-        let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
+        let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
         if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {

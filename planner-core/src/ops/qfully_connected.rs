@@ -5,20 +5,20 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{requant_arrays, Convention, QParams, QWeights};
+use super::qparams::{channel_quant_expr, channel_requant, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::Data;
 
 /// A quantized fully connected layer; inputs `[x, weights ([out, in]), folded bias, multipliers,
-/// shifts]`.
+/// shifts]`, rounded as the second field says ([`channel_requant`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QFullyConnected(pub rtq::FullyConnected);
+pub struct QFullyConnected(pub rtq::FullyConnected, pub rtq::RequantRounding);
 
 impl QFullyConnected {
     /// `y[b] = w x[b] + bias` for the `batch`, `in_features` and `out_features` of `geometry`
     /// (its zero points and clamp are set here), weights `[out_features, in_features]` and `bias`
     /// in units of `x.scale * w.scale(o)` (or empty): the op and its constants `[weights, folded
-    /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`requant`]).
+    /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`channel_requant`]).
     pub fn new(
         geometry: rtq::FullyConnected,
         (x, w, y): (QParams, &QWeights, QParams),
@@ -42,9 +42,8 @@ impl QFullyConnected {
         // The scales multiplied in f64: TensorFlow Lite Micro's outputs on the MLPerf Tiny AD
         // model agree with that, not with the f32 product of `GetQuantizedConvolutionMultipler`
         // (`rtq::fully_connected_requant`: one element in 12,800 differs).
-        let multipliers = w.scales.iter().map(|&ws| convention.requant(x.scale as f64 * ws as f64 / y.scale as f64));
-        let multipliers = multipliers.collect::<Result<Vec<_>, _>>()?;
-        let (multipliers, shifts) = requant_arrays(&multipliers);
+        let reals = w.scales.iter().map(|&ws| x.scale as f64 * ws as f64 / y.scale as f64);
+        let (multipliers, shifts, rounding) = channel_requant(convention, reals)?;
         let (act_min, act_max) = y.clamp(clamp);
         let p = rtq::FullyConnected {
             batch,
@@ -55,7 +54,7 @@ impl QFullyConnected {
             act_min,
             act_max,
         };
-        Ok((QFullyConnected(p), vec![Data::I8(w.values.clone()), Data::I32(folded), multipliers, shifts]))
+        Ok((QFullyConnected(p, rounding), vec![Data::I8(w.values.clone()), Data::I32(folded), multipliers, shifts]))
     }
 }
 
@@ -73,8 +72,8 @@ impl OpKind for QFullyConnected {
         });
         let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
         let y = &s.output;
-        quote!(::sramfit::kernels::quant::fully_connected(&#p, #x, #w,
-            &::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts }, #y);)
+        let q = channel_quant_expr([bias, multipliers, shifts], self.1);
+        quote!(::sramfit::kernels::quant::fully_connected(&#p, #x, #w, #q, #y);)
     }
 
     fn macs(&self, _: &Operands<'_>) -> u64 {

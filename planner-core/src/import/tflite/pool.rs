@@ -102,7 +102,7 @@ pub(super) fn softmax(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         ));
     }
     let len = *xs.last().ok_or("a softmax of a scalar")?;
-    let op = QSoftmax::new(xs.iter().product::<usize>() / len.max(1), len, 1, beta, xq, yq);
+    let op = QSoftmax::new((xs.iter().product::<usize>() / len.max(1), len, 1), beta, (xq, yq), Convention::Tflite);
     let y = w.output(c, 0, xs, Some(yq))?;
     w.push(c, Op::QSoftmax(op), vec![x], y);
     Ok(())
