@@ -6,7 +6,7 @@ mod quant_common;
 
 use common::Rng;
 use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides, RequantRounding};
-use sramfit_runtime_min::{conv2d, conv2d_scratch_len, Activation, Conv2d, ConvWeights};
+use sramfit_runtime_min::{conv2d, conv2d_scratch_len, Activation, Conv2d, ConvInput, ConvWeights};
 use std::time::Instant;
 
 /// Milliseconds per call of `f`: the best of 7 rounds of 10 calls (the machine is shared), after
@@ -110,6 +110,7 @@ fn quant_perf() {
             groups,
             act: Activation::None,
             weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
         };
         let (xf, wf, bf) = (rng.vec(ci * h * w), rng.vec(co * k * k * cpg), rng.vec(co));
         let mut yf = vec![0.0; co * oh * ow];

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use sramfit_runtime_min::ConvWeights;
+use sramfit_runtime_min::{ConvInput, ConvWeights};
 
 use crate::ir::{Graph, Op, TensorId};
 use crate::tensor::Data;
@@ -89,6 +89,7 @@ mod tests {
             groups,
             act: Activation::None,
             weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
         }
     }
 
