@@ -228,7 +228,7 @@ fn im2col_tile<const NHWC: bool>(
     k0: usize,
     mut rows: core::slice::ChunksExactMut<f32>,
 ) {
-    let (_, channel, row, column) = input_strides(p, NHWC);
+    let (_, channel, row_stride, column) = input_strides(p, NHWC);
     let plane_len = input_span(p, NHWC, 1);
     let ksize = p.kernel_h * p.kernel_w;
     for ic in k0 / ksize..icg {
@@ -251,7 +251,7 @@ fn im2col_tile<const NHWC: bool>(
                     if ih < 0 || ih >= p.in_h as isize {
                         d.fill(0.0);
                     } else {
-                        let xrow = &xplane[ih as usize * row..];
+                        let xrow = &xplane[ih as usize * row_stride..];
                         let a = lo.clamp(ow, ow + seg);
                         let b = hi.clamp(a, ow + seg);
                         d[..a - ow].fill(0.0);

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use sramfit_runtime_min::{ConvInput, ConvWeights};
+use sramfit_runtime_min::ConvWeights;
 
 use crate::ir::{Graph, Op, TensorId};
 use crate::tensor::Data;
@@ -63,7 +63,7 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use sramfit_runtime_min::{Activation, Conv2d};
+    use sramfit_runtime_min::{Activation, Conv2d, ConvInput};
 
     use super::*;
     use crate::ir::{Node, TensorKind};

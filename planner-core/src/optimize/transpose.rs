@@ -37,26 +37,19 @@ pub fn fold_transposes(g: &mut Graph) -> usize {
     g.outputs.iter().for_each(|&t| uses[t] += 1);
     let mut removed = vec![false; g.nodes.len()];
     let mut folded = 0;
-    // Node `j` reads input `slot` from the source of copy `i` instead of from the copy.
-    let mut bypass = |g: &mut Graph, j: usize, slot: usize, i: usize| {
-        let (copied, source) = (g.nodes[j].inputs[slot], g.nodes[i].inputs[0]);
-        g.nodes[j].inputs[slot] = source;
-        // The copy's output loses its only reader; its source trades the copy for node j.
-        uses[copied] -= 1;
-        removed[i] = true;
-        folded += 1;
-    };
     for j in 0..g.nodes.len() {
         // A folded operand may itself be a transposing copy's output: keep folding into node j.
         while let Some((slot, i, strides)) = foldable_operand(g, j, &producers, &uses) {
             let Op::MatMul(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_operand") };
             set_operand(p, slot, strides);
-            bypass(g, j, slot, i);
+            bypass(g, (j, slot, i), &mut uses, &mut removed);
+            folded += 1;
         }
         if let Some(i) = foldable_conv_input(g, j, &producers, &uses) {
             let Op::Conv(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_conv_input") };
             p.input = ConvInput::Nhwc;
-            bypass(g, j, 0, i);
+            bypass(g, (j, 0, i), &mut uses, &mut removed);
+            folded += 1;
         }
     }
     if folded > 0 {
@@ -65,6 +58,16 @@ pub fn fold_transposes(g: &mut Graph) -> usize {
         super::remove_unused_tensors(g);
     }
     folded
+}
+
+/// Node `j` reads input `slot` from the source of copy `i` instead of from the copy, which is
+/// marked removed.
+fn bypass(g: &mut Graph, (j, slot, i): (usize, usize, usize), uses: &mut [usize], removed: &mut [bool]) {
+    let (copied, source) = (g.nodes[j].inputs[slot], g.nodes[i].inputs[0]);
+    g.nodes[j].inputs[slot] = source;
+    // The copy's output loses its only reader; its source trades the copy for node j.
+    uses[copied] -= 1;
+    removed[i] = true;
 }
 
 /// An operand's extents and strides: four batch axes, rows, columns.
