@@ -170,3 +170,14 @@ mod keras {
         resnet_int8 => "tests/models/tflite/keras/resnet_int8.tflite", "tests/models/tflite/keras/resnet_int8.ref.json";
     }
 }
+
+/// TFLite's 16x8 mode (int16 activations, int8 weights, int64 biases; int16 ports), bit for bit.
+mod keras_a16w8 {
+    tflite_models! {
+        audio_conv1d_a16w8 => "tests/models/tflite/keras/audio_conv1d_a16w8.tflite", "tests/models/tflite/keras/audio_conv1d_a16w8.ref.json";
+        ds_cnn_a16w8 => "tests/models/tflite/keras/ds_cnn_a16w8.tflite", "tests/models/tflite/keras/ds_cnn_a16w8.ref.json";
+        fc_autoencoder_a16w8 => "tests/models/tflite/keras/fc_autoencoder_a16w8.tflite", "tests/models/tflite/keras/fc_autoencoder_a16w8.ref.json";
+        mobilenet_v1_025_a16w8 => "tests/models/tflite/keras/mobilenet_v1_025_a16w8.tflite", "tests/models/tflite/keras/mobilenet_v1_025_a16w8.ref.json";
+        resnet_a16w8 => "tests/models/tflite/keras/resnet_a16w8.tflite", "tests/models/tflite/keras/resnet_a16w8.ref.json";
+    }
+}

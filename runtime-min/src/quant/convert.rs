@@ -3,10 +3,10 @@
 //! quantization of `f32` / dequantization to `f32` at the graph's float ports (of the 8-bit types
 //! and `i16`: [`ConvertElem`]).
 
-use super::{QuantElem, Requant};
+use super::{QuantInt, Requant};
 
-/// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantElem`]
-/// and `i16` (ONNX QuantizeLinear / DequantizeLinear with int16).
+/// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantInt`]
+/// (`i16`: ONNX QuantizeLinear / DequantizeLinear with int16, TFLite's 16x8 ports).
 pub trait ConvertElem: Copy {
     /// The value as `i32`.
     fn to_int(self) -> i32;
@@ -14,7 +14,7 @@ pub trait ConvertElem: Copy {
     fn clamp_from(v: i32) -> Self;
 }
 
-impl<T: QuantElem> ConvertElem for T {
+impl<T: QuantInt> ConvertElem for T {
     #[inline(always)]
     fn to_int(self) -> i32 {
         self.to_i32()
@@ -22,17 +22,6 @@ impl<T: QuantElem> ConvertElem for T {
     #[inline(always)]
     fn clamp_from(v: i32) -> Self {
         T::saturate(v)
-    }
-}
-
-impl ConvertElem for i16 {
-    #[inline(always)]
-    fn to_int(self) -> i32 {
-        self.into()
-    }
-    #[inline(always)]
-    fn clamp_from(v: i32) -> Self {
-        v.clamp(i16::MIN.into(), i16::MAX.into()) as i16
     }
 }
 
@@ -59,7 +48,7 @@ pub struct Requantize {
 }
 
 /// Requantizes `x` into `y`'s scale, zero point and element type: see [`Requantize`].
-pub fn requantize<X: QuantElem, Y: QuantElem>(p: &Requantize, x: &[X], y: &mut [Y]) {
+pub fn requantize<X: QuantInt, Y: QuantInt>(p: &Requantize, x: &[X], y: &mut [Y]) {
     for r in 0..p.rows {
         let (xr, yr) = (&x[r * p.x_row_stride..][..p.cols], &mut y[r * p.y_row_stride..][..p.cols]);
         for (yv, &xv) in yr.iter_mut().zip(xr) {

@@ -1,7 +1,7 @@
 //! ADD, SUB, MUL with TFLite's rescaling; LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, RELU and RELU6
 //! as 256-entry tables of TFLite Micro's integer algorithms; QUANTIZE and DEQUANTIZE.
 
-use sramfit_runtime_min::quant::{self as rtq, QuantElem};
+use sramfit_runtime_min::quant::{self as rtq, QuantInt};
 
 use super::{fused, OpCall, Walk};
 use crate::import::quant::broadcast_shape;
@@ -26,6 +26,9 @@ pub(super) fn binary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     };
     let clamp = activation.map(fused).transpose()?.unwrap_or((f32::NEG_INFINITY, f32::INFINITY));
     let yq = w.out_q(c, 0)?;
+    if yq.dtype == DType::I16 && arith != Arith::Add {
+        return Err(super::not_in_16x8(c));
+    }
     let strides = (broadcast_strides(&sa, &out_shape), broadcast_strides(&sb, &out_shape));
     let op = QBinary::new(arith, (aq, bq, yq), clamp, strides, Convention::Tflite)?;
     let y = w.output(c, 0, out_shape, Some(yq))?;
@@ -41,6 +44,9 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     if xq.dtype != yq.dtype {
         return Err("input and output of different integer types".into());
     }
+    if xq.dtype == DType::I16 {
+        return Err(super::not_in_16x8(c));
+    }
     let fixed = |scale: f32, zero_point: i32| -> Result<(), String> {
         match yq.scale == scale && yq.zero_point == zero_point {
             true => Ok(()),
@@ -53,11 +59,11 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let entries: Vec<i32> = on_dtype!(xq.dtype, T => {
         let table: [T; 256] = match c.op {
             "LOGISTIC" => {
-                fixed(1.0 / 256.0, <T as QuantElem>::MIN)?;
+                fixed(1.0 / 256.0, <T as QuantInt>::MIN)?;
                 rtq::logistic_table(xq.scale, xq.zero_point)
             }
             "TANH" => {
-                fixed(1.0 / 128.0, (<T as QuantElem>::MIN + <T as QuantElem>::MAX + 1) / 2)?;
+                fixed(1.0 / 128.0, (<T as QuantInt>::MIN + <T as QuantInt>::MAX + 1) / 2)?;
                 rtq::tanh_table(xq.scale, xq.zero_point)
             }
             "HARD_SWISH" => rtq::hard_swish_table(xq.scale, xq.zero_point, yq.scale, yq.zero_point)
@@ -101,7 +107,7 @@ pub(super) fn convert(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
             let y = w.output(c, 0, shape, Some(yq))?;
             w.push(c, Op::Requantize(Requantize::new(len, xq, yq, Convention::Tflite)?), vec![x], y);
         }
-        ("DEQUANTIZE", DType::I8 | DType::U8) => {
+        ("DEQUANTIZE", DType::I8 | DType::U8 | DType::I16) => {
             let xq = QParams::of(&w.graph.tensors[x])?;
             let op = QConvert { direction: Direction::Dequantize, params: vec![(xq.scale, xq.zero_point)], inner: len };
             let y = w.output(c, 0, shape, None)?;

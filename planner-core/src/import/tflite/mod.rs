@@ -65,7 +65,6 @@ pub fn import(bytes: &[u8], fixed: &[InputShape], limits: &Limits) -> Result<Gra
     }
     let mut walk = Walk::new(model, sub, limits);
     walk.float = walk.computes_in_float();
-    walk.refuse_int16()?;
     walk.inputs(fixed)?;
     for (i, op) in sub.operators().into_iter().flatten().enumerate() {
         walk.operator(i, op);
@@ -137,6 +136,12 @@ const LOWERINGS: &[(&[&str], Lowering)] = &[
     (&["STRIDED_SLICE"], layout::strided_slice),
 ];
 
+/// Why operator `c`, which has an int16 operand, cannot be lowered: sramfit's 16x8 mode does not
+/// have it.
+pub(super) fn not_in_16x8(c: &OpCall<'_>) -> String {
+    format!("{} on int16 (TFLite's 16x8 mode) is not supported by sramfit", c.op)
+}
+
 /// A fused activation's real range (`ActivationFunctionType`).
 pub(super) fn fused(f: tflite::ActivationFunctionType) -> Result<(f32, f32), String> {
     Ok(match f {
@@ -184,23 +189,6 @@ impl<'a> Walk<'a> {
             let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
             self.op_name(op.opcode_index()) != "DEQUANTIZE" && outputs.iter().any(|&t| float(t))
         })
-    }
-
-    /// Refuses, in one message, TFLite's 16x8 mode: an operator writing int16 activations.
-    fn refuse_int16(&self) -> Result<(), CompileError> {
-        let int16 = |t: i32| self.tensor(t).is_ok_and(|x| x.type_() == tflite::TensorType::INT16);
-        let first = self.sub.operators().into_iter().flatten().find_map(|op| {
-            let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
-            outputs.iter().copied().find(|&t| int16(t)).map(|t| (op, t))
-        });
-        let Some((op, t)) = first else { return Ok(()) };
-        Err(CompileError::Unsupported(vec![UnsupportedOp {
-            node: self.tensor_name(t),
-            op: self.op_name(op.opcode_index()).to_string(),
-            reason: "writes int16 activations: TFLite's 16x8 quantization mode is not supported yet \
-                     (convert with int8 activations)"
-                .into(),
-        }]))
     }
 
     /// The graph inputs, in their declared order, with `fixed` shapes where given.
@@ -450,15 +438,13 @@ impl<'a> Walk<'a> {
         Ok((id, q))
     }
 
-    /// The per-tensor quantization of an 8-bit tensor `t`.
+    /// The per-tensor quantization of an 8-bit or int16 tensor `t`.
     pub fn qparams(&self, t: i32) -> Result<QParams, String> {
         let name = self.tensor_name(t);
         let dtype = match self.tensor(t)?.type_() {
             tflite::TensorType::INT8 => DType::I8,
             tflite::TensorType::UINT8 => DType::U8,
-            tflite::TensorType::INT16 => {
-                return Err(format!("`{name}` is int16 (TFLite's 16x8 mode is not supported yet)"))
-            }
+            tflite::TensorType::INT16 => DType::I16,
             tflite::TensorType::FLOAT32 => {
                 return Err(format!("`{name}` is float32: sramfit reads full-integer TFLite models only so far (float32 and hybrid files are not supported yet)"))
             }
