@@ -161,6 +161,9 @@ operators! {
     cumsum => CumSum(rt::CumSum),
     /// Quantized convolution; inputs `[x, weights, folded bias, multipliers, shifts]`.
     qconv => QConv(qconv::QConv),
+    /// TensorFlow Lite's hybrid convolution (float activations, int8 weights); inputs `[x,
+    /// weights, bias]`.
+    qhybrid_conv => QHybridConv(qhybrid_conv::QHybridConv),
     /// Quantized fully connected layer; inputs `[x, weights, folded bias, multipliers, shifts]`.
     qfully_connected => QFullyConnected(qfully_connected::QFullyConnected),
     /// Quantized batched matrix product of two activations; inputs `[a, b]`.

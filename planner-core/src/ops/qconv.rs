@@ -220,7 +220,7 @@ impl OpKind for QConv {
 }
 
 /// A [`rtq::Conv2d`] expression.
-fn params(p: &rtq::Conv2d) -> TokenStream {
+pub(crate) fn params(p: &rtq::Conv2d) -> TokenStream {
     let rtq::Conv2d {
         batch,
         in_channels,

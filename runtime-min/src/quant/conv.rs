@@ -120,7 +120,12 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// read in place run by run (each `(ky, kx)` run of channels contiguous in NHWC, strided in NCHW),
 /// positions outside the input counting as `x_zero_point`.
 #[inline(always)]
-fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], (b, g, oy, ox): (usize, usize, usize, usize)) -> i32 {
+pub(crate) fn window_dot<T: QuantElem>(
+    p: &Conv2d,
+    x: &[T],
+    w_oc: &[i8],
+    (b, g, oy, ox): (usize, usize, usize, usize),
+) -> i32 {
     let cpg = p.group_in_channels();
     let xs = p.x_strides;
     let mut runs = w_oc.chunks_exact(cpg);

@@ -31,6 +31,8 @@
 //! - [`lut`], [`lut_in_place`]: 256-entry tables (logistic, tanh, hard-swish, leaky-relu, ...).
 //! - Conversions: [`requantize`] ([`Requantize`]), [`quantize`] / [`dequantize`]
 //!   ([`Quantization`], [`Rounding`]); [`pad`] ([`Pad`]).
+//! - TensorFlow Lite's hybrid convolution (float activations, int8 weights quantizing the input
+//!   when it runs): [`hybrid_conv2d`] ([`HybridConv2d`], [`symmetric_quantize`]).
 //! - TFLite's 16x8 mode (`i16` activations, `i64` biases): [`conv2d_s16`],
 //!   [`depthwise_conv2d_s16`], [`fully_connected_s16`] ([`ChannelQuantS16`]), [`softmax_s16`]
 //!   ([`SoftmaxS16`]); pooling, mean, [`add`] (with [`add_scaling_s16`]), [`requantize`] and
@@ -56,6 +58,7 @@ pub(crate) mod depthwise;
 mod elem;
 pub mod fixedpoint;
 pub mod gemmlowp;
+mod hybrid;
 mod lut;
 mod matmul;
 mod multiplier;
@@ -78,6 +81,7 @@ pub use convert::{ConvertElem, Quantization, Requantize, Rounding};
 pub use depthwise::depthwise_conv2d;
 pub use elem::{QuantElem, QuantInt};
 pub use fixedpoint::multiply_by_quantized_multiplier;
+pub use hybrid::{hybrid_conv2d, hybrid_conv2d_scratch_len, symmetric_quantize, HybridConv2d};
 pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, relu6_table, relu_table};
 pub use lut::{table_from_fn, tanh_table};
 pub use matmul::{fully_connected, matmul, FullyConnected, MatMul, MatMulOut};
