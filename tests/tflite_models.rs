@@ -1,15 +1,16 @@
-//! Full-integer `.tflite` models through `model!`, against TensorFlow Lite Micro's interpreter on
-//! the same file (fixtures made by scripts/gen_tflite.py: TFLM's outputs on 20 inputs each, its
-//! arena figures): every output of the integer models bit-identical, and the arena at most TFLM's
-//! tensor arena (head).
+//! `.tflite` models through `model!`, against TensorFlow Lite Micro's interpreter on the same file
+//! (fixtures made by scripts/gen_tflite.py: TFLM's outputs on 20 inputs each, its arena figures):
+//! every output of the integer models bit-identical (full-integer int8 and TFLite's 16x8 mode,
+//! `*_a16w8`: int16 activations, int8 weights, int64 biases), and the arena at most TFLM's tensor
+//! arena (head).
 //!
 //! The MLPerf Tiny reference models are read from `../shared/mlperf-tiny/` in place (compiled
 //! only when that folder is beside the checkout: `cfg(sramfit_mlperf_tiny)`, set by build.rs);
 //! the Keras models from `tests/models/tflite/keras/`.
 //!
-//! float32 files are compared within 1e-5 of each output's magnitude (`check_float`). Not here
-//! yet (the importer refuses them with a message naming the reason): the hybrid KWS file, TFLite's
-//! 16x8 mode (`*_a16w8`).
+//! float32 files are compared within 1e-5 of each output's magnitude (`check_float`), and so is
+//! the hybrid KWS file (`kws_ref_model_float32.tflite`: int8 weights, float activations), which
+//! TFLM refuses: its fixture holds TensorFlow Lite's reference-kernel outputs and no TFLM arena.
 
 mod common;
 

@@ -12,9 +12,11 @@
 //! outputs are TFLite Micro's bit for bit.
 //!
 //! Full-integer int8 and uint8 models are supported (per-channel weights; int8, uint8 or float
-//! ports through QUANTIZE / DEQUANTIZE), and float32 models ([`float`]: the float kernels, with
-//! NCHW tensors inside). Hybrid files (int8 weights, float activations) and TFLite's 16x8 mode
-//! (int16 activations) are refused with a message saying so.
+//! ports through QUANTIZE / DEQUANTIZE), TFLite's 16x8 mode (int16 activations, int8 weights,
+//! int64 biases: the same lowerings on `DType::I16`, the `_s16` kernels where TFLite's int16
+//! arithmetic differs; an int16 operator without one is refused naming it), and float32 models
+//! ([`float`]: the float kernels, with NCHW tensors inside), hybrid ones included (a CONV_2D with
+//! int8 weights on float activations: TensorFlow Lite's `EvalHybrid`).
 //! Every operator that cannot be lowered is listed at once, with its TFLite name.
 
 mod conv;
