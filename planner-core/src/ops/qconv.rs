@@ -70,16 +70,13 @@ impl QConv {
         bias: &[i64],
         clamp: (f32, f32),
     ) -> Result<(QConv, Vec<Data>), String> {
-        if x.dtype != DType::I16 || y.dtype != DType::I16 || x.zero_point != 0 || y.zero_point != 0 {
-            return Err("16x8 convolution of activations that are not symmetric int16".into());
-        }
+        let (multipliers, shifts) = s16_requant(x, w, y)?;
         let depthwise = geometry.groups > 1 && geometry.groups == geometry.in_channels;
         let (mut p, packed, _) = pack(geometry, 0, w, &[], (depthwise, Convention::Tflite))?;
-        if w.zero_point != 0 || !(bias.is_empty() || bias.len() == p.out_channels) {
-            return Err("16x8 weights that are not symmetric, or biases that do not match the channels".into());
+        if !(bias.is_empty() || bias.len() == p.out_channels) {
+            return Err(format!("{} biases for {} output channels", bias.len(), p.out_channels));
         }
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let (multipliers, shifts) = s16_requant(x, w, y)?;
         let op = QConv { params: p, depthwise, dtype: DType::I16, accumulate: false };
         Ok((op, vec![Data::I8(packed), s16_bias(bias, p.out_channels), multipliers, shifts]))
     }
@@ -100,8 +97,12 @@ impl QConv {
 }
 
 /// TFLite's per-channel multipliers of a 16x8 layer, `x.scale * w.scale(o) / y.scale` in `f64`
-/// (the same as the 8-bit layers'): the `[multipliers, shifts]` constants.
+/// (the same as the 8-bit layers'): the `[multipliers, shifts]` constants. Refused unless `x` and
+/// `y` are int16 and both they and the weights symmetric (TFLite's 16x8 spec).
 pub(crate) fn s16_requant(x: QParams, w: &QWeights, y: QParams) -> Result<(Data, Data), String> {
+    if x.dtype != DType::I16 || y.dtype != DType::I16 || x.zero_point != 0 || y.zero_point != 0 || w.zero_point != 0 {
+        return Err("a 16x8 layer whose activations are not symmetric int16 or whose weights are not symmetric".into());
+    }
     let requant = (0..w.scales.len()).map(|o| Convention::Tflite.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
     Ok(requant_arrays(&requant.collect::<Result<Vec<_>, _>>()?))
 }

@@ -76,10 +76,6 @@ impl QFullyConnected {
         clamp: (f32, f32),
     ) -> Result<(QFullyConnected, Vec<Data>), String> {
         let rtq::FullyConnected { batch, in_features, out_features, .. } = geometry;
-        if x.dtype != DType::I16 || y.dtype != DType::I16 || x.zero_point != 0 || y.zero_point != 0 || w.zero_point != 0
-        {
-            return Err("a 16x8 fully connected layer whose activations or weights are not symmetric".into());
-        }
         if w.values.len() != in_features * out_features || !(bias.is_empty() || bias.len() == out_features) {
             return Err(format!("{} weights and {} biases for a {in_features} x {out_features} matrix", w.values.len(), bias.len()));
         }

@@ -28,12 +28,11 @@ pub(crate) use on_dtype;
 /// [`on_dtype`] over every quantized integer type: also `i16` for `I16` (TFLite's 16x8 mode).
 macro_rules! on_int_dtype {
     ($dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            DType::I16 => {
-                type $t = i16;
-                $body
-            }
-            other => on_dtype!(other, $t => $body),
+        if $dtype == DType::I16 {
+            type $t = i16;
+            $body
+        } else {
+            on_dtype!($dtype, $t => $body)
         }
     };
 }

@@ -9,23 +9,13 @@ use crate::quant::{Conv2d, FullyConnected};
 /// `sum w * x` over the window of output `(b, oy, ox)`, group `g`, for output channel weights
 /// `w_oc` (`(ky, kx, c)` order), positions outside the input skipped.
 #[inline(always)]
-fn window_dot(p: &Conv2d, x: &[i16], w_oc: &[i8], (b, g, oy, ox): (usize, usize, usize, usize)) -> i64 {
-    let cpg = p.group_in_channels();
-    let xs = p.x_strides;
-    let mut runs = w_oc.chunks_exact(cpg);
-    let mut acc = 0i64;
-    for ky in 0..p.kernel_h {
-        let iy = p.input_row(oy, ky);
-        for kx in 0..p.kernel_w {
-            let w_run = runs.next().expect("weights hold kernel_h * kernel_w runs");
-            if let (Some(iy), Some(ix)) = (iy, p.input_col(ox, kx)) {
-                let base = b * xs.n + g * cpg * xs.c + iy * xs.h + ix * xs.w;
-                let xs_run = x[base..].iter().step_by(xs.c);
-                acc += w_run.iter().zip(xs_run).map(|(&wv, &xv)| wv as i64 * xv as i64).sum::<i64>();
-            }
-        }
-    }
-    acc
+fn window_dot(p: &Conv2d, x: &[i16], w_oc: &[i8], at: (usize, usize, usize, usize)) -> i64 {
+    let runs = w_oc.chunks_exact(p.group_in_channels()).zip(p.window_runs(at));
+    let inside = runs.filter_map(|(w_run, base)| Some((w_run, base?)));
+    inside
+        .map(|(w_run, base)| w_run.iter().zip(x[base..].iter().step_by(p.x_strides.c)))
+        .map(|products| products.map(|(&wv, &xv)| wv as i64 * xv as i64).sum::<i64>())
+        .sum()
 }
 
 /// 16x8 convolution (standard or grouped; [`Conv2d`]'s geometry and strides, OHWI weights as for
