@@ -1,6 +1,6 @@
 sramfit::model! {
     mod m {
-        path: "../tests/models/tflite/keras/ds_cnn_a16w8.tflite",
+        path: "models/int16_logistic.tflite",
     }
 }
 
