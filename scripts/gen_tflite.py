@@ -399,11 +399,11 @@ def keras_models():
 
     return {
         "mobilenet_v1_025": (mobilenet_v1, "uniform", ["f32", "int8", "int8_u8io", "a16w8"], 501),
-        "mobilenet_v2_035": (mobilenet_v2, "uniform", ["f32", "int8"], 502),
+        "mobilenet_v2_035": (mobilenet_v2, "uniform", ["f32", "int8", "a16w8"], 502),
         "ds_cnn": (ds_cnn, "normal", ["f32", "int8", "a16w8"], 503),
         "resnet": (resnet, "uniform", ["f32", "int8", "a16w8"], 504),
         "fc_autoencoder": (fc_autoencoder, "normal", ["f32", "int8", "int8_fio", "a16w8"], 505),
-        "branches": (branches, "normal", ["f32", "int8"], 506),
+        "branches": (branches, "normal", ["f32", "int8", "a16w8"], 506),
         "audio_conv1d": (audio_conv1d, "normal", ["f32", "int8", "a16w8"], 507),
         "gating": (gating, "uniform", ["f32", "int8"], 508),
         "attention": (attention, "normal", ["f32", "int8"], 509),

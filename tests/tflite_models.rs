@@ -184,10 +184,12 @@ mod keras {
 /// TFLite's 16x8 mode (int16 activations, int8 weights, int64 biases; int16 ports), bit for bit.
 mod keras_a16w8 {
     tflite_models! {
+        branches_a16w8 => "tests/models/tflite/keras/branches_a16w8.tflite", "tests/models/tflite/keras/branches_a16w8.ref.json";
         audio_conv1d_a16w8 => "tests/models/tflite/keras/audio_conv1d_a16w8.tflite", "tests/models/tflite/keras/audio_conv1d_a16w8.ref.json";
         ds_cnn_a16w8 => "tests/models/tflite/keras/ds_cnn_a16w8.tflite", "tests/models/tflite/keras/ds_cnn_a16w8.ref.json";
         fc_autoencoder_a16w8 => "tests/models/tflite/keras/fc_autoencoder_a16w8.tflite", "tests/models/tflite/keras/fc_autoencoder_a16w8.ref.json";
         mobilenet_v1_025_a16w8 => "tests/models/tflite/keras/mobilenet_v1_025_a16w8.tflite", "tests/models/tflite/keras/mobilenet_v1_025_a16w8.ref.json";
+        mobilenet_v2_035_a16w8 => "tests/models/tflite/keras/mobilenet_v2_035_a16w8.tflite", "tests/models/tflite/keras/mobilenet_v2_035_a16w8.ref.json";
         resnet_a16w8 => "tests/models/tflite/keras/resnet_a16w8.tflite", "tests/models/tflite/keras/resnet_a16w8.ref.json";
     }
 }

@@ -1,6 +1,7 @@
-//! Requantization of a whole 8-bit tensor into another scale, zero point or type (a
+//! Requantization of a whole integer tensor into another scale, zero point or type (a
 //! DequantizeLinear -> QuantizeLinear pair with other parameters, a softmax's fixed output
-//! quantization brought to the graph's): `runtime_min::quant::requantize`.
+//! quantization brought to the graph's, TFLite QUANTIZE between integer types), with an optional
+//! narrower clamp (TFLite Micro's int16 RELU and RELU6): `runtime_min::quant::requantize`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,6 +19,28 @@ impl Requantize {
     /// (refused when the ratio of scales leaves the kernels' range).
     pub fn new(len: usize, x: QParams, y: QParams, convention: Convention) -> Result<Requantize, String> {
         Ok(Requantize(rows((1, len), (len, len), (x, y), convention)?))
+    }
+
+    /// `len` values from zero point `x_zero_point` to `y_zero_point`, multiplied by `requant` and
+    /// clamped to `[act_min, act_max]` (TFLite Micro's quantized RELU, whose multiplier is the
+    /// scales' ratio taken in `f32`, and RELU6, no rescaling at all).
+    pub fn clamped(
+        len: usize,
+        (x_zero_point, y_zero_point): (i32, i32),
+        requant: rtq::Requant,
+        (act_min, act_max): (i32, i32),
+    ) -> Requantize {
+        Requantize(rtq::Requantize {
+            rows: 1,
+            cols: len,
+            x_row_stride: len,
+            y_row_stride: len,
+            x_zero_point,
+            y_zero_point,
+            requant,
+            act_min,
+            act_max,
+        })
     }
 }
 
@@ -37,16 +60,20 @@ pub fn rows(
         x_zero_point: x.zero_point,
         y_zero_point: y.zero_point,
         requant: convention.requant(x.scale as f64 / y.scale as f64)?,
+        act_min: y.range().0,
+        act_max: y.range().1,
     })
 }
 
 /// A [`rtq::Requantize`] expression.
 pub fn params(p: &rtq::Requantize) -> TokenStream {
-    let rtq::Requantize { rows, cols, x_row_stride, y_row_stride, x_zero_point, y_zero_point, requant } = *p;
+    let rtq::Requantize { rows, cols, x_row_stride, y_row_stride, x_zero_point, y_zero_point, requant, act_min, act_max } =
+        *p;
     let requant = requant_expr(requant);
     quote!(::sramfit::kernels::quant::Requantize {
         rows: #rows, cols: #cols, x_row_stride: #x_row_stride, y_row_stride: #y_row_stride,
         x_zero_point: #x_zero_point, y_zero_point: #y_zero_point, requant: #requant,
+        act_min: #act_min, act_max: #act_max,
     })
 }
 
