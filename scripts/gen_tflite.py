@@ -397,6 +397,20 @@ def keras_models():
         x = L.Dense(32, activation="tanh")(L.Flatten()(x))
         return keras.Model(i, head(x, 10))
 
+    def arith():
+        # SUB and MUL of two activations, PAD, STRIDED_SLICE, TRANSPOSE (Permute) and RESHAPE
+        # without table activations, so that its 16x8 variant stays within sramfit's int16 operators
+        i = keras.Input((12, 12, 4), batch_size=1)
+        x = L.ZeroPadding2D(((1, 2), (2, 1)))(i)
+        a = L.Conv2D(8, 3)(x)
+        b = L.Conv2D(8, 3, activation="relu")(x)
+        x = L.Multiply()([L.Subtract()([a, b]), b])
+        x = L.AveragePooling2D(2)(x)
+        x = L.Lambda(lambda t: t[:, 1:5, 0:6:2, :])(x)
+        x = L.Permute((3, 1, 2))(x)
+        x = L.Reshape((8, 12))(x)
+        return keras.Model(i, L.Flatten()(L.Dense(6)(x)))
+
     return {
         "mobilenet_v1_025": (mobilenet_v1, "uniform", ["f32", "int8", "int8_u8io", "a16w8"], 501),
         "mobilenet_v2_035": (mobilenet_v2, "uniform", ["f32", "int8", "a16w8"], 502),
@@ -409,6 +423,7 @@ def keras_models():
         "attention": (attention, "normal", ["f32", "int8"], 509),
         "misc_ops": (misc_ops, "normal", ["f32", "int8"], 510),
         "lenet": (lenet, "uniform", ["f32", "int8"], 511),
+        "arith": (arith, "normal", ["f32", "int8", "a16w8"], 512),
     }
 
 

@@ -94,6 +94,7 @@ mod mlperf_float {
 
 mod keras_float {
     float_models! {
+        arith_f32 => "tests/models/tflite/keras/arith_f32.tflite", "tests/models/tflite/keras/arith_f32.ref.json";
         attention_f32 => "tests/models/tflite/keras/attention_f32.tflite", "tests/models/tflite/keras/attention_f32.ref.json";
         audio_conv1d_f32 => "tests/models/tflite/keras/audio_conv1d_f32.tflite", "tests/models/tflite/keras/audio_conv1d_f32.ref.json";
         branches_f32 => "tests/models/tflite/keras/branches_f32.tflite", "tests/models/tflite/keras/branches_f32.ref.json";
@@ -165,6 +166,7 @@ mod mlperf {
 
 mod keras {
     tflite_models! {
+        arith_int8 => "tests/models/tflite/keras/arith_int8.tflite", "tests/models/tflite/keras/arith_int8.ref.json";
         attention_int8 => "tests/models/tflite/keras/attention_int8.tflite", "tests/models/tflite/keras/attention_int8.ref.json";
         audio_conv1d_int8 => "tests/models/tflite/keras/audio_conv1d_int8.tflite", "tests/models/tflite/keras/audio_conv1d_int8.ref.json";
         branches_int8 => "tests/models/tflite/keras/branches_int8.tflite", "tests/models/tflite/keras/branches_int8.ref.json";
@@ -184,6 +186,7 @@ mod keras {
 /// TFLite's 16x8 mode (int16 activations, int8 weights, int64 biases; int16 ports), bit for bit.
 mod keras_a16w8 {
     tflite_models! {
+        arith_a16w8 => "tests/models/tflite/keras/arith_a16w8.tflite", "tests/models/tflite/keras/arith_a16w8.ref.json";
         branches_a16w8 => "tests/models/tflite/keras/branches_a16w8.tflite", "tests/models/tflite/keras/branches_a16w8.ref.json";
         audio_conv1d_a16w8 => "tests/models/tflite/keras/audio_conv1d_a16w8.tflite", "tests/models/tflite/keras/audio_conv1d_a16w8.ref.json";
         ds_cnn_a16w8 => "tests/models/tflite/keras/ds_cnn_a16w8.tflite", "tests/models/tflite/keras/ds_cnn_a16w8.ref.json";

@@ -46,7 +46,7 @@ pub enum Arith {
 }
 
 impl QBinary {
-    /// `y = a op b` with TFLite's rescaling of ADD and SUB (through a common scale; int16 ADD with
+    /// `y = a op b` with TFLite's rescaling of ADD and SUB (through a common scale; on int16 with
     /// TFLite's left shift of 15) and one multiplier for MUL (rounded as `convention` does), `clamp` the real range of a fused
     /// activation.
     pub fn new(
@@ -71,6 +71,7 @@ impl QBinary {
         let kind = match arith {
             Arith::Add if y.dtype == DType::I16 => QBinaryKind::Add(add(rtq::add_scaling_s16(a.scale, b.scale, y.scale))),
             Arith::Add => QBinaryKind::Add(add(rtq::add_scaling(a.scale, b.scale, y.scale))),
+            Arith::Sub if y.dtype == DType::I16 => QBinaryKind::Sub(add(rtq::sub_scaling_s16(a.scale, b.scale, y.scale))),
             Arith::Sub => QBinaryKind::Sub(add(rtq::sub_scaling(a.scale, b.scale, y.scale))),
             Arith::Mul => QBinaryKind::Mul(rtq::Mul {
                 a_zero_point: a.zero_point,

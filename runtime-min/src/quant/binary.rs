@@ -89,12 +89,22 @@ const fn add_scaling_shifted(left_shift: i32, a_scale: f32, b_scale: f32, y_scal
 /// [`AddScaling`] of TFLite Micro's SUB (`sub_common.cc`): the same ratios as [`add_scaling`] but
 /// computed in `f32` (so a multiplier can differ from ADD's in the last bit).
 pub const fn sub_scaling(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    sub_scaling_shifted(ADD_LEFT_SHIFT, a_scale, b_scale, y_scale)
+}
+
+/// [`sub_scaling`] for `i16` operands (left shift 15, as [`add_scaling_s16`]).
+pub const fn sub_scaling_s16(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    sub_scaling_shifted(ADD_LEFT_SHIFT_S16, a_scale, b_scale, y_scale)
+}
+
+/// [`AddScaling`] of TFLite Micro's SUB with inputs shifted left by `left_shift`.
+const fn sub_scaling_shifted(left_shift: i32, a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
     let twice_max = 2.0 * if a_scale > b_scale { a_scale } else { b_scale };
     AddScaling {
-        left_shift: ADD_LEFT_SHIFT,
+        left_shift,
         a: quantize_multiplier((a_scale / twice_max) as f64),
         b: quantize_multiplier((b_scale / twice_max) as f64),
-        output: quantize_multiplier((twice_max / ((1i64 << ADD_LEFT_SHIFT) as f32 * y_scale)) as f64),
+        output: quantize_multiplier((twice_max / ((1i64 << left_shift) as f32 * y_scale)) as f64),
     }
 }
 

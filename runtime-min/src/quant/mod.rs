@@ -41,7 +41,7 @@
 //! # Build-time helpers (no `std`; planner-core calls them)
 //!
 //! - Multipliers: [`quantize_multiplier`], [`conv_requant`], [`fully_connected_requant`],
-//!   [`rescale_requant`], [`add_scaling`], [`add_scaling_s16`], [`sub_scaling`], [`mul_requant`], [`mean_requant`],
+//!   [`rescale_requant`], [`add_scaling`], [`add_scaling_s16`], [`sub_scaling`], [`sub_scaling_s16`], [`mul_requant`], [`mean_requant`],
 //!   [`softmax_scaling`]; clamps: [`activation_range`].
 //! - Weights: [`pack_conv_weights`] (OIHW to OHWI), [`pack_depthwise_weights`] (to 1HWO),
 //!   [`pack_fully_connected_weights`] (`[in, out]` to `[out, in]`), [`weights_u8_to_i8`],
@@ -73,7 +73,7 @@ mod weights;
 pub use binary::{
     add, add_in_place, add_scaling, add_scaling_s16, mul, mul_in_place, mul_requant, sub, sub_in_place, sub_scaling,
 };
-pub use binary::{Add, AddScaling, Mul};
+pub use binary::{sub_scaling_s16, Add, AddScaling, Mul};
 pub use channel_quant::ChannelQuant;
 pub use conv::{conv2d, conv2d_acc, conv2d_scratch_len, Conv2d};
 pub use convert::{dequantize, dequantize_value, quantize, quantize_value, requantize};

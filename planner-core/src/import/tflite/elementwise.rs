@@ -26,9 +26,6 @@ pub(super) fn binary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     };
     let clamp = activation.map(fused).transpose()?.unwrap_or((f32::NEG_INFINITY, f32::INFINITY));
     let yq = w.out_q(c, 0)?;
-    if yq.dtype == DType::I16 && arith != Arith::Add {
-        return Err(super::not_in_16x8(c));
-    }
     let strides = (broadcast_strides(&sa, &out_shape), broadcast_strides(&sb, &out_shape));
     let op = QBinary::new(arith, (aq, bq, yq), clamp, strides, Convention::Tflite)?;
     let y = w.output(c, 0, out_shape, Some(yq))?;
