@@ -35,7 +35,7 @@
 //!   when it runs): [`hybrid_conv2d`] ([`HybridConv2d`], [`symmetric_quantize`]).
 //! - TFLite's 16x8 mode (`i16` activations, `i64` biases): [`conv2d_s16`],
 //!   [`depthwise_conv2d_s16`], [`fully_connected_s16`] ([`ChannelQuantS16`]), [`softmax_s16`]
-//!   ([`SoftmaxS16`]); pooling, mean, [`add`] (with [`add_scaling_s16`]), [`requantize`] and
+//!   ([`SoftmaxS16`]), [`leaky_relu_s16`] ([`LeakyReluS16`]); pooling, mean, [`add`] (with [`add_scaling_s16`]), [`requantize`] and
 //!   [`pad`] are the generic kernels above.
 //!
 //! # Build-time helpers (no `std`; planner-core calls them)
@@ -92,8 +92,8 @@ pub use multiplier::{
 pub use pad::{pad, Pad};
 pub use pool::{avg_pool2d, avg_pool2d_half_even, max_pool2d, Pool2d};
 pub use reduce::{mean, mean_requant, Mean};
-pub use s16::LUT_S16_LEN;
 pub use s16::{bias_s16_words, conv2d_s16, depthwise_conv2d_s16, fully_connected_s16, lut_s16, lut_s16_lookup};
+pub use s16::{leaky_relu_s16, LeakyReluS16, LUT_S16_LEN};
 pub use s16::{multiply_by_quantized_multiplier_i64, softmax_s16, softmax_s16_tables, ChannelQuantS16, SoftmaxS16};
 pub use softmax::{softmax, softmax_output, softmax_scaling, Softmax, SoftmaxScaling};
 pub use strides::ImageStrides;

@@ -10,6 +10,7 @@ use crate::ops::lowering::broadcast_strides;
 use crate::ops::lut::Lut;
 use crate::ops::qbinary::{Arith, QBinary};
 use crate::ops::qconvert::{Direction, QConvert};
+use crate::ops::qleaky_relu::QLeakyRelu;
 use crate::ops::qparams::{on_dtype, Convention, QParams};
 use crate::ops::requantize::Requantize;
 use crate::tensor::DType;
@@ -42,7 +43,7 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         return Err("input and output of different integer types".into());
     }
     if xq.dtype == DType::I16 {
-        return clamp_s16(w, c, x, (xq, yq));
+        return activation_s16(w, c, x, (xq, yq));
     }
     let fixed = |scale: f32, zero_point: i32| -> Result<(), String> {
         match yq.scale == scale && yq.zero_point == zero_point {
@@ -85,26 +86,40 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 
 /// RELU and RELU6 on int16 (TFLite Micro's `ReluQuantized`: the input rescaled by the ratio of
 /// scales taken in `f32`, clamped at the output's zero; `Relu6Quantized`: the input clamped to
-/// `[zero point, 6]` in its own quantization, not rescaled) as a clamped requantization; the
-/// other table functions have no int16 form in sramfit.
-fn clamp_s16(w: &mut Walk<'_>, c: &OpCall<'_>, x: TensorId, (xq, yq): (QParams, QParams)) -> Result<(), String> {
+/// `[zero point, 6]` in its own quantization, not rescaled) as a clamped requantization, and
+/// LEAKY_RELU; the other table functions have no int16 form in sramfit.
+fn activation_s16(w: &mut Walk<'_>, c: &OpCall<'_>, x: TensorId, (xq, yq): (QParams, QParams)) -> Result<(), String> {
     let len = w.graph.tensors[x].len();
     let op = match c.op {
         "RELU" => {
             let requant = Convention::Tflite.requant((xq.scale / yq.scale) as f64)?;
-            Requantize::clamped(len, (xq.zero_point, yq.zero_point), requant, yq.clamp((0.0, f32::INFINITY)))
+            Op::Requantize(Requantize::clamped(
+                len,
+                (xq.zero_point, yq.zero_point),
+                requant,
+                yq.clamp((0.0, f32::INFINITY)),
+            ))
         }
         "RELU6" => {
             // TFLite Micro's `FloatToQuantizedType<int16_t>(6.0f, ..)`, kept inside int16.
             let six = ((6.0 / xq.scale).round() as i64 + xq.zero_point as i64).clamp(i16::MIN.into(), i16::MAX.into());
             let identity = rtq::quantize_multiplier(1.0);
-            Requantize::clamped(len, (xq.zero_point, xq.zero_point), identity, (xq.zero_point, six as i32))
+            Op::Requantize(Requantize::clamped(
+                len,
+                (xq.zero_point, xq.zero_point),
+                identity,
+                (xq.zero_point, six as i32),
+            ))
+        }
+        "LEAKY_RELU" => {
+            let alpha = c.table.builtin_options_as_leaky_relu_options().map_or(0.2, |o| o.alpha());
+            Op::QLeakyRelu(QLeakyRelu::new(xq, yq, alpha)?)
         }
         _ => return Err(super::not_in_16x8(c)),
     };
     let shape = w.graph.tensors[x].shape.clone();
     let y = w.output(c, 0, shape, Some(yq))?;
-    w.push(c, Op::Requantize(op), vec![x], y);
+    w.push(c, op, vec![x], y);
     Ok(())
 }
 
