@@ -191,6 +191,7 @@ mod keras_a16w8 {
         audio_conv1d_a16w8 => "tests/models/tflite/keras/audio_conv1d_a16w8.tflite", "tests/models/tflite/keras/audio_conv1d_a16w8.ref.json";
         ds_cnn_a16w8 => "tests/models/tflite/keras/ds_cnn_a16w8.tflite", "tests/models/tflite/keras/ds_cnn_a16w8.ref.json";
         fc_autoencoder_a16w8 => "tests/models/tflite/keras/fc_autoencoder_a16w8.tflite", "tests/models/tflite/keras/fc_autoencoder_a16w8.ref.json";
+        fc_autoencoder_a16w8_fio => "tests/models/tflite/keras/fc_autoencoder_a16w8_fio.tflite", "tests/models/tflite/keras/fc_autoencoder_a16w8_fio.ref.json";
         mobilenet_v1_025_a16w8 => "tests/models/tflite/keras/mobilenet_v1_025_a16w8.tflite", "tests/models/tflite/keras/mobilenet_v1_025_a16w8.ref.json";
         mobilenet_v2_035_a16w8 => "tests/models/tflite/keras/mobilenet_v2_035_a16w8.tflite", "tests/models/tflite/keras/mobilenet_v2_035_a16w8.ref.json";
         resnet_a16w8 => "tests/models/tflite/keras/resnet_a16w8.tflite", "tests/models/tflite/keras/resnet_a16w8.ref.json";
