@@ -1,5 +1,6 @@
 //! ADD, SUB, MUL with TFLite's rescaling; LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, RELU and RELU6
-//! as 256-entry tables of TFLite Micro's integer algorithms; QUANTIZE and DEQUANTIZE.
+//! as 256-entry tables of TFLite Micro's integer algorithms (on int16: RELU, RELU6 and LEAKY_RELU
+//! computed elementwise, the others refused); QUANTIZE and DEQUANTIZE.
 
 use sramfit_runtime_min::quant::{self as rtq, QuantInt};
 
