@@ -42,8 +42,8 @@ impl QConv {
         clamp: (f32, f32),
         convention: Convention,
     ) -> Result<(QConv, Vec<Data>), String> {
-        if x.dtype != y.dtype {
-            return Err("input and output of different integer types".into());
+        if x.dtype != y.dtype || x.dtype == DType::I16 {
+            return Err("input and output of different integer types, or int16 ones (QConv::new_s16)".into());
         }
         let oc = geometry.out_channels;
         if !(w.scales.len() == 1 || w.scales.len() == oc) {

@@ -34,8 +34,8 @@ impl QFullyConnected {
         convention: Convention,
     ) -> Result<(QFullyConnected, Vec<Data>), String> {
         let rtq::FullyConnected { batch, in_features, out_features, .. } = geometry;
-        if x.dtype != y.dtype {
-            return Err("input and output of different integer types".into());
+        if x.dtype != y.dtype || x.dtype == DType::I16 {
+            return Err("input and output of different integer types, or int16 ones (QFullyConnected::new_s16)".into());
         }
         if w.values.len() != in_features * out_features {
             return Err(format!("{} weights for a {in_features} x {out_features} matrix", w.values.len()));

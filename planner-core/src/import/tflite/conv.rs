@@ -297,9 +297,6 @@ pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), St
 /// BATCH_MATMUL of two 8-bit tensors (`adj_x` / `adj_y` read an operand transposed, by strides).
 pub(super) fn batch_matmul(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let ((a, aq), (b, bq)) = (w.operand(c, 0)?, w.operand(c, 1)?);
-    if aq.dtype == DType::I16 {
-        return Err(super::not_in_16x8(c));
-    }
     let opt = c.table.builtin_options_as_batch_mat_mul_options().ok_or("no BatchMatMulOptions")?;
     let (adj_x, adj_y) = (opt.adj_x(), opt.adj_y());
     let (mut sa, mut sb) = (w.graph.tensors[a].shape.clone(), w.graph.tensors[b].shape.clone());
