@@ -49,35 +49,49 @@ fn int64_biases_reach_the_accumulator_whole() {
     assert_eq!(y[0], 15);
 }
 
-#[test]
-fn convolution_padding_contributes_nothing() {
-    // A 3-tap 1-D convolution of [10, 20] (width 2, same padding): outputs (0 + 10 * 2 + 20 * 3)
-    // and (10 * 1 + 20 * 2 + 0), each times one half (shift 0).
-    let p = Conv2d {
+/// A one-row convolution of `in_channels` x `in_w` inputs into one output channel, `kernel_w`
+/// wide with `pad_left` columns of padding, stride 1, in the layout `strides` gives (`(channels,
+/// h, w)` to strides).
+fn row_conv(
+    in_channels: usize,
+    in_w: usize,
+    kernel_w: usize,
+    pad_left: usize,
+    strides: fn(usize, usize, usize) -> ImageStrides,
+) -> Conv2d {
+    let out_w = in_w + 2 * pad_left + 1 - kernel_w;
+    Conv2d {
         batch: 1,
-        in_channels: 1,
+        in_channels,
         in_h: 1,
-        in_w: 2,
+        in_w,
         out_channels: 1,
         out_h: 1,
-        out_w: 2,
+        out_w,
         kernel_h: 1,
-        kernel_w: 3,
+        kernel_w,
         stride_h: 1,
         stride_w: 1,
         dilation_h: 1,
         dilation_w: 1,
         pad_top: 0,
-        pad_left: 1,
+        pad_left,
         groups: 1,
-        x_strides: ImageStrides::nhwc(1, 1, 2),
-        y_strides: ImageStrides::nhwc(1, 1, 2),
+        x_strides: strides(in_channels, 1, in_w),
+        y_strides: strides(1, 1, out_w),
         x_zero_point: 0,
         w_zero_point: 0,
         y_zero_point: 0,
         act_min: 0,
         act_max: i16::MAX as i32,
-    };
+    }
+}
+
+#[test]
+fn convolution_padding_contributes_nothing() {
+    // A 3-tap 1-D convolution of [10, 20] (width 2, same padding): outputs (0 + 10 * 2 + 20 * 3)
+    // and (10 * 1 + 20 * 2 + 0), each times one half (shift 0).
+    let p = row_conv(1, 2, 3, 1, ImageStrides::nhwc);
     let q = ChannelQuantS16 { bias: &[0, 0], multipliers: &[1 << 30], shifts: &[0] };
     let mut y = [0i16; 2];
     conv2d_s16(&p, &[10, 20], &[1, 2, 3], &q, &mut y);
@@ -106,31 +120,7 @@ fn hybrid_input_is_quantized_symmetrically_per_batch() {
 
     // A 1x1 convolution of two channels: [1.0, -0.5] quantizes to [127, -64] (-63.5 away from
     // zero), the dot product with [1, 2] is -1, times (1/127) * 0.5, plus the bias 0.25.
-    let conv = Conv2d {
-        batch: 1,
-        in_channels: 2,
-        in_h: 1,
-        in_w: 1,
-        out_channels: 1,
-        out_h: 1,
-        out_w: 1,
-        kernel_h: 1,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: 0,
-        pad_left: 0,
-        groups: 1,
-        x_strides: ImageStrides::nchw(2, 1, 1),
-        y_strides: ImageStrides::nchw(1, 1, 1),
-        x_zero_point: 0,
-        w_zero_point: 0,
-        y_zero_point: 0,
-        act_min: 0,
-        act_max: 0,
-    };
+    let conv = row_conv(2, 1, 1, 0, ImageStrides::nchw);
     let p = HybridConv2d { conv, weight_scale: 0.5, act_min: f32::NEG_INFINITY, act_max: f32::INFINITY };
     let (mut y, mut scratch) = ([0f32; 1], [0i8; 2]);
     hybrid_conv2d(&p, &[1.0, -0.5], &[1, 2], &[0.25], &mut y, &mut scratch);

@@ -176,11 +176,9 @@ operators! {
     qmean => QMean(qmean::QMean),
     /// Quantized softmax; input `[x]`.
     qsoftmax => QSoftmax(qsoftmax::QSoftmax),
-    /// TFLite Micro's int16 leaky ReLU; input `[x]`.
-    qleaky_relu => QLeakyRelu(qleaky_relu::QLeakyRelu),
     /// 256-entry table lookup; inputs `[x, table]`.
     lut => Lut(lut::Lut),
-    /// Requantization of a whole tensor; input `[x]`.
+    /// Requantization of a whole tensor (also TFLite Micro's int16 RELU, RELU6, LEAKY_RELU); input `[x]`.
     requantize => Requantize(requantize::Requantize),
     /// Concatenation with requantization; inputs: the tensors concatenated.
     qconcat => QConcat(qconcat::QConcat),

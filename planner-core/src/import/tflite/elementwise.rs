@@ -11,7 +11,6 @@ use crate::ops::lowering::broadcast_strides;
 use crate::ops::lut::Lut;
 use crate::ops::qbinary::{Arith, QBinary};
 use crate::ops::qconvert::{Direction, QConvert};
-use crate::ops::qleaky_relu::QLeakyRelu;
 use crate::ops::qparams::{on_dtype, Convention, QParams};
 use crate::ops::requantize::Requantize;
 use crate::tensor::DType;
@@ -114,7 +113,7 @@ fn activation_s16(w: &mut Walk<'_>, c: &OpCall<'_>, x: TensorId, (xq, yq): (QPar
         }
         "LEAKY_RELU" => {
             let alpha = c.table.builtin_options_as_leaky_relu_options().map_or(0.2, |o| o.alpha());
-            Op::QLeakyRelu(QLeakyRelu::new(xq, yq, alpha)?)
+            Op::Requantize(Requantize::leaky_relu_s16(xq, yq, alpha)?)
         }
         _ => return Err(super::not_in_16x8(c)),
     };
