@@ -183,7 +183,8 @@ mod keras {
     }
 }
 
-/// TFLite's 16x8 mode (int16 activations, int8 weights, int64 biases; int16 ports), bit for bit.
+/// TFLite's 16x8 mode (int16 activations, int8 weights, int64 biases; int16 or float ports), bit for
+/// bit.
 mod keras_a16w8 {
     tflite_models! {
         arith_a16w8 => "tests/models/tflite/keras/arith_a16w8.tflite", "tests/models/tflite/keras/arith_a16w8.ref.json";

@@ -31,7 +31,8 @@ impl QSoftmax {
 
     /// The softmax of the `i16` `x` (zero point 0, scaled by `beta`) along rows of `len`, into
     /// scale 1/32768: the op and its tables (TFLite Micro's `CalculateSoftmaxParams` and
-    /// `InitializeLutForInt16`; `exp` is the build machine's C library's, as TFLite's).
+    /// `InitializeLutForInt16`; `exp` is the build machine's `f32::exp`, the C library's `expf`
+    /// as TFLite's `std::exp`: glibc's on Linux, as for TFLite Micro's Python interpreter).
     pub fn new_s16(rows: usize, len: usize, beta: f32, x: QParams) -> Result<(QSoftmax, Data), String> {
         if x.dtype != DType::I16 || x.zero_point != 0 {
             return Err("an int16 softmax of an input that is not symmetric int16".into());

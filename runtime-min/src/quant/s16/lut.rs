@@ -7,8 +7,9 @@ pub const LUT_S16_LEN: usize = 513;
 /// TFLite `LUTPopulateInt16<float>`: the table of `f` from an input quantization to an output
 /// one, every operation in `f32` in TFLite's order. Each of the 512 samples is `round(f(x) /
 /// output step)` corrected by half the error of linear interpolation at its segment's midpoint;
-/// the last entry is `f(input max)`. Build time: the caller passes `f` (its `exp` decides the
-/// last bits, as the C library's does for TFLite).
+/// the last entry is `f(input max)`. Build time: the caller passes `f`, whose last bits can move
+/// an entry (TFLite's `std::exp` is the C library's `expf`; the `libm` crate's differs from
+/// glibc's in the last bit of about one `f32` in ten on `[-10, 0]`).
 pub fn lut_s16(
     input_scale: f32,
     input_zero_point: i32,
