@@ -101,7 +101,7 @@ pub use activation::Activation;
 pub use arch::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath, UnsupportedKernelPath};
 pub use binary::*;
 pub use conv::*;
-pub use conv_shape::{Conv2d, ConvWeights};
+pub use conv_shape::{Conv2d, ConvInput, ConvWeights};
 pub use cumsum::*;
 pub use dtype::DType;
 pub use facts::*;

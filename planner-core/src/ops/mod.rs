@@ -176,6 +176,8 @@ operators! {
     qmean => QMean(qmean::QMean),
     /// Quantized softmax; input `[x]`.
     qsoftmax => QSoftmax(qsoftmax::QSoftmax),
+    /// Quantized layer normalization; inputs `[x, gains, offsets]`.
+    qlayer_norm => QLayerNorm(qlayer_norm::QLayerNorm),
     /// 256-entry table lookup; inputs `[x, table]`.
     lut => Lut(lut::Lut),
     /// Requantization of a whole tensor (also TFLite Micro's int16 RELU, RELU6, LEAKY_RELU); input `[x]`.

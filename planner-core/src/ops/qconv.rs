@@ -9,7 +9,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{image_strides_expr, requant_arrays, Convention, QParams, QWeights};
+use super::qparams::{channel_quant_expr, channel_requant, image_strides_expr, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
@@ -26,6 +26,8 @@ pub struct QConv {
     /// `conv2d_acc`: the output is the `i32` accumulator itself (ONNX ConvInteger), and the
     /// inputs are `[x, weights, folded bias]` ([`QConv::accumulator`]).
     pub accumulate: bool,
+    /// How the output stage rounds (that of the model's format: [`channel_requant`]).
+    pub rounding: rtq::RequantRounding,
 }
 
 impl QConv {
@@ -53,10 +55,9 @@ impl QConv {
         let (mut p, packed, folded) = pack(geometry, x.zero_point, w, bias, (depthwise, convention))?;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let requant = (0..w.scales.len()).map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
-        let requant = requant.collect::<Result<Vec<_>, _>>()?;
-        let (multipliers, shifts) = requant_arrays(&requant);
-        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false };
+        let reals = (0..w.scales.len()).map(|o| x.scale as f64 * w.scale(o) as f64 / y.scale as f64);
+        let (multipliers, shifts, rounding) = channel_requant(convention, reals)?;
+        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false, rounding };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
     }
 
@@ -77,7 +78,9 @@ impl QConv {
             return Err(format!("{} biases for {} output channels", bias.len(), p.out_channels));
         }
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let op = QConv { params: p, depthwise, dtype: DType::I16, accumulate: false };
+        // TFLite's double rounding, in the 64-bit form of `ChannelQuantS16` (the field is not read).
+        let rounding = rtq::RequantRounding::Double;
+        let op = QConv { params: p, depthwise, dtype: DType::I16, accumulate: false, rounding };
         Ok((op, vec![Data::I8(packed), s16_bias(bias, p.out_channels), multipliers, shifts]))
     }
 
@@ -92,7 +95,8 @@ impl QConv {
         w: &QWeights,
     ) -> Result<(QConv, Vec<Data>), String> {
         let (p, packed, folded) = pack(geometry, x_zero_point, w, &[], (false, Convention::Onnx))?;
-        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true }, vec![Data::I8(packed), Data::I32(folded)]))
+        let rounding = rtq::RequantRounding::Double; // no output stage
+        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true, rounding }, vec![Data::I8(packed), Data::I32(folded)]))
     }
 }
 
@@ -103,8 +107,9 @@ pub(crate) fn s16_requant(x: QParams, w: &QWeights, y: QParams) -> Result<(Data,
     if x.dtype != DType::I16 || y.dtype != DType::I16 || x.zero_point != 0 || y.zero_point != 0 || w.zero_point != 0 {
         return Err("a 16x8 layer whose activations are not symmetric int16 or whose weights are not symmetric".into());
     }
-    let requant = (0..w.scales.len()).map(|o| Convention::Tflite.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
-    Ok(requant_arrays(&requant.collect::<Result<Vec<_>, _>>()?))
+    let reals = (0..w.scales.len()).map(|o| x.scale as f64 * w.scale(o) as f64 / y.scale as f64);
+    let (multipliers, shifts, _) = channel_requant(Convention::Tflite, reals)?;
+    Ok((multipliers, shifts))
 }
 
 /// The `i64` biases of a 16x8 layer (0 for each of `channels` when there are none) as the words
@@ -183,7 +188,7 @@ impl OpKind for QConv {
             let q = quote!(&::sramfit::kernels::quant::ChannelQuantS16 { bias: #bias, multipliers: #multipliers, shifts: #shifts });
             return quote!(::sramfit::kernels::quant::#kernel(&#p, #x, #w, #q, #y););
         }
-        let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
+        let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
         if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {

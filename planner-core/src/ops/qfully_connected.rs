@@ -7,25 +7,28 @@ use quote::quote;
 use sramfit_runtime_min::quant as rtq;
 
 use super::qconv::{s16_bias, s16_requant};
-use super::qparams::{requant_arrays, Convention, QParams, QWeights};
+use super::qparams::{channel_quant_expr, channel_requant, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
 /// A quantized fully connected layer; inputs `[x, weights ([out, in]), folded bias, multipliers,
-/// shifts]` (for `i16` activations the bias is `i64`, as word pairs).
+/// shifts]`, rounded as `rounding` says ([`channel_requant`]); for `i16` activations the bias is
+/// `i64`, as word pairs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QFullyConnected {
     /// Geometry, zero points and clamp.
     pub params: rtq::FullyConnected,
     /// The activation type: `I8`, `U8`, or `I16` ([`QFullyConnected::new_s16`]).
     pub dtype: DType,
+    /// How the 8-bit output stage rounds (not read for `I16`).
+    pub rounding: rtq::RequantRounding,
 }
 
 impl QFullyConnected {
     /// `y[b] = w x[b] + bias` for the `batch`, `in_features` and `out_features` of `geometry`
     /// (its zero points and clamp are set here), weights `[out_features, in_features]` and `bias`
     /// in units of `x.scale * w.scale(o)` (or empty): the op and its constants `[weights, folded
-    /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`requant`]).
+    /// bias, multipliers, shifts]` (one multiplier per weight scale, see [`channel_requant`]).
     pub fn new(
         geometry: rtq::FullyConnected,
         (x, w, y): (QParams, &QWeights, QParams),
@@ -49,9 +52,8 @@ impl QFullyConnected {
         // The scales multiplied in f64: TensorFlow Lite Micro's outputs on the MLPerf Tiny AD
         // model agree with that, not with the f32 product of `GetQuantizedConvolutionMultipler`
         // (`rtq::fully_connected_requant`: one element in 12,800 differs).
-        let multipliers = w.scales.iter().map(|&ws| convention.requant(x.scale as f64 * ws as f64 / y.scale as f64));
-        let multipliers = multipliers.collect::<Result<Vec<_>, _>>()?;
-        let (multipliers, shifts) = requant_arrays(&multipliers);
+        let reals = w.scales.iter().map(|&ws| x.scale as f64 * ws as f64 / y.scale as f64);
+        let (multipliers, shifts, rounding) = channel_requant(convention, reals)?;
         let (act_min, act_max) = y.clamp(clamp);
         let p = rtq::FullyConnected {
             batch,
@@ -62,7 +64,7 @@ impl QFullyConnected {
             act_min,
             act_max,
         };
-        let op = QFullyConnected { params: p, dtype: x.dtype };
+        let op = QFullyConnected { params: p, dtype: x.dtype, rounding };
         Ok((op, vec![Data::I8(w.values.clone()), Data::I32(folded), multipliers, shifts]))
     }
 
@@ -83,7 +85,8 @@ impl QFullyConnected {
         let (act_min, act_max) = y.clamp(clamp);
         let params = rtq::FullyConnected { batch, in_features, out_features, w_zero_point: 0, y_zero_point: 0, act_min, act_max };
         let consts = vec![Data::I8(w.values.clone()), s16_bias(bias, out_features), multipliers, shifts];
-        Ok((QFullyConnected { params, dtype: DType::I16 }, consts))
+        let op = QFullyConnected { params, dtype: DType::I16, rounding: rtq::RequantRounding::Double };
+        Ok((op, consts))
     }
 }
 
@@ -108,8 +111,8 @@ impl OpKind for QFullyConnected {
             return quote!(::sramfit::kernels::quant::fully_connected_s16(&#p, #x, #w,
                 &::sramfit::kernels::quant::ChannelQuantS16 { bias: #bias, multipliers: #multipliers, shifts: #shifts }, #y););
         }
-        quote!(::sramfit::kernels::quant::fully_connected(&#p, #x, #w,
-            &::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts }, #y);)
+        let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
+        quote!(::sramfit::kernels::quant::fully_connected(&#p, #x, #w, #q, #y);)
     }
 
     fn macs(&self, _: &Operands<'_>) -> u64 {

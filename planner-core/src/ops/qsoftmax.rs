@@ -23,9 +23,25 @@ pub enum QSoftmax {
 
 impl QSoftmax {
     /// The softmax of `x` (scaled by `beta`) along the middle axis of `[outer, axis, inner]`, into
-    /// `y` (whose zero point is [`QSoftmax::output`]'s).
-    pub fn new(outer: usize, axis: usize, inner: usize, beta: f32, x: QParams, y: QParams) -> QSoftmax {
-        let (scaling, output) = (rtq::softmax_scaling(beta, x.scale), rtq::softmax_output(y.scale));
+    /// `y` (whose zero point is [`QSoftmax::output`]'s), its probabilities brought to `y`'s scale
+    /// as the `convention`'s runtime does it.
+    ///
+    /// TFLite multiplies them by `1 / y.scale`; onnxruntime's QLinearSoftmax (which runs every
+    /// QDQ softmax) by `floor(1 / y.scale)` computed in `f32`: 254 for the 1/255 of ORT's QDQ
+    /// files, whose `f32` reciprocal is 254.99998. Scaled by 255, the transformer layer's attention
+    /// was 4 steps from onnxruntime's output (63.6% equal), the same as onnxruntime's own exact
+    /// float softmax in its place (measured by swapping it in).
+    pub fn new(
+        (outer, axis, inner): (usize, usize, usize),
+        beta: f32,
+        (x, y): (QParams, QParams),
+        convention: Convention,
+    ) -> QSoftmax {
+        let scaling = rtq::softmax_scaling(beta, x.scale);
+        let output = match convention {
+            Convention::Tflite => rtq::softmax_output(y.scale),
+            Convention::Onnx => rtq::quantize_multiplier((1.0f32 / y.scale).floor() as f64 / 256.0),
+        };
         QSoftmax::S8(rtq::Softmax { outer, axis, inner, scaling, output })
     }
 

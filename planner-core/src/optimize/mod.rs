@@ -135,8 +135,11 @@ rewrites! {
     /// ([`sink_transpose`]).
     transpose: default true, memory true,
         on |a| match a.cancelled_transposes {
-            0 => format!("{} transpose(s) folded into matrix product strides", a.folded_transposes),
-            n => format!("{} transpose(s) folded into matrix product strides, {n} cancelled", a.folded_transposes),
+            0 => format!("{} transpose(s) folded into matrix product strides or convolution inputs", a.folded_transposes),
+            n => format!(
+                "{} transpose(s) folded into matrix product strides or convolution inputs, {n} cancelled",
+                a.folded_transposes
+            ),
         },
         off "transpose folding off";
     /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
@@ -168,7 +171,7 @@ pub struct Applied {
     pub schedule_lower_bounds: Option<(u64, u64)>,
     /// Concatenations elided (their inputs written in place into the output).
     pub elided_concats: usize,
-    /// Transposing copies folded into a matrix product's strides.
+    /// Transposing copies folded into a matrix product's strides or a convolution's input layout.
     pub folded_transposes: usize,
     /// Transposing copies cancelled against another after moving below elementwise steps.
     #[serde(default)]

@@ -7,7 +7,7 @@
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
  | weights in flash (`WEIGHT_BYTES`) | 3872 |
 
- Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 2 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
+ Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides or convolution inputs, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 2 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
 pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
@@ -207,6 +207,7 @@ pub fn run_in(
                 groups: 1usize,
                 act: ::sramfit::kernels::Activation::None,
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
+                input: ::sramfit::kernels::ConvInput::Nchw,
             },
             &input[..],
             ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 0usize, 296usize),
@@ -254,6 +255,7 @@ pub fn run_in(
                 groups: 1usize,
                 act: ::sramfit::kernels::Activation::None,
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
+                input: ::sramfit::kernels::ConvInput::Nchw,
             },
             unsafe {
                 ::sramfit::__private::arena_slice::<

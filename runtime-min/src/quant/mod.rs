@@ -28,6 +28,8 @@
 //! - Pooling: [`max_pool2d`], [`avg_pool2d`] ([`Pool2d`]; TFLite's rounding) and
 //!   [`avg_pool2d_half_even`] (onnxruntime's); mean over axes: [`mean`] ([`Mean`]).
 //! - [`softmax`] ([`Softmax`]): TFLite's int8 algorithm.
+//! - [`layer_norm`] ([`LayerNorm`]): ONNX LayerNormalization in integer arithmetic (no TFLite
+//!   counterpart; rounded as onnxruntime's float evaluation of the QDQ group).
 //! - [`lut`], [`lut_in_place`]: 256-entry tables (logistic, tanh, hard-swish, leaky-relu, ...).
 //! - Conversions: [`requantize`] ([`Requantize`]), [`quantize`] / [`dequantize`]
 //!   ([`Quantization`], [`Rounding`]); [`pad`] ([`Pad`]).
@@ -59,6 +61,7 @@ mod elem;
 pub mod fixedpoint;
 pub mod gemmlowp;
 mod hybrid;
+mod layer_norm;
 mod lut;
 mod matmul;
 mod multiplier;
@@ -80,8 +83,9 @@ pub use convert::{dequantize, dequantize_value, quantize, quantize_value, requan
 pub use convert::{ConvertElem, Quantization, Requantize, Rounding};
 pub use depthwise::depthwise_conv2d;
 pub use elem::{QuantElem, QuantInt};
-pub use fixedpoint::multiply_by_quantized_multiplier;
+pub use fixedpoint::{multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_half_even, RequantRounding};
 pub use hybrid::{hybrid_conv2d, hybrid_conv2d_scratch_len, symmetric_quantize, HybridConv2d};
+pub use layer_norm::{layer_norm, layer_norm_epsilon, LayerNorm};
 pub use lut::{hard_swish_table, leaky_relu_table, logistic_table, lut, lut_in_place, relu6_table, relu_table};
 pub use lut::{table_from_fn, tanh_table};
 pub use matmul::{fully_connected, matmul, FullyConnected, MatMul, MatMulOut};

@@ -224,6 +224,19 @@ impl Call<'_> {
         }
     }
 
+    /// Operand `i` as `count` real constants (a float constant, or dequantized weights).
+    pub fn reals(&self, i: usize, count: usize) -> Result<Vec<f64>, String> {
+        let v = match self.operands.get(i) {
+            Some(Operand::Const(k)) => k.floats(),
+            Some(Operand::Weights(q)) => q.dequantized()?,
+            _ => return Err(format!("input {i} must be a constant")),
+        };
+        match v.len() {
+            n if n == count => Ok(v.iter().map(|&x| x as f64).collect()),
+            n => Err(format!("{n} values of input {i} where {count} are needed")),
+        }
+    }
+
     /// The single output's quantization and clamp.
     pub fn out(&self) -> Out {
         self.outs[0]
@@ -708,6 +721,7 @@ impl<'p> Walk<'p> {
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => reduce::pool(self, &call),
             "ReduceMean" => reduce::reduce_mean(self, &call),
             "Softmax" => reduce::softmax(self, &call),
+            "LayerNormalization" => reduce::layer_norm(self, &call),
             "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Identity" | "Dropout" => layout::view(self, &call),
             "Transpose" => layout::transpose(self, &call),
             "Concat" => layout::concat(self, &call),
@@ -843,6 +857,7 @@ fn op_name(node: &pb::NodeProto) -> Result<&'static str, String> {
         "GlobalMaxPool",
         "ReduceMean",
         "Softmax",
+        "LayerNormalization",
         "Reshape",
         "Flatten",
         "Squeeze",

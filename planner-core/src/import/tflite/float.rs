@@ -208,6 +208,7 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         groups,
         act: activation(win.activation)?,
         weights: rt::ConvWeights::Oihw,
+        input: rt::ConvInput::Nchw,
     };
     let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], oihw);
     let mut inputs = vec![x, weights];

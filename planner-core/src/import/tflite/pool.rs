@@ -115,7 +115,7 @@ pub(super) fn softmax(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         w.push(c, Op::QSoftmax(op), vec![x, tables], y);
         return Ok(());
     }
-    let op = QSoftmax::new(rows, len, 1, beta, xq, yq);
+    let op = QSoftmax::new((rows, len, 1), beta, (xq, yq), Convention::Tflite);
     let y = w.output(c, 0, xs, Some(yq))?;
     w.push(c, Op::QSoftmax(op), vec![x], y);
     Ok(())
