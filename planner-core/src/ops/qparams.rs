@@ -4,7 +4,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use sramfit_runtime_min::quant::{self as rtq, QuantElem, Requant};
+use sramfit_runtime_min::quant::{self as rtq, QuantInt, Requant};
 
 use crate::tensor::{DType, Data, Quant, Tensor};
 
@@ -25,23 +25,36 @@ macro_rules! on_dtype {
 }
 pub(crate) use on_dtype;
 
-/// How an 8-bit activation's integers map to reals: `real = scale * (q - zero_point)`.
+/// [`on_dtype`] over every quantized integer type: also `i16` for `I16` (TFLite's 16x8 mode).
+macro_rules! on_int_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        if $dtype == DType::I16 {
+            type $t = i16;
+            $body
+        } else {
+            on_dtype!($dtype, $t => $body)
+        }
+    };
+}
+
+/// How a quantized activation's integers map to reals: `real = scale * (q - zero_point)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QParams {
     /// The real value of one step.
     pub scale: f32,
     /// The integer that represents 0.
     pub zero_point: i32,
-    /// `I8` or `U8`.
+    /// `I8` or `U8`; `I16` in TFLite's 16x8 mode.
     pub dtype: DType,
 }
 
 impl QParams {
-    /// The quantization of an 8-bit tensor: its per-tensor [`Quant`], or "raw integers" (scale 1,
-    /// zero point 0) when it has none (an integer tensor no quantized operator has described).
+    /// The quantization of an 8-bit or `i16` tensor: its per-tensor [`Quant`], or "raw integers"
+    /// (scale 1, zero point 0) when it has none (an integer tensor no quantized operator has
+    /// described).
     pub fn of(t: &Tensor) -> Result<QParams, String> {
-        if !matches!(t.dtype, DType::I8 | DType::U8) {
-            return Err(format!("`{}` is {}, not an 8-bit integer tensor", t.name, t.dtype.rust_name()));
+        if !matches!(t.dtype, DType::I8 | DType::U8 | DType::I16) {
+            return Err(format!("`{}` is {}, not a quantized integer tensor", t.name, t.dtype.rust_name()));
         }
         match &t.quant {
             Some(Quant::PerTensor { scale, zero_point }) => {
@@ -65,18 +78,18 @@ impl QParams {
 
     /// The element type's range `(MIN, MAX)`.
     pub fn range(&self) -> (i32, i32) {
-        on_dtype!(self.dtype, T => (<T as QuantElem>::MIN, <T as QuantElem>::MAX))
+        on_int_dtype!(self.dtype, T => (<T as QuantInt>::MIN, <T as QuantInt>::MAX))
     }
 
     /// The output clamp of a fused activation whose real range is `[lo, hi]` (TFLite's
     /// `CalculateActivationRangeQuantized`: each bound quantized, kept inside the type).
     pub fn clamp(&self, (lo, hi): (f32, f32)) -> (i32, i32) {
-        on_dtype!(self.dtype, T => rtq::activation_range::<T>(lo, hi, self.scale, self.zero_point))
+        on_int_dtype!(self.dtype, T => rtq::activation_range::<T>(lo, hi, self.scale, self.zero_point))
     }
 
     /// `real` quantized to this type (ties to even, as ONNX QuantizeLinear), saturated.
     pub fn quantize(&self, real: f32) -> i32 {
-        on_dtype!(self.dtype, T => rtq::quantize_value::<T>(real, self.scale, self.zero_point, rtq::Rounding::HalfToEven).to_i32())
+        on_int_dtype!(self.dtype, T => rtq::quantize_value::<T>(real, self.scale, self.zero_point, rtq::Rounding::HalfToEven).to_i32())
     }
 
     /// The real value of the integer `q`.
@@ -118,10 +131,11 @@ impl QWeights {
     }
 }
 
-/// Integers (already in range) as data of the 8-bit type `dtype`.
+/// Integers (already in range) as data of the quantized type `dtype`.
 pub fn int_data(dtype: DType, values: impl Iterator<Item = i32>) -> Data {
     match dtype {
         DType::U8 => Data::U8(values.map(|v| v as u8).collect()),
+        DType::I16 => Data::I16(values.map(|v| v as i16).collect()),
         _ => Data::I8(values.map(|v| v as i8).collect()),
     }
 }
