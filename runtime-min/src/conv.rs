@@ -1,7 +1,7 @@
 //! 2-D (and 1-D) convolution and transposed convolution, NCHW (a convolution's input may be NHWC).
 
 use crate::arch::{self, KernelCall, Kernels};
-use crate::conv_shape::{input_span, input_strides, Conv2d, ConvInput, ConvOperands};
+use crate::conv_shape::{input_span, input_strides, row_span, Conv2d, ConvInput, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
 use crate::gemm::gemm;
 use crate::util::{gather_strided, valid_range};
@@ -86,11 +86,23 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 /// instructions with one shared out-of-line copy).
 #[cfg_attr(not(target_arch = "x86_64"), inline)]
 pub fn conv2d(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
-    arch::run(Conv2dCall { p, x, w, bias, y, scratch });
+    match p.input {
+        ConvInput::Nchw => arch::run(Conv2dCall::<false> { p, x, w, bias, y, scratch }),
+        ConvInput::Nhwc => conv2d_nhwc(p, x, w, bias, y, scratch),
+    }
 }
 
-/// The arguments of one [`conv2d`], whose body [`arch::run`] compiles per kernel path.
-struct Conv2dCall<'a> {
+/// [`conv2d`] of an NHWC input, out of line: inlined into a model's steps, the NCHW convolution
+/// stays the code it was before inputs had a layout (with both inlined, the Cortex-M4F
+/// keyword-spotting model ran 3x the instructions).
+#[inline(never)]
+fn conv2d_nhwc(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: &mut [f32]) {
+    arch::run(Conv2dCall::<true> { p, x, w, bias, y, scratch });
+}
+
+/// The arguments of one [`conv2d`] on an input of the layout `NHWC` says, whose body
+/// [`arch::run`] compiles per kernel path.
+struct Conv2dCall<'a, const NHWC: bool> {
     p: &'a Conv2d,
     x: &'a [f32],
     w: &'a [f32],
@@ -99,33 +111,15 @@ struct Conv2dCall<'a> {
     scratch: &'a mut [f32],
 }
 
-impl KernelCall for Conv2dCall<'_> {
+impl<const NHWC: bool> KernelCall for Conv2dCall<'_, NHWC> {
     #[inline(always)]
     fn run(self, kernels: Kernels) {
         let Conv2dCall { p, x, w, bias, y, scratch } = self;
-        conv2d_on(kernels, p, x, w, bias, y, scratch);
+        conv2d_in::<NHWC>(kernels, p, x, w, bias, y, scratch);
     }
 }
 
-/// [`conv2d`] on `kernels`.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn conv2d_on(
-    kernels: Kernels,
-    p: &Conv2d,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-    scratch: &mut [f32],
-) {
-    match p.input {
-        ConvInput::Nchw => conv2d_in::<false>(kernels, p, x, w, bias, y, scratch),
-        ConvInput::Nhwc => conv2d_in::<true>(kernels, p, x, w, bias, y, scratch),
-    }
-}
-
-/// [`conv2d_on`] with the input's layout a constant (`NHWC`), so the NCHW code is what it was
+/// [`conv2d`] on `kernels`, with the input's layout a constant (`NHWC`), so the NCHW code is what it was
 /// before inputs had a layout. An NHWC input takes the portable paths only.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -251,7 +245,7 @@ fn im2col_tile<const NHWC: bool>(
                     if ih < 0 || ih >= p.in_h as isize {
                         d.fill(0.0);
                     } else {
-                        let xrow = &xplane[ih as usize * row_stride..];
+                        let xrow = &xplane[ih as usize * row_stride..][..row_span(p, NHWC)];
                         let a = lo.clamp(ow, ow + seg);
                         let b = hi.clamp(a, ow + seg);
                         d[..a - ow].fill(0.0);
@@ -325,7 +319,7 @@ fn accumulate_rows<const NHWC: bool>(p: &Conv2d, oh: usize, xplane: &[f32], wk: 
         if ih < 0 || ih >= p.in_h as isize {
             continue;
         }
-        let xrow = &xplane[ih as usize * row..];
+        let xrow = &xplane[ih as usize * row..][..row_span(p, NHWC)];
         let mut kw0 = 0;
         while kw0 < p.kernel_w {
             let n = ROW_TAPS.min(p.kernel_w - kw0);

@@ -59,6 +59,35 @@ pub struct Conv2d {
     pub input: ConvInput,
 }
 
+impl Conv2d {
+    /// The 1x1 convolution (stride 1, no padding, one group, no activation, OIHW weights) of one
+    /// NCHW image of `in_channels` channels of `positions` values each into `out_channels`: a
+    /// matrix product of the weights `[out_channels, in_channels]` by the feature map.
+    pub const fn pointwise(in_channels: usize, out_channels: usize, positions: usize) -> Conv2d {
+        Conv2d {
+            batch: 1,
+            in_channels,
+            in_h: 1,
+            in_w: positions,
+            out_channels,
+            out_h: 1,
+            out_w: positions,
+            kernel_h: 1,
+            kernel_w: 1,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            groups: 1,
+            act: Activation::None,
+            weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
+        }
+    }
+}
+
 /// Layout of a convolution's input. The output is NCHW either way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConvInput {
@@ -79,6 +108,16 @@ pub(crate) const fn input_span(p: &Conv2d, nhwc: bool, channels: usize) -> usize
     }
     let (_, channel, row, column) = input_strides(p, nhwc);
     (channels - 1) * channel + (p.in_h - 1) * row + (p.in_w - 1) * column + 1
+}
+
+/// The number of input elements from the first to the last of one row of one channel: `in_w`
+/// for NCHW (0 for an empty row).
+pub(crate) const fn row_span(p: &Conv2d, nhwc: bool) -> usize {
+    match (nhwc, p.in_w) {
+        (false, w) => w,
+        (true, 0) => 0,
+        (true, w) => (w - 1) * p.in_channels + 1,
+    }
 }
 
 /// The element strides of a convolution's input: `(image, channel, row, column)`.

@@ -17,7 +17,7 @@
 //! is read by that step alone and is not a graph output; the convolution has no activation yet;
 //! and its weights (and bias) are constants.
 
-use sramfit_runtime_min::{Activation, Conv2d, ConvInput, ConvWeights, MatMul};
+use sramfit_runtime_min::{Activation, Conv2d, MatMul};
 
 use crate::ir::{Graph, Op};
 use crate::ops::binary::Binary;
@@ -47,11 +47,7 @@ pub fn fold_scale_shift(g: &mut Graph) -> usize {
         *folded_away = true;
         folded += 1;
     }
-    if folded > 0 {
-        let mut index = 0..;
-        g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
-        super::remove_unused_tensors(g);
-    }
+    super::drop_nodes(g, &removed);
     folded
 }
 
@@ -177,27 +173,7 @@ fn as_pointwise_conv(g: &mut Graph, i: usize) -> bool {
     };
     let name = format!("{}.weights", g.nodes[i].name);
     let w = g.add_const(name, vec![out, k, 1, 1], Data::F32(weights));
-    let conv = Conv2d {
-        batch: 1,
-        in_channels: k,
-        in_h: 1,
-        in_w: positions,
-        out_channels: out,
-        out_h: 1,
-        out_w: positions,
-        kernel_h: 1,
-        kernel_w: 1,
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: 0,
-        pad_left: 0,
-        groups: 1,
-        act: Activation::None,
-        weights: ConvWeights::Oihw,
-        input: ConvInput::Nchw,
-    };
+    let conv = Conv2d::pointwise(k, out, positions);
     g.nodes[i].op = Op::Conv(conv);
     g.nodes[i].inputs = vec![x, w];
     true
@@ -254,27 +230,7 @@ mod tests {
         let s = g.add_const("s", vec![1, 2, 1, 1], Data::F32(vec![2.0, 3.0]));
         let c = g.add_const("c", vec![1, 2, 1, 1], Data::F32(vec![0.5, 0.25]));
         let [h, m, y] = ["h", "m", "y"].map(|n| g.add_tensor(n, vec![1, 2, 2, 2], DType::F32, TensorKind::Activation));
-        let conv = Conv2d {
-            batch: 1,
-            in_channels: 2,
-            in_h: 2,
-            in_w: 2,
-            out_channels: 2,
-            out_h: 2,
-            out_w: 2,
-            kernel_h: 1,
-            kernel_w: 1,
-            stride_h: 1,
-            stride_w: 1,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            groups: 1,
-            act: Activation::None,
-            weights: ConvWeights::Oihw,
-            input: ConvInput::Nchw,
-        };
+        let conv = Conv2d::pointwise(2, 2, 4);
         let per_channel =
             |kind| Op::Binary(BinaryOp { kind, a_strides: vec![8, 4, 2, 1], b_strides: vec![0, 1, 0, 0] });
         g.nodes.push(Node::new("conv", Op::Conv(conv), vec![x, w, b], h));

@@ -82,11 +82,7 @@ pub fn fuse_activations(g: &mut Graph) -> usize {
             fused += 1;
         }
     }
-    if fused > 0 {
-        let mut index = 0..;
-        g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
-        super::remove_unused_tensors(g);
-    }
+    super::drop_nodes(g, &removed);
     fused
 }
 

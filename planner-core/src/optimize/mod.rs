@@ -313,6 +313,17 @@ pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, L
     best
 }
 
+/// Drops the nodes marked `removed` (one flag per node) in one pass, then the tensors no node,
+/// input or output uses any more; nothing when no node is marked.
+pub(crate) fn drop_nodes(g: &mut Graph, removed: &[bool]) {
+    if !removed.contains(&true) {
+        return;
+    }
+    let mut index = 0..;
+    g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
+    remove_unused_tensors(g);
+}
+
 /// Drops tensors no node and no graph port refers to, renumbering the rest (order kept).
 pub(crate) fn remove_unused_tensors(g: &mut Graph) {
     let mut used = vec![false; g.tensors.len()];

@@ -52,11 +52,7 @@ pub fn fold_transposes(g: &mut Graph) -> usize {
             folded += 1;
         }
     }
-    if folded > 0 {
-        let mut index = 0..;
-        g.nodes.retain(|_| !removed[index.next().expect("one index per node")]);
-        super::remove_unused_tensors(g);
-    }
+    super::drop_nodes(g, &removed);
     folded
 }
 
