@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# On the chip: builds the firmware in examples/cortex-m (bundled models compiled by sramfit::model!)
-# for Cortex-M4F and Cortex-M3 with Debian's Rust, runs it under QEMU on mps2-an386 and lm3s6965evb,
-# checks the outputs (f32 models against onnxruntime, int8 ones bit for bit against the host build),
-# checks that a model over the M3's SRAM budget is rejected at build time, prints the footprint table
-# (kept in README.md) and writes it as target/cortex-m-summary.json.
+# On the chip: builds the firmware in examples/cortex-m (bundled f32 models and the official MLPerf Tiny
+# int8 .tflite files compiled by sramfit::model!, and the same int8 networks through Arm's CMSIS-NN)
+# with Debian's Rust and arm-none-eabi-gcc, runs it under QEMU (mps2-an386: Cortex-M4F; lm3s6965evb:
+# Cortex-M3), checks the outputs (f32 models against onnxruntime, int8 ones bit for bit against TFLM's),
+# counts instructions (whole inferences, and the largest layers of each int8 network on both engines),
+# checks that a model over the M3's SRAM budget is rejected at build time, prints the tables (kept in
+# README.md) and writes target/cortex-m-summary.json.
 #
 #   bash scripts/cortex-m.sh
 #
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binutils-arm-none-eabi qemu-system-arm)
+PACKAGES=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binutils-arm-none-eabi gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm)
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,14 +41,25 @@ rustfmt --edition 2024 --check examples/cortex-m/build.rs examples/cortex-m/src/
 # Each board: QEMU machine (= cargo feature), target, the models run on it. On the M3, branch_merge is the bundled model with the largest arena that fits its 64 KB of SRAM
 # (KWS needs 64,000 B of arena plus ~5 KB of stack), and mlp the one with the most weights among those
 # that fit; ResNet-8 (233,472 B of arena) must be rejected at build time.
-# The int8 models (tests/models/quant/, ONNX QDQ equivalents of the four MLPerf Tiny int8 models) run on
-# the M4F, and int8 KWS on the M3 too.
-M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block kws_dscnn_qdq_s8 vww_mobilenetv1_qdq_s8 resnet8_qdq_s8 fc_autoencoder_qdq_s8")
-M3=(lm3s6965evb    thumbv7m-none-eabi     "branch_merge mlp kws_dscnn_qdq_s8")
+# The int8 models are the four official MLPerf Tiny int8 files, read in place from ../shared/mlperf-tiny
+# (checked bit for bit against TFLM's outputs), each also run through CMSIS-NN (NAME_cmsis, CMSIS-NN
+# built from ../shared/cmsis-nn by arm-none-eabi-gcc for the board's core); int8 KWS runs on the M3 too.
+MLPERF=(kws_ref_model vww_96_int8 pretrained_resnet_quant ad01_int8)
+M4F=(mps2-an386    thumbv7em-none-eabihf  "kws_dscnn resnet8 mobilenetv2_block")
+M3=(lm3s6965evb    thumbv7m-none-eabi     "branch_merge mlp")
+if [[ -d ../shared/mlperf-tiny && -f ../shared/cmsis-nn/Include/arm_nnfunctions.h ]]; then
+    M4F[2]+=" ${MLPERF[*]} $(printf '%s_cmsis ' "${MLPERF[@]}")"
+    M3[2]+=" kws_ref_model"
+else
+    MLPERF=()
+    echo "== ../shared/mlperf-tiny or ../shared/cmsis-nn not found beside the checkout: the int8 MLPerf Tiny and CMSIS-NN rows are skipped"
+fi
 declare -A CPU=([mps2-an386]=cortex-m4f [lm3s6965evb]=cortex-m3)
 # TFLM's minimum arena for the MLPerf Tiny int8 models (issue 18): the SRAM total of each int8 model on
 # the M4F must stay below it.
-declare -A TFLM_ARENA=([kws_dscnn_qdq_s8]=24272 [vww_mobilenetv1_qdq_s8]=103672 [resnet8_qdq_s8]=55984 [fc_autoencoder_qdq_s8]=4632)
+declare -A TFLM_ARENA=([kws_ref_model]=24272 [vww_96_int8]=103672 [pretrained_resnet_quant]=55984 [ad01_int8]=4632)
+# The floor of issue 18: sramfit's instructions at most 1.25x CMSIS-NN's on each network (in percent).
+MAX_VS_CMSIS_PERCENT=125
 
 build() { # board target models...
     local board=$1 target=$2
@@ -58,27 +71,59 @@ build() { # board target models...
 }
 
 PASSED=0 FAILED=0
-ROWS=() JSON=()
+ROWS=() JSON=() VERSUS=() PER_LAYER=()
+declare -A ROW_OF # "board model" -> index of its row
+declare -A INSTR  # "board model" -> sramfit's instructions
 fail() { # message: one failed check
     echo "FAILED: $*"
     FAILED=$((FAILED + 1))
 }
 
+declare -A CMSIS # "board model" -> CMSIS-NN's instructions
+declare -A LAYERS # "board model engine step" -> instructions of that step
+declare -A LAYER_NAME # "board model step" -> "TFLite output name (CMSIS-NN function)"
+
+# Runs one ELF under QEMU into $log (a fresh temporary file); returns QEMU's status.
+qemu() { # board elf
+    log=$(mktemp)
+    timeout 600 qemu-system-arm -machine "$1" -nographic -monitor none -serial none \
+        -semihosting-config enable=on,target=native -icount shift=0 -kernel "$2" >"$log" 2>&1
+}
+
+# Records the LAYER lines of $log (per-step instruction counts).
+layers() { # board model
+    local line
+    while read -r line; do
+        local -A l=()
+        for kv in ${line#LAYER }; do l[${kv%%=*}]=${kv#*=}; done
+        LAYERS["$1 $2 ${l[engine]} ${l[index]}"]=${l[instructions]}
+        [[ -z ${l[name]:-} ]] || LAYER_NAME["$1 $2 ${l[index]}"]="${l[name]} (${l[function]})"
+    done < <(grep '^LAYER' "$log" || true)
+}
+
 run() { # board target model: one check (ran, outputs match, footprint as stated)
     local board=$1 target=$2 model=$3 before=$FAILED
     local elf=$CARGO_TARGET_DIR/$target/release/$model log
-    log=$(mktemp)
     echo "== run $model on $board"
     local status=0
-    timeout 600 qemu-system-arm -machine "$board" -nographic -monitor none -serial none \
-        -semihosting-config enable=on,target=native -icount shift=0 -kernel "$elf" >"$log" 2>&1 || status=$?
-    grep -v '^out' "$log" || true
+    qemu "$board" "$elf" || status=$?
+    grep -v '^out\|^LAYER' "$log" || true
     local line matched=true
     line=$(grep '^FOOTPRINT' "$log" || true)
     if ((status != 0)) || [[ -z $line ]]; then
         sed -n '/MISMATCH\|FAIL/p' "$log"
         fail "$model on $board (exit $status)"
         matched=false
+    fi
+    if [[ $model == *_cmsis ]]; then
+        # CMSIS-NN's run of a network: its instruction count goes into sramfit's row.
+        layers "$board" "${model%_cmsis}"
+        rm -f "$log"
+        [[ -n $line && $matched == true ]] || return
+        local count=${line##*instructions=}
+        CMSIS["$board ${model%_cmsis}"]=${count%% *}
+        PASSED=$((PASSED + 1))
+        return
     fi
     rm -f "$log"
     [[ -n $line ]] || return
@@ -91,6 +136,8 @@ run() { # board target model: one check (ran, outputs match, footprint as stated
     ((bss == guarded)) || fail "$model on $board: .bss is $bss bytes, not ARENA_BYTES ${f[arena]} + guard = $guarded"
     local per_mac=-
     ((f[macs] == 0)) || per_mac=$(awk -v i="${f[instructions]}" -v m="${f[macs]}" 'BEGIN { printf "%.2f", i / m }')
+    ROW_OF["$board $model"]=${#ROWS[@]}
+    INSTR["$board $model"]=${f[instructions]}
     ROWS+=("| $board | $model | ${f[precision]} | ${s[.text]} | ${s[.rodata]} (${f[weights]}) | $data | $bss (${f[arena]} + 16) | ${f[stack]} | $sram | ${f[instructions]} | ${f[macs]} | $per_mac |")
     JSON+=("{\"board\": \"$board\", \"cpu\": \"${CPU[$board]}\", \"model\": \"$model\", \"precision\": \"${f[precision]}\", \"text\": ${s[.text]}, \"rodata\": ${s[.rodata]}, \"data\": $data, \"bss\": $bss, \"arena\": ${f[arena]}, \"stack\": ${f[stack]}, \"sram_total\": $sram, \"instructions\": ${f[instructions]}, \"macs\": ${f[macs]}, \"outputs_match\": $matched, \"cmsis_nn_instructions\": null}")
     if [[ $board == mps2-an386 && $model == kws_dscnn ]]; then
@@ -104,10 +151,53 @@ run() { # board target model: one check (ran, outputs match, footprint as stated
     ((FAILED > before)) || PASSED=$((PASSED + 1))
 }
 
+# sramfit's per-step counts: the MLPerf models built with the firmware's `probe` feature (a hook after
+# every step prints its instruction count), run once each; only their LAYER lines are used.
+profile() { # board target models...
+    local board=$1 target=$2
+    shift 2
+    (($#)) || return 0
+    local bins=()
+    for m in "$@"; do bins+=(--bin "$m"); done
+    echo "== build with per-step probes for $board: $*"
+    "${CARGO[@]}" --target "$target" --features "$board,probe" "${bins[@]}"
+    for m in "$@"; do
+        qemu "$board" "$CARGO_TARGET_DIR/$target/release/$m" || fail "$m with probes on $board"
+        layers "$board" "$m"
+        rm -f "$log"
+    done
+}
+
+# Fills the cmsis_nn_instructions of sramfit's rows, checks the 1.25x floor, and prints both
+# engines' counts for each network's largest layers.
+compare_cmsis() { # board
+    local board=$1 m
+    for m in "${MLPERF[@]}"; do
+        local cmsis=${CMSIS["$board $m"]:-} i=${ROW_OF["$board $m"]:-}
+        [[ -n $cmsis && -n $i ]] || { fail "$m on $board: no CMSIS-NN count"; continue; }
+        JSON[i]=${JSON[i]/\"cmsis_nn_instructions\": null/\"cmsis_nn_instructions\": $cmsis}
+        local ours=${INSTR["$board $m"]} ratio
+        ratio=$(awk -v a="$ours" -v b="$cmsis" 'BEGIN { printf "%.2f", a / b }')
+        VERSUS+=("| $board | $m | $ours | $cmsis | $ratio |")
+        ((ours * 100 <= cmsis * MAX_VS_CMSIS_PERCENT)) || fail "$m on $board: $ours instructions, more than 1.25x CMSIS-NN's $cmsis"
+        # The five largest layers (by CMSIS-NN's count).
+        local key steps=()
+        for key in "${!LAYERS[@]}"; do
+            [[ $key == "$board $m cmsis-nn "* ]] && steps+=("${LAYERS[$key]} ${key##* }")
+        done
+        while read -r count step; do
+            local s=${LAYERS["$board $m sramfit $step"]:--}
+            PER_LAYER+=("| $m | $step | ${LAYER_NAME["$board $m $step"]} | $s | $count |")
+        done < <(printf '%s\n' "${steps[@]}" | sort -rn | head -5)
+    done
+}
+
 build "${M4F[0]}" "${M4F[1]}" ${M4F[2]}
 build "${M3[0]}" "${M3[1]}" ${M3[2]}
 for m in ${M4F[2]}; do run "${M4F[0]}" "${M4F[1]}" "$m"; done
 for m in ${M3[2]}; do run "${M3[0]}" "${M3[1]}" "$m"; done
+profile "${M4F[0]}" "${M4F[1]}" "${MLPERF[@]}"
+compare_cmsis "${M4F[0]}"
 
 echo "== over budget: ResNet-8 for ${M3[0]} must not compile"
 overflow_log=$(mktemp)
@@ -126,6 +216,18 @@ echo
 echo "| board | model | precision | .text | .rodata (weights) | .data | .bss (arena + guard) | stack | SRAM total | instructions | MACs | per MAC |"
 echo "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 printf '%s\n' "${ROWS[@]}"
+if ((${#VERSUS[@]})); then
+    echo
+    echo "| board | model (int8 .tflite) | sramfit: instructions | CMSIS-NN: instructions | sramfit / CMSIS-NN |"
+    echo "|---|---|--:|--:|--:|"
+    printf '%s\n' "${VERSUS[@]}"
+    echo
+    echo "The largest layers (mps2-an386; instructions of each step, sramfit's from a build with per-step probes):"
+    echo
+    echo "| model | step | layer (CMSIS-NN function) | sramfit | CMSIS-NN |"
+    echo "|---|--:|---|--:|--:|"
+    printf '%s\n' "${PER_LAYER[@]}"
+fi
 mkdir -p target
 summary=target/cortex-m-summary.json
 {

@@ -36,7 +36,8 @@ pub struct Clock {
     per_tick: u32,
 }
 
-fn now() -> u32 {
+/// The counter's current value (it counts down; see [`ticks_between`]).
+pub fn now() -> u32 {
     // SAFETY: SysTick's current-value register, always present on Armv7-M; reading has no effect.
     unsafe { read_volatile(SYST_CVR) }
 }
@@ -44,6 +45,11 @@ fn now() -> u32 {
 fn wrapped() -> bool {
     // SAFETY: SysTick's control register; reading it only clears COUNTFLAG.
     unsafe { read_volatile(SYST_CSR) & COUNTFLAG != 0 }
+}
+
+/// Ticks the counter went down by between two readings of [`now`] (less than 2^24 apart).
+pub fn ticks_between(from: u32, to: u32) -> u32 {
+    elapsed(from, to)
 }
 
 /// Ticks the counter went down by between two readings (it counts down).
@@ -74,6 +80,18 @@ impl Clock {
         let per_tick = if loop_ticks == 0 { 0 } else { (2 * CALIBRATION_LOOPS + loop_ticks / 2) / loop_ticks };
         wrapped();
         Clock { start: now(), overhead, per_tick }
+    }
+
+    /// Instructions since [`Clock::start`] (to within one tick's worth), without stopping: for
+    /// the differences between consecutive laps (a run shorter than 2^24 ticks).
+    pub fn lap(&self) -> u64 {
+        let ticks = elapsed(self.start, now()).saturating_sub(self.overhead);
+        u64::from(ticks) * u64::from(self.per_tick)
+    }
+
+    /// Instructions per tick, as calibrated by [`Clock::start`] (0: no clock).
+    pub fn per_tick(&self) -> u32 {
+        self.per_tick
     }
 
     /// Stops counting.
