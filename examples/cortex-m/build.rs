@@ -47,6 +47,37 @@ const BOARDS: &[Board] = &[
         stack_reserve: 6 << 10,
         about: "QEMU lm3s6965evb (TI Stellaris LM3S6965, Cortex-M3): 256 KB flash, 64 KB SRAM",
     },
+    Board {
+        feature: "mps2-an500",
+        flash_origin: 0x0000_0000,
+        flash_bytes: 4 << 20,
+        ram_origin: 0x2000_0000,
+        ram_bytes: 4 << 20,
+        stack_reserve: 8 << 10,
+        about: "QEMU mps2-an500 (Arm AN500, Cortex-M7): code in ZBT SSRAM1, data in ZBT SSRAM2/3 (AN386's map)",
+    },
+    Board {
+        feature: "mps2-an505",
+        // The core starts in the Secure state (QEMU's AN505 sets the secure vector table at
+        // 0x1000_0000) and may not execute from Non-secure memory: code and data are in the
+        // Secure aliases of ZBT SSRAM1 (0x1000_0000) and of SSRAM2 + SSRAM3 (2 + 2 MB at
+        // 0x3800_0000), as QEMU's mps2-tz.c maps them for AN505.
+        flash_origin: 0x1000_0000,
+        flash_bytes: 4 << 20,
+        ram_origin: 0x3800_0000,
+        ram_bytes: 4 << 20,
+        stack_reserve: 8 << 10,
+        about: "QEMU mps2-an505 (Arm AN505, Cortex-M33, Secure state): code in ZBT SSRAM1, data in SSRAM2/3",
+    },
+    Board {
+        feature: "microbit",
+        flash_origin: 0x0000_0000,
+        flash_bytes: 256 << 10,
+        ram_origin: 0x2000_0000,
+        ram_bytes: 16 << 10,
+        stack_reserve: 4 << 10,
+        about: "QEMU microbit (BBC micro:bit, nRF51822, Cortex-M0): 256 KB flash, 16 KB SRAM",
+    },
 ];
 
 /// Where a model and its fixture are, which decides how its outputs are checked.
@@ -55,10 +86,17 @@ enum Source {
     /// `tests/models/NAME.onnx` (f32), against onnxruntime (`NAME.ref.json`) within the harness's
     /// tolerance.
     F32,
-    /// An official MLPerf Tiny int8 file, `../shared/mlperf-tiny/FILE.tflite` (read in place, never
-    /// copied), bit for bit against TFLM's outputs (`tests/models/tflite/mlperf/FILE.ref.json`) on
-    /// [`TFLITE_SAMPLES`] of its inputs; also run through CMSIS-NN (`NAME.cmsis.rs`).
-    Tflite(&'static str),
+    /// An int8 `.tflite` file (`model`, from the checkout's root: the official MLPerf Tiny files in
+    /// `../shared/mlperf-tiny/`, read in place, never copied; or a bundled one), bit for bit against
+    /// TFLM's outputs (`fixture`, written by scripts/gen_tflite.py) on [`TFLITE_SAMPLES`] of its
+    /// inputs; with `cmsis`, also run through CMSIS-NN (`NAME.cmsis.rs`, when the firmware is built
+    /// with feature `cmsis-nn`).
+    Tflite { model: &'static str, fixture: &'static str, cmsis: bool },
+}
+
+/// One of the four MLPerf Tiny int8 files.
+const fn mlperf(model: &'static str, fixture: &'static str) -> Source {
+    Source::Tflite { model, fixture, cmsis: true }
 }
 
 /// The bundled models some binary of this crate runs (their fixtures become `NAME.ref.rs`).
@@ -68,10 +106,31 @@ const MODELS: &[(&str, Source)] = &[
     ("mobilenetv2_block", Source::F32),
     ("mlp", Source::F32),
     ("branch_merge", Source::F32),
-    ("kws_ref_model", Source::Tflite("kws_ref_model")),
-    ("vww_96_int8", Source::Tflite("vww_96_int8")),
-    ("pretrained_resnet_quant", Source::Tflite("pretrainedResnet_quant")),
-    ("ad01_int8", Source::Tflite("ad01_int8")),
+    (
+        "kws_ref_model",
+        mlperf("../shared/mlperf-tiny/kws_ref_model.tflite", "tests/models/tflite/mlperf/kws_ref_model.ref.json"),
+    ),
+    (
+        "vww_96_int8",
+        mlperf("../shared/mlperf-tiny/vww_96_int8.tflite", "tests/models/tflite/mlperf/vww_96_int8.ref.json"),
+    ),
+    (
+        "pretrained_resnet_quant",
+        mlperf(
+            "../shared/mlperf-tiny/pretrainedResnet_quant.tflite",
+            "tests/models/tflite/mlperf/pretrainedResnet_quant.ref.json",
+        ),
+    ),
+    ("ad01_int8", mlperf("../shared/mlperf-tiny/ad01_int8.tflite", "tests/models/tflite/mlperf/ad01_int8.ref.json")),
+    // A small int8 DS-CNN (Keras, bundled) for the micro:bit's 16 KB.
+    (
+        "ds_cnn_int8",
+        Source::Tflite {
+            model: "tests/models/tflite/keras/ds_cnn_int8.tflite",
+            fixture: "tests/models/tflite/keras/ds_cnn_int8.ref.json",
+            cmsis: false,
+        },
+    ),
 ];
 
 /// How many of a TFLM fixture's inputs the firmware runs (the first is the one counted).
@@ -93,13 +152,11 @@ fn main() {
     // cached build script would otherwise read the fixtures of a checkout that has moved.
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let manifest = Path::new(&manifest);
+    let cmsis = std::env::var_os("CARGO_FEATURE_CMSIS_NN").is_some();
     for &(name, source) in MODELS {
         let (model, json) = match source {
             Source::F32 => (format!("../../tests/models/{name}.onnx"), format!("../../tests/models/{name}.ref.json")),
-            Source::Tflite(file) => (
-                format!("../../../shared/mlperf-tiny/{file}.tflite"),
-                format!("../../tests/models/tflite/mlperf/{file}.ref.json"),
-            ),
+            Source::Tflite { model, fixture, .. } => (format!("../../{model}"), format!("../../{fixture}")),
         };
         let (model, json) = (manifest.join(model), manifest.join(json));
         println!("cargo:rerun-if-changed={}", json.display());
@@ -118,12 +175,12 @@ fn main() {
                 inputs: f32_bits(name, &fixture, "inputs"),
                 outputs: f32_bits(name, &fixture, "outputs"),
             }],
-            Source::Tflite(_) => tflm_samples(name, &fixture),
+            Source::Tflite { .. } => tflm_samples(name, &fixture),
         };
         let program = compile(&model);
         let fixture = Fixture { name, source, samples, macs: macs(&program) };
         write(&out.join(format!("{name}.ref.rs")), &reference_rs(&fixture));
-        if let Source::Tflite(_) = source {
+        if let (Source::Tflite { cmsis: true, .. }, true) = (source, cmsis) {
             write(&out.join(format!("{name}.cmsis.rs")), &cmsis_layers::driver_rs(name, &program));
         }
     }
@@ -258,7 +315,7 @@ fn reference_rs(f: &Fixture) -> String {
     let name = f.name;
     let (source, comparison, precision) = match f.source {
         Source::F32 => (format!("onnxruntime's (tests/models/{name}.ref.json)"), "Tolerance", "f32"),
-        Source::Tflite(file) => (format!("TFLM's (tests/models/tflite/mlperf/{file}.ref.json)"), "BitExact", "int8"),
+        Source::Tflite { fixture, .. } => (format!("TFLM's ({fixture})"), "BitExact", "int8"),
     };
     let mut s = format!("// Inputs and expected outputs for {name}: {source}, written by build.rs.\n");
     let mut samples = Vec::new();

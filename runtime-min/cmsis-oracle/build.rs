@@ -5,7 +5,7 @@
 //!
 //! For the host: the pure-C paths (no `ARM_MATH_DSP` / `ARM_MATH_MVEI`), at `-O1`. For a bare-metal
 //! Arm target (`*-none-eabi*`): with `arm-none-eabi-gcc` (the `cc` crate's default for those
-//! targets), `-mcpu=$SRAMFIT_CMSIS_CPU` (default: the target's base core, [`default_cpu`]) and
+//! targets), `-mcpu=` the core (feature `cortex-m7`, or the target's base core: [`default_cpu`]) and
 //! [`ARM_CFLAGS`], so that CMSIS-NN selects its DSP paths from the compiler's predefined macros
 //! exactly as in an Arm build.
 
@@ -27,8 +27,8 @@ const FOLDERS: [&str; 6] = [
 /// section per function so the linker drops the kernels a network does not call.
 const ARM_CFLAGS: [&str; 4] = ["-Ofast", "-mthumb", "-ffunction-sections", "-fdata-sections"];
 
-/// The core CMSIS-NN is compiled for when `SRAMFIT_CMSIS_CPU` is unset: the base core of the
-/// target's architecture.
+/// The core CMSIS-NN is compiled for without feature `cortex-m7`: the base core of the target's
+/// architecture.
 fn default_cpu(target: &str) -> &'static str {
     match target.split('-').next().unwrap_or("") {
         "thumbv6m" => "cortex-m0plus",
@@ -69,7 +69,6 @@ fn sources(folder: &std::path::Path) -> Vec<PathBuf> {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(cmsis)");
     println!("cargo::rerun-if-env-changed=SRAMFIT_CMSIS_NN");
-    println!("cargo::rerun-if-env-changed=SRAMFIT_CMSIS_CPU");
     println!("cargo::rerun-if-changed=shim.c");
     let root = cmsis_root();
     let include = root.join("Include");
@@ -85,7 +84,8 @@ fn main() {
     build.include(&include).file("shim.c").warnings(false);
     let target = std::env::var("TARGET").expect("set by cargo");
     if target.contains("-none-eabi") {
-        let cpu = std::env::var("SRAMFIT_CMSIS_CPU").unwrap_or_else(|_| default_cpu(&target).to_owned());
+        let m7 = std::env::var_os("CARGO_FEATURE_CORTEX_M7").is_some();
+        let cpu = if m7 { "cortex-m7" } else { default_cpu(&target) };
         // Without `cc`'s defaults for the target (its `-march` would override `-mcpu`'s tuning,
         // its `-O` the level below): exactly these flags.
         build.no_default_flags(true).flag(format!("-mcpu={cpu}"));

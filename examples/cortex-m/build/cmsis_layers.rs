@@ -165,7 +165,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
                     let filter = dims(1, p.kernel_h, p.kernel_w, oc);
                     let fields = c.quantized(w, &bias, m, s);
                     format!(
-                        "Call::Depthwise(Conv {{ params: DwConvParams {{ input_offset: {xo}, output_offset: {yo}, ch_mult: {}, {common} }}, input: {input}, filter: {filter}, output: {output}, {fields}, x: {}, y: {y} }})",
+                        "Call::Depthwise(Weighted {{ params: DwConvParams {{ input_offset: {xo}, output_offset: {yo}, ch_mult: {}, {common} }}, input: {input}, filter: {filter}, output: {output}, {fields}, x: {}, y: {y} }})",
                         oc / p.in_channels,
                         x(0)
                     )
@@ -176,7 +176,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
                     let filter = dims(oc, p.kernel_h, p.kernel_w, p.in_channels);
                     let fields = c.quantized(w, &bias, m, s);
                     format!(
-                        "Call::Conv(Conv {{ params: ConvParams {{ input_offset: {xo}, output_offset: {yo}, {common} }}, input: {input}, filter: {filter}, output: {output}, {fields}, x: {}, y: {y} }})",
+                        "Call::Conv(Weighted {{ params: ConvParams {{ input_offset: {xo}, output_offset: {yo}, {common} }}, input: {input}, filter: {filter}, output: {output}, {fields}, x: {}, y: {y} }})",
                         x(0)
                     )
                 }
@@ -191,7 +191,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
                 let bias = unfold(folded, xz, |o| w[o * k..(o + 1) * k].to_vec());
                 let fields = c.quantized(w, &bias, m, s);
                 format!(
-                    "Call::FullyConnected(FullyConnected {{ params: FcParams {{ input_offset: {}, filter_offset: 0, output_offset: {}, activation: {} }}, input: {}, filter: {}, output: {}, {fields}, x: {}, y: {y} }})",
+                    "Call::FullyConnected(Weighted {{ params: FcParams {{ input_offset: {}, filter_offset: 0, output_offset: {}, activation: {} }}, input: {}, filter: {}, output: {}, {fields}, x: {}, y: {y} }})",
                     -xz,
                     p.y_zero_point,
                     activation(p.act_min, p.act_max),
@@ -269,7 +269,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
          #[allow(unused_imports)] // not every network has every kind of layer\n\
          use sramfit_cmsis_oracle::{{Activation, ConvParams, Dims, DwConvParams, FcParams, PoolParams, Tile}};\n\
          #[allow(unused_imports)]\n\
-         use sramfit_cortex_m::cmsis::{{Add, AvgPool, Buf, Call, Conv, FullyConnected, Layer, Softmax}};\n\
+         use sramfit_cortex_m::cmsis::{{Add, AvgPool, Buf, Call, Layer, Softmax, Weighted}};\n\
          /// Bytes of the activation arena (one region per activation).\npub const ARENA_BYTES: usize = {arena};\n\
          /// Bytes of scratch (an upper bound of every layer's request, checked before each call).\npub const SCRATCH_BYTES: usize = {scratch};\n"
     );

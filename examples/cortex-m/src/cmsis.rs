@@ -37,48 +37,25 @@ pub enum Buf {
     },
 }
 
-/// A convolution (`P` = [`ConvParams`]) or depthwise convolution (`P` = [`DwConvParams`]).
-pub struct Conv<P: 'static> {
-    /// Offsets, strides, padding, dilation, clamp (and the channel multiplier).
+/// A layer with weights: a convolution (`P` = [`ConvParams`]), a depthwise convolution
+/// ([`DwConvParams`]) or a fully connected layer ([`FcParams`]; one multiplier:
+/// `arm_fully_connected_s8`, one per output: `arm_fully_connected_per_channel_s8`).
+pub struct Weighted<P: 'static> {
+    /// Offsets, strides, padding, dilation, clamp (and the channel multiplier) as the call takes them.
     pub params: P,
-    /// NHWC input.
+    /// NHWC input (`n` rows of `c` inputs for a fully connected layer).
     pub input: Dims,
-    /// OHWI filter (1HWO for a depthwise one).
+    /// OHWI filter (1HWO for a depthwise one; `n` inputs by `c` outputs for a fully connected one).
     pub filter: Dims,
     /// NHWC output.
     pub output: Dims,
-    /// The filter's values.
+    /// The filter's values (`[out, in]` for a fully connected layer).
     pub weights: &'static [i8],
     /// The file's bias, one per output channel.
     pub bias: &'static [i32],
-    /// Per-channel Q31 multipliers.
+    /// Q31 multipliers: one per output channel (or one per tensor for a fully connected layer).
     pub multipliers: &'static [i32],
-    /// Per-channel shifts (positive left).
-    pub shifts: &'static [i32],
-    /// The input.
-    pub x: Buf,
-    /// The output.
-    pub y: Buf,
-}
-
-/// A fully connected layer (one multiplier: `arm_fully_connected_s8`; one per output:
-/// `arm_fully_connected_per_channel_s8`).
-pub struct FullyConnected {
-    /// Offsets and clamp.
-    pub params: FcParams,
-    /// `n` rows of `c` inputs.
-    pub input: Dims,
-    /// `n` inputs by `c` outputs.
-    pub filter: Dims,
-    /// `n` rows of `c` outputs.
-    pub output: Dims,
-    /// `[out, in]` weights.
-    pub weights: &'static [i8],
-    /// The file's bias.
-    pub bias: &'static [i32],
-    /// Q31 multipliers (1 or one per output).
-    pub multipliers: &'static [i32],
-    /// Shifts, as many.
+    /// Shifts (positive left), as many.
     pub shifts: &'static [i32],
     /// The input.
     pub x: Buf,
@@ -157,11 +134,11 @@ pub struct Add {
 /// One CMSIS-NN call.
 pub enum Call {
     /// `arm_convolve_wrapper_s8`.
-    Conv(Conv<ConvParams>),
+    Conv(Weighted<ConvParams>),
     /// `arm_depthwise_conv_wrapper_s8`.
-    Depthwise(Conv<DwConvParams>),
+    Depthwise(Weighted<DwConvParams>),
     /// `arm_fully_connected_s8` / `arm_fully_connected_per_channel_s8`.
-    FullyConnected(FullyConnected),
+    FullyConnected(Weighted<FcParams>),
     /// `arm_avgpool_s8`.
     AvgPool(AvgPool),
     /// `arm_softmax_s8`.
@@ -287,103 +264,35 @@ pub fn run(
         let name = layer.name;
         let status = match &layer.call {
             Call::Conv(l) => {
-                let (x, y) = (b.ptr(l.x, count(&l.input), name), b.ptr(l.y, count(&l.output), name));
-                check_constants((l.weights, l.bias, l.multipliers, l.shifts), count(&l.filter), l.output.c, name);
+                // SAFETY: reads the parameters and dimensions only.
+                let bytes =
+                    unsafe { ffi::arm_convolve_wrapper_s8_get_buffer_size(&l.params, &l.input, &l.filter, &l.output) };
                 let q = per_channel(l.multipliers, l.shifts);
-                let bias = Dims { n: 1, h: 1, w: 1, c: l.output.c };
-                // SAFETY: CMSIS-NN reads the counts of elements the dimensions give from `x`, the
-                // weights and the per-channel arrays, writes as many into `y` (all checked above;
-                // `y` is a region no operand shares) and at most the requested scratch, which the
-                // context holds; it keeps no pointer after returning.
-                unsafe {
-                    let bytes = ffi::arm_convolve_wrapper_s8_get_buffer_size(&l.params, &l.input, &l.filter, &l.output);
-                    let ctx = context(scratch, bytes, name);
-                    ffi::arm_convolve_wrapper_s8(
-                        &ctx,
-                        &l.params,
-                        &q,
-                        &l.input,
-                        x,
-                        &l.filter,
-                        l.weights.as_ptr(),
-                        &bias,
-                        l.bias.as_ptr(),
-                        &l.output,
-                        y,
-                    )
-                }
+                weighted(l, &mut b, context(scratch, bytes, name), &q, ffi::arm_convolve_wrapper_s8, name)
             }
             Call::Depthwise(l) => {
-                let (x, y) = (b.ptr(l.x, count(&l.input), name), b.ptr(l.y, count(&l.output), name));
-                check_constants((l.weights, l.bias, l.multipliers, l.shifts), count(&l.filter), l.output.c, name);
+                // SAFETY: reads the parameters and dimensions only.
+                let bytes = unsafe {
+                    ffi::arm_depthwise_conv_wrapper_s8_get_buffer_size(&l.params, &l.input, &l.filter, &l.output)
+                };
                 let q = per_channel(l.multipliers, l.shifts);
-                let bias = Dims { n: 1, h: 1, w: 1, c: l.output.c };
-                // SAFETY: as for the convolution above.
-                unsafe {
-                    let bytes =
-                        ffi::arm_depthwise_conv_wrapper_s8_get_buffer_size(&l.params, &l.input, &l.filter, &l.output);
-                    let ctx = context(scratch, bytes, name);
-                    ffi::arm_depthwise_conv_wrapper_s8(
-                        &ctx,
-                        &l.params,
-                        &q,
-                        &l.input,
-                        x,
-                        &l.filter,
-                        l.weights.as_ptr(),
-                        &bias,
-                        l.bias.as_ptr(),
-                        &l.output,
-                        y,
-                    )
-                }
+                weighted(l, &mut b, context(scratch, bytes, name), &q, ffi::arm_depthwise_conv_wrapper_s8, name)
             }
             Call::FullyConnected(l) => {
-                let (x, y) = (b.ptr(l.x, count(&l.input), name), b.ptr(l.y, count(&l.output), name));
-                let per_output = l.multipliers.len() != 1;
-                check_constants((l.weights, l.bias, l.multipliers, l.shifts), count(&l.filter), l.output.c, name);
-                let bias = Dims { n: 1, h: 1, w: 1, c: l.output.c };
-                // SAFETY: as for the convolution above (CMSIS-NN reads `n * c` inputs, writes `n *
-                // c` outputs, reads `filter.n * filter.c` weights).
-                unsafe {
-                    let bytes = ffi::arm_fully_connected_s8_get_buffer_size(&l.filter);
-                    let ctx = context(scratch, bytes, name);
-                    if per_output {
-                        let q = per_channel(l.multipliers, l.shifts);
-                        ffi::arm_fully_connected_per_channel_s8(
-                            &ctx,
-                            &l.params,
-                            &q,
-                            &l.input,
-                            x,
-                            &l.filter,
-                            l.weights.as_ptr(),
-                            &bias,
-                            l.bias.as_ptr(),
-                            &l.output,
-                            y,
-                        )
-                    } else {
-                        let q = PerTensorQuant { multiplier: l.multipliers[0], shift: l.shifts[0] };
-                        ffi::arm_fully_connected_s8(
-                            &ctx,
-                            &l.params,
-                            &q,
-                            &l.input,
-                            x,
-                            &l.filter,
-                            l.weights.as_ptr(),
-                            &bias,
-                            l.bias.as_ptr(),
-                            &l.output,
-                            y,
-                        )
-                    }
+                // SAFETY: reads the dimensions only.
+                let ctx = context(scratch, unsafe { ffi::arm_fully_connected_s8_get_buffer_size(&l.filter) }, name);
+                if l.multipliers.len() == 1 {
+                    let q = PerTensorQuant { multiplier: l.multipliers[0], shift: l.shifts[0] };
+                    weighted(l, &mut b, ctx, &q, ffi::arm_fully_connected_s8, name)
+                } else {
+                    let q = per_channel(l.multipliers, l.shifts);
+                    weighted(l, &mut b, ctx, &q, ffi::arm_fully_connected_per_channel_s8, name)
                 }
             }
             Call::AvgPool(l) => {
                 let (x, y) = (b.ptr(l.x, count(&l.input), name), b.ptr(l.y, count(&l.output), name));
-                // SAFETY: as for the convolution above (no constants).
+                // SAFETY: reads `count(input)` elements from `x` and writes `count(output)` into
+                // `y` (both checked), at most the requested scratch; keeps no pointer.
                 unsafe {
                     let bytes = ffi::arm_avgpool_s8_get_buffer_size(l.output.w, l.input.c);
                     let ctx = context(scratch, bytes, name);
@@ -425,6 +334,45 @@ pub fn run(
         };
         check(status, layer);
         after(i);
+    }
+}
+
+/// The signature CMSIS-NN's kernels with weights share (`arm_convolve_wrapper_s8`,
+/// `arm_depthwise_conv_wrapper_s8`, `arm_fully_connected_s8`, `..._per_channel_s8`): context,
+/// parameters, quantization, then input, filter, bias and output, each after its dimensions.
+type WeightedKernel<P, Q> = unsafe extern "C" fn(
+    *const Context,
+    *const P,
+    *const Q,
+    *const Dims,
+    *const i8,
+    *const Dims,
+    *const i8,
+    *const Dims,
+    *const i32,
+    *const Dims,
+    *mut i8,
+) -> i32;
+
+/// Calls `kernel` on layer `l` with `ctx` and the quantization `q`, after checking its operands
+/// and constants against its dimensions.
+fn weighted<P, Q>(
+    l: &Weighted<P>,
+    b: &mut Buffers<'_>,
+    ctx: Context,
+    q: &Q,
+    kernel: WeightedKernel<P, Q>,
+    name: &str,
+) -> i32 {
+    let (x, y) = (b.ptr(l.x, count(&l.input), name), b.ptr(l.y, count(&l.output), name));
+    check_constants((l.weights, l.bias, l.multipliers, l.shifts), count(&l.filter), l.output.c, name);
+    let bias = Dims { n: 1, h: 1, w: 1, c: l.output.c };
+    // SAFETY: CMSIS-NN reads the counts of elements the dimensions give from `x`, the weights, the
+    // bias and the quantization arrays, writes as many into `y` (all checked above; `y` is a region
+    // no operand shares) and at most the requested scratch, which `ctx` holds (`context`); it keeps
+    // no pointer after returning.
+    unsafe {
+        kernel(&ctx, &l.params, q, &l.input, x, &l.filter, l.weights.as_ptr(), &bias, l.bias.as_ptr(), &l.output, y)
     }
 }
 

@@ -12,6 +12,7 @@
 //! Nothing here lives in `.bss` or `.data`, so those sections hold only what the model needs.
 #![no_std]
 
+#[cfg(feature = "cmsis-nn")]
 pub mod cmsis;
 pub mod console;
 #[cfg(feature = "probe")]
@@ -43,8 +44,12 @@ pub enum Comparison {
     BitExact,
 }
 
-/// Signature of a model's `run_typed`.
-pub type RunTyped = fn(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>;
+/// A model's `run_typed` (or the CMSIS-NN driver's): taken as a type parameter, not a function
+/// pointer, so that each firmware's measured call is a direct one, inlined as an application's
+/// would be.
+pub trait RunTyped: Fn(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error> {}
+
+impl<F: Fn(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>> RunTyped for F {}
 
 /// One input of the fixture and the outputs expected for it.
 pub struct Sample {
@@ -64,7 +69,7 @@ pub struct Measured {
 
 /// Runs `run` once on `inputs` into `outputs`, counting the instructions it executes.
 #[inline(never)]
-pub fn measure(run: RunTyped, inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]) -> Measured {
+pub fn measure(run: &impl RunTyped, inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]) -> Measured {
     let clock = systick::Clock::start();
     let result = run(inputs, outputs);
     Measured { result, instructions: clock.stop() }
@@ -177,12 +182,12 @@ fn compare(
 /// Runs `run` on every sample of `check` into `outputs`, prints the report (outputs, footprint line
 /// with the first sample's instruction count, verdict) and exits QEMU: success only if every run
 /// succeeded, every output matches, and the stack stayed inside its painted region.
-pub fn run_and_finish(check: &Check, run: RunTyped, outputs: &mut [TensorMut<'_>]) -> ! {
+pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMut<'_>]) -> ! {
     let mut out = Console::open();
     out.line(format_args!("model {} ({}) on {}", check.model, check.engine, board::NAME));
     let (mut ok, mut worst_permille, mut first) = (!check.samples.is_empty(), 0, None);
     for (s, sample) in check.samples.iter().enumerate() {
-        let m = measure(run, sample.inputs, outputs);
+        let m = measure(&run, sample.inputs, outputs);
         if let Err(e) = &m.result {
             out.line(format_args!("FAIL: sample {s}: run_typed returned {e:?}"));
             ok = false;
@@ -227,47 +232,24 @@ pub fn run_and_finish(check: &Check, run: RunTyped, outputs: &mut [TensorMut<'_>
 }
 
 /// The whole firmware for one model: `firmware!(module, "fixture")` after the module's
-/// `sramfit::model!`, with `fixture` the model's name in build.rs's table (`tests/models/FIXTURE.onnx`,
-/// or `tests/models/quant/FIXTURE.onnx` for an int8 one).
+/// `sramfit::model!`, with `fixture` the model's name in build.rs's table.
 ///
 /// `main` paints the stack first, then calls a separate function that owns the output buffers, so
-/// that everything the inference puts on the stack is below the paint line and counted.
+/// that everything the inference puts on the stack is below the paint line and counted. With the
+/// crate's feature `probe`, a first run prints each step's instruction count ([`probe::profile`]).
 #[macro_export]
 macro_rules! firmware {
     ($model:ident, $fixture:literal) => {
-        /// The fixture: input, expected outputs, how to compare them, the model's MACs.
-        mod reference {
-            include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
-        }
-
-        #[cortex_m_rt::entry]
-        fn main() -> ! {
-            $crate::stack::paint();
-            run_once()
-        }
-
-        #[inline(never)]
-        fn run_once() -> ! {
-            let mut outputs = reference::Outputs::new();
-            #[cfg(feature = "probe")]
-            $crate::probe::profile(&reference::SAMPLES[0], $model::run_typed, &mut outputs.slices());
-            let check = $crate::Check {
-                model: $fixture,
-                engine: "sramfit",
-                arena_bytes: $model::ARENA_BYTES,
-                weight_bytes: $model::WEIGHT_BYTES,
-                samples: &reference::SAMPLES,
-                comparison: reference::COMPARISON,
-                precision: reference::PRECISION,
-                macs: reference::MACS,
-            };
-            $crate::run_and_finish(&check, $model::run_typed, &mut outputs.slices())
-        }
-
-        #[panic_handler]
-        fn panic(info: &core::panic::PanicInfo) -> ! {
-            $crate::console::panicked(info)
-        }
+        $crate::__firmware_main!(
+            $fixture,
+            "sramfit",
+            ($model::ARENA_BYTES, $model::WEIGHT_BYTES),
+            $model::run_typed,
+            |_outputs: &mut [sramfit::TensorMut<'_>]| {
+                #[cfg(feature = "probe")]
+                $crate::probe::profile(&reference::SAMPLES[0], $model::run_typed, _outputs);
+            }
+        );
     };
 }
 
@@ -279,11 +261,6 @@ macro_rules! firmware {
 #[macro_export]
 macro_rules! cmsis_firmware {
     ($layers:ident, $fixture:literal) => {
-        /// The fixture: inputs, expected outputs, how to compare them, the model's MACs.
-        mod reference {
-            include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
-        }
-
         /// The activations and scratch of the CMSIS-NN run.
         static MEMORY: $crate::cmsis::Memory<{ $layers::ARENA_BYTES }, { $layers::SCRATCH_BYTES / 4 }> =
             $crate::cmsis::Memory::new();
@@ -296,6 +273,29 @@ macro_rules! cmsis_firmware {
             $crate::cmsis::run_typed(&$layers::LAYERS, &MEMORY, inputs, outputs, |_| {})
         }
 
+        $crate::__firmware_main!(
+            $fixture,
+            "cmsis-nn",
+            ($layers::ARENA_BYTES, 0),
+            run,
+            |outputs: &mut [sramfit::TensorMut<'_>]| {
+                $crate::cmsis::profile(&$layers::LAYERS, &MEMORY, &reference::SAMPLES[0], outputs)
+            }
+        );
+    };
+}
+
+/// What [`firmware!`] and [`cmsis_firmware!`] share: the fixture module `reference`, `main`, the
+/// measured runs of `run` (after `profile` on the output buffers) and the panic handler.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __firmware_main {
+    ($fixture:literal, $engine:literal, ($arena:expr, $weights:expr), $run:expr, $profile:expr) => {
+        /// The fixture: inputs, expected outputs, how to compare them, the model's MACs.
+        mod reference {
+            include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
+        }
+
         #[cortex_m_rt::entry]
         fn main() -> ! {
             $crate::stack::paint();
@@ -305,18 +305,18 @@ macro_rules! cmsis_firmware {
         #[inline(never)]
         fn run_once() -> ! {
             let mut outputs = reference::Outputs::new();
-            $crate::cmsis::profile(&$layers::LAYERS, &MEMORY, &reference::SAMPLES[0], &mut outputs.slices());
+            ($profile)(&mut outputs.slices());
             let check = $crate::Check {
                 model: $fixture,
-                engine: "cmsis-nn",
-                arena_bytes: $layers::ARENA_BYTES,
-                weight_bytes: 0,
+                engine: $engine,
+                arena_bytes: $arena,
+                weight_bytes: $weights,
                 samples: &reference::SAMPLES,
                 comparison: reference::COMPARISON,
                 precision: reference::PRECISION,
                 macs: reference::MACS,
             };
-            $crate::run_and_finish(&check, run, &mut outputs.slices())
+            $crate::run_and_finish(&check, $run, &mut outputs.slices())
         }
 
         #[panic_handler]

@@ -34,6 +34,8 @@ pub struct Clock {
     start: u32,
     overhead: u32,
     per_tick: u32,
+    /// Ticks the calibration loop took (its instructions: `2 * CALIBRATION_LOOPS`).
+    loop_ticks: u32,
 }
 
 /// The counter's current value (it counts down; see [`ticks_between`]).
@@ -79,14 +81,19 @@ impl Clock {
         let loop_ticks = elapsed(before, now()).saturating_sub(overhead);
         let per_tick = if loop_ticks == 0 { 0 } else { (2 * CALIBRATION_LOOPS + loop_ticks / 2) / loop_ticks };
         wrapped();
-        Clock { start: now(), overhead, per_tick }
+        Clock { start: now(), overhead, per_tick, loop_ticks }
     }
 
     /// Instructions since [`Clock::start`] (to within one tick's worth), without stopping: for
     /// the differences between consecutive laps (a run shorter than 2^24 ticks).
     pub fn lap(&self) -> u64 {
-        let ticks = elapsed(self.start, now()).saturating_sub(self.overhead);
-        u64::from(ticks) * u64::from(self.per_tick)
+        self.instructions(elapsed(self.start, now()).saturating_sub(self.overhead))
+    }
+
+    /// `ticks` in instructions, at the calibration loop's exact rate (not the rounded
+    /// [`Clock::per_tick`]: 62.5 on the micro:bit's 16 MHz).
+    pub fn instructions(&self, ticks: u32) -> u64 {
+        u64::from(ticks) * u64::from(2 * CALIBRATION_LOOPS) / u64::from(self.loop_ticks.max(1))
     }
 
     /// Instructions per tick, as calibrated by [`Clock::start`] (0: no clock).
@@ -105,6 +112,6 @@ impl Clock {
             return Count::Overflowed;
         }
         let ticks = elapsed(self.start, end).saturating_sub(self.overhead);
-        Count::Instructions { count: u64::from(ticks) * u64::from(self.per_tick), per_tick: self.per_tick }
+        Count::Instructions { count: self.instructions(ticks), per_tick: self.per_tick }
     }
 }

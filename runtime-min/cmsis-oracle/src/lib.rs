@@ -23,4 +23,3 @@ mod wrappers;
 pub use ffi::{Activation, BmmParams, ConvParams, Dims, DwConvParams, FcParams, PerTensorQuant, PoolParams, Tile};
 #[cfg(feature = "std")]
 pub use wrappers::*;
-
