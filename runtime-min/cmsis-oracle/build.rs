@@ -23,7 +23,7 @@ const FOLDERS: [&str; 6] = [
 
 /// Flags of a Cortex-M build besides `-mcpu` and the float ABI, the same for every core:
 /// `-Ofast`, the optimisation level CMSIS-NN's own build uses by default
-/// (`CMSIS_OPTIMIZATION_LEVEL` in its CMake files, stated in its README), Thumb code, and one
+/// (`CMSIS_OPTIMIZATION_LEVEL`; "Compiler Options" of the upstream README), Thumb code, and one
 /// section per function so the linker drops the kernels a network does not call.
 const ARM_CFLAGS: [&str; 4] = ["-Ofast", "-mthumb", "-ffunction-sections", "-fdata-sections"];
 
