@@ -1,15 +1,17 @@
-//! The harness shared by this crate's firmware binaries: each binary compiles one bundled model with
-//! `sramfit::model!` (as an application would) and calls [`firmware!`], which runs the model once on
-//! the fixture's input and reports over semihosting:
+//! The harness shared by this crate's firmware binaries: each binary compiles one model with
+//! `sramfit::model!` (as an application would) and calls [`firmware!`] (or, for the same network
+//! through CMSIS-NN, [`cmsis_firmware!`]), which runs it on each input of the fixture and reports
+//! over semihosting:
 //!
-//! - every output value as its exact `f32` bit pattern, next to the expected one;
-//! - the stack high-water mark (the stack is painted before the run and scanned after);
-//! - the instructions executed by the inference (SysTick under `qemu -icount shift=0`) and the
-//!   model's multiply-accumulates;
+//! - every output value next to the expected one (`f32` as exact bit patterns, integers as numbers);
+//! - the stack high-water mark (the stack is painted before the runs and scanned after);
+//! - the instructions executed by the first inference (SysTick under `qemu -icount shift=0`) and
+//!   the model's multiply-accumulates;
 //!
 //! and exits with success only if every output matches ([`Comparison`]): an f32 model's within
-//! [`RELATIVE_TOLERANCE`] of onnxruntime's, an int8 model's bit for bit the host build's.
-//! Nothing here lives in `.bss` or `.data`, so those sections hold only what the model needs.
+//! [`RELATIVE_TOLERANCE`] of onnxruntime's, an int8 model's bit for bit TFLM's.
+//! Nothing here lives in `.bss` or `.data` (except the CMSIS-NN driver's arena), so those sections
+//! hold only what the model needs.
 #![no_std]
 
 #[cfg(feature = "cmsis-nn")]
