@@ -34,9 +34,33 @@ impl<A> StaticArena<A> {
 
     /// Takes the arena for one call, or returns [`Error::Busy`] if another call holds it.
     pub fn try_lock(&self) -> Result<ArenaGuard<'_, A>, Error> {
-        self.busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).map_err(|_| Error::Busy)?;
+        take(&self.busy)?;
         Ok(ArenaGuard { owner: self })
     }
+}
+
+/// Sets `busy` if it was clear, or returns [`Error::Busy`]: one atomic compare-and-swap.
+#[cfg(target_has_atomic = "8")]
+fn take(busy: &AtomicBool) -> Result<(), Error> {
+    busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).map(|_| ()).map_err(|_| Error::Busy)
+}
+
+/// Sets `busy` if it was clear, or returns [`Error::Busy`], on cores without an atomic
+/// compare-and-swap (Armv6-M: Cortex-M0, M0+, `thumbv6m-none-eabi`): the load and the store inside
+/// one `critical_section::with`, so that nothing runs between them. The application provides the
+/// critical section's implementation, as the `critical-section` crate requires (on a single-core
+/// Cortex-M, `cortex-m`'s feature `critical-section-single-core`, which masks interrupts; the
+/// firmware in `examples/cortex-m` does this for the micro:bit). Without one the build fails at
+/// link time, never silently without the guard.
+#[cfg(not(target_has_atomic = "8"))]
+fn take(busy: &AtomicBool) -> Result<(), Error> {
+    critical_section::with(|_| {
+        if busy.load(Ordering::Acquire) {
+            return Err(Error::Busy);
+        }
+        busy.store(true, Ordering::Relaxed);
+        Ok(())
+    })
 }
 
 /// Exclusive access to a [`StaticArena`]; releases it when dropped.

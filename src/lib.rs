@@ -26,6 +26,8 @@
 mod arena;
 mod checked;
 mod error;
+#[cfg(feature = "probe")]
+pub mod probe;
 mod tensor;
 
 pub use arena::ArenaGuard;
@@ -45,6 +47,12 @@ pub use tensor::{Element, TensorMut, TensorRef};
 pub mod __private {
     pub use crate::arena::{arena_slice, arena_slice_mut, weights_slice, ArenaGuard, StaticArena};
     pub use crate::tensor::{port_mut, port_ref};
+    /// The call generated code makes after each step with feature `probe`.
+    #[cfg(feature = "probe")]
+    pub mod probe {
+        pub use crate::probe::step_done;
+    }
+
     /// Run-time plan checks, called only by expansions generated in checked mode.
     pub mod checked {
         pub use crate::checked::{Buffer, Checker, Step, CANARY};

@@ -97,6 +97,7 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .chain(program.plan_source.file().map(Path::to_owned))
             .collect(),
         checked: request.checked,
+        probe: cfg!(feature = "probe"),
     };
     let items = compiled.emit(&options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));

@@ -217,25 +217,3 @@ pub fn agreement_with(fixture_rel: &str, out_types: &[DType], out_shapes: &[&[us
     }
     a
 }
-
-/// The fixture's first input (float ports only) and `run`'s outputs on it, as `f32` bit patterns:
-/// what the firmware of `examples/cortex-m` must reproduce bit for bit on the chip.
-pub fn host_run_bits(
-    model_rel: &str,
-    out_shapes: &[&[usize]],
-    run: impl FnOnce(&[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), sramfit::Error>,
-) -> (Vec<Vec<u32>>, Vec<Vec<u32>>) {
-    let sample = samples(&super::fixture_of(model_rel)).swap_remove(0);
-    let inputs: Vec<Vec<f32>> = (sample.inputs.iter())
-        .map(|t| {
-            assert_eq!(t.dtype, DType::F32, "{model_rel}: input {} is not float", t.name);
-            t.data.iter().map(|&v| v as f32).collect()
-        })
-        .collect();
-    let mut outputs: Vec<Vec<f32>> = out_shapes.iter().map(|s| vec![0.0; s.iter().product()]).collect();
-    let refs: Vec<TensorRef<'_>> = inputs.iter().map(|v| TensorRef::F32(v)).collect();
-    let mut muts: Vec<TensorMut<'_>> = outputs.iter_mut().map(|v| TensorMut::F32(v)).collect();
-    run(&refs, &mut muts).unwrap_or_else(|e| panic!("{model_rel}: run_typed: {e:?}"));
-    let bits = |v: &Vec<f32>| v.iter().map(|x| x.to_bits()).collect();
-    (inputs.iter().map(bits).collect(), outputs.iter().map(bits).collect())
-}

@@ -34,9 +34,12 @@ pub struct Clock {
     start: u32,
     overhead: u32,
     per_tick: u32,
+    /// Ticks the calibration loop took (its instructions: `2 * CALIBRATION_LOOPS`).
+    loop_ticks: u32,
 }
 
-fn now() -> u32 {
+/// The counter's current value (it counts down; see [`ticks_between`]).
+pub fn now() -> u32 {
     // SAFETY: SysTick's current-value register, always present on Armv7-M; reading has no effect.
     unsafe { read_volatile(SYST_CVR) }
 }
@@ -44,6 +47,11 @@ fn now() -> u32 {
 fn wrapped() -> bool {
     // SAFETY: SysTick's control register; reading it only clears COUNTFLAG.
     unsafe { read_volatile(SYST_CSR) & COUNTFLAG != 0 }
+}
+
+/// Ticks the counter went down by between two readings of [`now`] (less than 2^24 apart).
+pub fn ticks_between(from: u32, to: u32) -> u32 {
+    elapsed(from, to)
 }
 
 /// Ticks the counter went down by between two readings (it counts down).
@@ -73,7 +81,24 @@ impl Clock {
         let loop_ticks = elapsed(before, now()).saturating_sub(overhead);
         let per_tick = if loop_ticks == 0 { 0 } else { (2 * CALIBRATION_LOOPS + loop_ticks / 2) / loop_ticks };
         wrapped();
-        Clock { start: now(), overhead, per_tick }
+        Clock { start: now(), overhead, per_tick, loop_ticks }
+    }
+
+    /// Instructions since [`Clock::start`] (to within one tick's worth), without stopping: for
+    /// the differences between consecutive laps (a run shorter than 2^24 ticks).
+    pub fn lap(&self) -> u64 {
+        self.instructions(elapsed(self.start, now()).saturating_sub(self.overhead))
+    }
+
+    /// `ticks` in instructions, at the calibration loop's exact rate (not the rounded
+    /// [`Clock::per_tick`]: 62.5 on the micro:bit's 16 MHz).
+    pub fn instructions(&self, ticks: u32) -> u64 {
+        u64::from(ticks) * u64::from(2 * CALIBRATION_LOOPS) / u64::from(self.loop_ticks.max(1))
+    }
+
+    /// Instructions per tick, as calibrated by [`Clock::start`] (0: no clock).
+    pub fn per_tick(&self) -> u32 {
+        self.per_tick
     }
 
     /// Stops counting.
@@ -87,6 +112,6 @@ impl Clock {
             return Count::Overflowed;
         }
         let ticks = elapsed(self.start, end).saturating_sub(self.overhead);
-        Count::Instructions { count: u64::from(ticks) * u64::from(self.per_tick), per_tick: self.per_tick }
+        Count::Instructions { count: self.instructions(ticks), per_tick: self.per_tick }
     }
 }

@@ -35,6 +35,10 @@ pub struct CodegenOptions {
     /// Checked mode: fill the arena with a canary and check the plan around every step at run
     /// time (`sramfit::Error::PlanViolation` on failure). Off by default; off adds nothing.
     pub checked: bool,
+    /// Step probes: after every step that runs code, a call `::sramfit::__private::probe::step_done(i)`
+    /// with the step's index in the graph, which calls the application's hook (`sramfit::probe`):
+    /// per-step measurements on a board. Off by default; off adds nothing.
+    pub probe: bool,
 }
 
 /// How generated code reaches each tensor's data.
@@ -366,7 +370,8 @@ pub(crate) fn run_body(p: &Program, o: &CodegenOptions, bodies: Vec<Option<Token
         let body = body?;
         let doc = docs::step_doc(p, i);
         let body = if checked { checks::wrap(p, i, &live[i], body) } else { body };
-        Some(quote! { #[doc = #doc] { #body } })
+        let probe = if o.probe { quote!(::sramfit::__private::probe::step_done(#i);) } else { TokenStream::new() };
+        Some(quote! { #[doc = #doc] { #body } #probe })
     });
     let check_start = if checked { checks::start(p) } else { TokenStream::new() };
     let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };

@@ -1,0 +1,16 @@
+//! MLPerf Tiny keyword spotting (DS-CNN), the official int8 file `kws_ref_model.tflite` read in
+//! place from `../shared/mlperf-tiny/`, checked bit for bit against TFLM's outputs.
+#![no_std]
+#![no_main]
+
+use sramfit_cortex_m::board;
+
+sramfit::model! {
+    /// Int8 keyword spotting: 49x10 int8 MFCC features in, 12 int8 class scores out.
+    mod kws {
+        path: "../../../shared/mlperf-tiny/kws_ref_model.tflite",
+        sram: board::SRAM - board::STACK_RESERVE,
+    }
+}
+
+sramfit_cortex_m::firmware!(kws, "kws_ref_model");
