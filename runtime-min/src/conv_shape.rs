@@ -95,38 +95,9 @@ pub enum ConvInput {
     Nchw,
     /// `[batch, in_h, in_w, in_channels]`, read in place: the channels-last input of an NHWC graph
     /// (a Keras model exported by tf2onnx), whose transpose to NCHW is folded into its first
-    /// convolution. Runs on the portable paths (pointwise GEMM with strided operands, im2col,
-    /// direct), each giving the bits it gives on the NCHW tensor.
+    /// convolution. Runs through im2col tiles gathered from it, with the bits of the NCHW im2col
+    /// path (`conv_nhwc.rs`).
     Nhwc,
-}
-
-/// The number of input elements from the first to the last of `channels` adjacent channels' planes
-/// (0 when there are none): the slice a group, or one channel, is read from.
-pub(crate) const fn input_span(p: &Conv2d, nhwc: bool, channels: usize) -> usize {
-    if channels == 0 || p.in_h == 0 || p.in_w == 0 {
-        return 0;
-    }
-    let (_, channel, row, column) = input_strides(p, nhwc);
-    (channels - 1) * channel + (p.in_h - 1) * row + (p.in_w - 1) * column + 1
-}
-
-/// The number of input elements from the first to the last of one row of one channel: `in_w`
-/// for NCHW (0 for an empty row).
-pub(crate) const fn row_span(p: &Conv2d, nhwc: bool) -> usize {
-    match (nhwc, p.in_w) {
-        (false, w) => w,
-        (true, 0) => 0,
-        (true, w) => (w - 1) * p.in_channels + 1,
-    }
-}
-
-/// The element strides of a convolution's input: `(image, channel, row, column)`.
-pub(crate) const fn input_strides(p: &Conv2d, nhwc: bool) -> (usize, usize, usize, usize) {
-    if nhwc {
-        (p.in_h * p.in_w * p.in_channels, 1, p.in_w * p.in_channels, p.in_channels)
-    } else {
-        (p.in_channels * p.in_h * p.in_w, p.in_h * p.in_w, p.in_w, 1)
-    }
 }
 
 /// Layout of a convolution's weights. Both hold the same values; which one a model uses changes

@@ -74,7 +74,9 @@ impl Target {
 /// direct convolution, and calls the FMA kernels (with at least 8 output channels per group) or
 /// the 3x3 depthwise kernels (one input channel per group), whose buffers come on top.
 pub const fn conv2d_stack_bytes(p: &Conv2d, t: Target) -> usize {
-    match t {
+    // An NHWC input: the one-position im2col column on top (`conv_nhwc.rs`).
+    let nhwc = if matches!(p.input, crate::ConvInput::Nhwc) { crate::conv_nhwc::NHWC_STACK_BYTES } else { 0 };
+    nhwc + match t {
         Target::Portable { .. } => PORTABLE_PANELS_BYTES + DIRECT_STACK_BYTES,
         Target::X86_64 => {
             let ocg = match p.out_channels.checked_div(p.groups) {

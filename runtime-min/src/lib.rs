@@ -80,6 +80,7 @@ mod activation;
 mod arch;
 mod binary;
 mod conv;
+mod conv_nhwc;
 mod conv_shape;
 mod cumsum;
 mod dtype;

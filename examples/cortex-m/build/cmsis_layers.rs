@@ -21,6 +21,7 @@ use planner_core::ir::Graph;
 use planner_core::ops::Op;
 use planner_core::ops::pool::PoolKind;
 use planner_core::ops::qbinary::QBinaryKind;
+use planner_core::ops::qsoftmax::QSoftmax;
 use planner_core::pipeline::Program;
 use planner_core::tensor::{Data, Quant, TensorKind};
 
@@ -182,7 +183,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
                 }
             }
             Op::QFullyConnected(f) => {
-                let p = &f.0;
+                let p = &f.params;
                 assert_eq!(p.w_zero_point, 0, "{}: TFLite weights are symmetric", n.name);
                 let (w, folded, m, s) =
                     (i8s(g, n.inputs[1]), i32s(g, n.inputs[2]), i32s(g, n.inputs[3]), i32s(g, n.inputs[4]));
@@ -216,8 +217,7 @@ pub fn driver_rs(name: &str, program: &Program) -> String {
                     x(0)
                 )
             }
-            Op::QSoftmax(q) => {
-                let p = &q.0;
+            Op::QSoftmax(QSoftmax::S8(p)) => {
                 assert_eq!(p.inner, 1, "{}: softmax over the last axis", n.name);
                 // CMSIS-NN's output stage is TFLite's int8 one: scale 1/256, zero point -128.
                 let out = g.tensors[n.output].quant.clone();

@@ -6,7 +6,7 @@
 //! (a ring of [`DEPTHWISE_MAX_KERNEL`] rows).
 
 use super::dsp::{pack, smlad};
-use super::requant::Channel;
+use super::requant::{by_rounding, Channel};
 use crate::arch::arm_facts::{DEPTHWISE_MAX_KERNEL as KMAX, DEPTHWISE_ROW_WORDS as ROW};
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
@@ -30,6 +30,21 @@ fn row_words(p: &Conv2d) -> Option<usize> {
 #[inline(always)]
 pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) -> bool {
     let Some(words) = row_words(p) else { return false };
+    by_rounding!(q.rounding, depthwise_rounded::<T>(p, x, w, q, y, words));
+    true
+}
+
+/// [`depthwise_conv2d`] on rows of `words` words, with its output stage's rounding a constant
+/// (`SINGLE`).
+#[inline(always)]
+fn depthwise_rounded<T: QuantElem, const SINGLE: bool>(
+    p: &Conv2d,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+    words: usize,
+) {
     let (kh, kw, oc) = (p.kernel_h, p.kernel_w, p.out_channels);
     let (xs, ys) = (p.x_strides, p.y_strides);
     let pairs = kw.div_ceil(2);
@@ -44,7 +59,7 @@ pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                     *v = pack(tap(ky, 2 * k), tap(ky, 2 * k + 1));
                 }
             }
-            let channel = Channel::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
+            let channel = Channel::<SINGLE>::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
             // Which padded input row each ring slot holds.
             let mut held = [usize::MAX; KMAX];
             let plane = b * xs.n + o * xs.c;
@@ -73,7 +88,6 @@ pub(crate) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
             }
         }
     }
-    true
 }
 
 /// One output row of one channel, for a kernel of `KH` rows of `PAIRS` weight pairs: `ring[ky]`

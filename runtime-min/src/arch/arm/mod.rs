@@ -26,7 +26,7 @@ pub(crate) use depthwise::depthwise_conv2d;
 
 use super::arm_facts::{window_words, MAX_TAPS, WINDOW_WORDS};
 use crate::quant::{ChannelQuant, Conv2d, FullyConnected, QuantElem};
-use requant::Channel;
+use requant::{by_rounding, Channel};
 
 /// [`crate::quant::conv2d`] on the DSP kernels, if they take `p` (one group, symmetric weights,
 /// windows of at most [`MAX_TAPS`] taps): returns whether it ran. Four output positions at a
@@ -37,19 +37,25 @@ pub(crate) fn conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQua
     if p.groups != 1 || p.w_zero_point != 0 || taps == 0 || taps > MAX_TAPS {
         return false;
     }
-    let mut buffer = [0u32; WINDOW_WORDS];
-    if 4 * window_words(taps) <= WINDOW_WORDS && p.out_h * p.out_w >= 4 {
-        positions::<T, 4>(p, x, w, q, y, &mut buffer, kernels::dot_4x1);
-    } else {
-        positions::<T, 2>(p, x, w, q, y, &mut buffer, kernels::dot_2x1);
-    }
+    by_rounding!(q.rounding, conv2d_rounded::<T>(p, x, w, q, y));
     true
+}
+
+/// [`conv2d`] with its output stage's rounding a constant (`SINGLE`).
+#[inline(always)]
+fn conv2d_rounded<T: QuantElem, const SINGLE: bool>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) {
+    let mut buffer = [0u32; WINDOW_WORDS];
+    if 4 * window_words(p.taps()) <= WINDOW_WORDS && p.out_h * p.out_w >= 4 {
+        positions::<T, 4, SINGLE>(p, x, w, q, y, &mut buffer, kernels::dot_4x1);
+    } else {
+        positions::<T, 2, SINGLE>(p, x, w, q, y, &mut buffer, kernels::dot_2x1);
+    }
 }
 
 /// [`conv2d`] by `L` output positions at a time: their windows gathered into `buffer`
 /// interleaved ([`window`]), then each output channel's `L` sums by `dot`.
 #[inline(always)]
-fn positions<T: QuantElem, const L: usize>(
+fn positions<T: QuantElem, const L: usize, const SINGLE: bool>(
     p: &Conv2d,
     x: &[T],
     w: &[i8],
@@ -77,7 +83,7 @@ fn positions<T: QuantElem, const L: usize>(
             let stored = L.min(positions - pos);
             for (o, row) in w.chunks_exact(taps).enumerate().take(oc) {
                 let acc = dot(windows, row, [q.bias[o]; L]);
-                let channel = Channel::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
+                let channel = Channel::<SINGLE>::new(q, o, p.y_zero_point, (p.act_min, p.act_max));
                 for (&y0, &a) in y_at.iter().zip(&acc).take(stored) {
                     y[y0 + o * ys.c] = channel.output(a);
                 }
@@ -96,10 +102,23 @@ pub(crate) fn fully_connected<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    let (k, n) = (p.in_features, p.out_features);
-    if p.w_zero_point != 0 || k == 0 {
+    if p.w_zero_point != 0 || p.in_features == 0 {
         return false;
     }
+    by_rounding!(q.rounding, fully_connected_rounded::<T>(p, x, w, q, y));
+    true
+}
+
+/// [`fully_connected`] with its output stage's rounding a constant (`SINGLE`).
+#[inline(always)]
+fn fully_connected_rounded<T: QuantElem, const SINGLE: bool>(
+    p: &FullyConnected,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) {
+    let (k, n) = (p.in_features, p.out_features);
     for (xr, yr) in x.chunks_exact(k).zip(y.chunks_exact_mut(n)).take(p.batch) {
         for o in (0..n).step_by(4) {
             // Four output channels at a time; the last block repeats its last channel.
@@ -107,11 +126,10 @@ pub(crate) fn fully_connected<T: QuantElem>(
             let mut acc = rows.map(|r| q.bias[r]);
             kernels::dot_1x4(xr, rows.map(|r| &w[r * k..][..k]), &mut acc);
             for (&r, &a) in rows.iter().zip(&acc).take(n - o) {
-                yr[r] = Channel::new(q, r, p.y_zero_point, (p.act_min, p.act_max)).output(a);
+                yr[r] = Channel::<SINGLE>::new(q, r, p.y_zero_point, (p.act_min, p.act_max)).output(a);
             }
         }
     }
-    true
 }
 
 #[cfg(test)]
