@@ -6,6 +6,7 @@
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
+use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
 
 /// The only path.
 #[inline(always)]
@@ -53,4 +54,53 @@ pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> b
 #[inline(always)]
 pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
     call.run(kernels)
+}
+
+/// The portable int8 kernels (or, where `cfg(arm_dsp)` is set, Arm's DSP kernels, chosen when
+/// the crate is compiled).
+pub(super) fn quant_kernels(_path: KernelPath) -> &'static str {
+    if cfg!(arm_dsp) {
+        "arm-dsp"
+    } else {
+        "portable"
+    }
+}
+
+/// No int8 kernels of a run-time path.
+#[inline(always)]
+pub(super) fn quant_conv2d<T: QuantElem>(
+    _path: KernelPath,
+    _p: &crate::quant::Conv2d,
+    _x: &[T],
+    _w: &[i8],
+    _q: &ChannelQuant,
+    _y: &mut [T],
+) -> bool {
+    false
+}
+
+/// No int8 kernels of a run-time path.
+#[inline(always)]
+pub(super) fn quant_depthwise_conv2d<T: QuantElem>(
+    _path: KernelPath,
+    _p: &crate::quant::Conv2d,
+    _x: &[T],
+    _w: &[i8],
+    _q: &ChannelQuant,
+    _y: &mut [T],
+) -> bool {
+    false
+}
+
+/// No int8 kernels of a run-time path.
+#[inline(always)]
+pub(super) fn quant_fully_connected<T: QuantElem>(
+    _path: KernelPath,
+    _p: &FullyConnected,
+    _x: &[T],
+    _w: &[i8],
+    _q: &ChannelQuant,
+    _y: &mut [T],
+) -> bool {
+    false
 }

@@ -1,0 +1,121 @@
+//! The output stage of the int8 kernels on eight `i32` lanes ([`Requant8`]): TFLite's
+//! `MultiplyByQuantizedMultiplier` (double rounding), the output zero point and the clamps, the
+//! same function as `ChannelQuant`'s portable output stage term for term:
+//!
+//! - the left shift wraps (`VPSLLVD`), as `x * (1 << shift)` does;
+//! - the saturating rounding doubling high multiply is `(a * b + 2^30) >> 31` on exact 64-bit
+//!   products (`VPMULDQ` of the even lanes, and of the odd lanes shifted down), the one
+//!   overflowing case `i32::MIN * i32::MIN` replaced by `i32::MAX`, as in the portable
+//!   `saturating_rounding_doubling_high_mul` (gemmlowp's formulation; ruy's and XNNPACK's AVX2
+//!   requantization split the lanes the same way);
+//! - the rounding right shift adds one where the remainder exceeds half the divisor, minus one
+//!   for negative values (ties away from zero), with a per-lane `VPSRAVD`;
+//! - then the zero point (wrapping), `max(act_min)`, `min(act_max)` and the element type's range.
+//!
+//! Module invariant as in [`super::vector`] (AVX2 instructions, reached only from the int8 entry
+//! points).
+
+use core::arch::x86_64::*;
+
+use crate::quant::{ChannelQuant, QuantElem};
+
+/// One output channel's requantization constants, in every lane.
+#[derive(Clone, Copy)]
+pub(super) struct Requant8 {
+    multiplier: __m256i,
+    /// `max(shift, 0)`.
+    left: __m256i,
+    /// `max(-shift, 0)`.
+    right: __m256i,
+    /// `2^right - 1`.
+    mask: __m256i,
+    /// `mask >> 1`.
+    half: __m256i,
+    zero_point: __m256i,
+    act_min: __m256i,
+    /// `min(act_max, T::MAX)`.
+    high: __m256i,
+    /// `T::MIN`.
+    low: __m256i,
+}
+
+impl Requant8 {
+    /// Channel `o` of `q` with output zero point `zero_point` and clamp `[act_min, act_max]`, for
+    /// outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn new<T: QuantElem>(
+        q: &ChannelQuant,
+        o: usize,
+        zero_point: i32,
+        (act_min, act_max): (i32, i32),
+    ) -> Self {
+        let i = if q.multipliers.len() == 1 { 0 } else { o };
+        let shift = q.shifts[i];
+        let (left, right) = (shift.max(0), (-shift).max(0));
+        let mask = ((1u32 << right) - 1) as i32;
+        // SAFETY: the module invariant.
+        unsafe {
+            Requant8 {
+                multiplier: _mm256_set1_epi32(q.multipliers[i]),
+                left: _mm256_set1_epi32(left),
+                right: _mm256_set1_epi32(right),
+                mask: _mm256_set1_epi32(mask),
+                half: _mm256_set1_epi32(mask >> 1),
+                zero_point: _mm256_set1_epi32(zero_point),
+                act_min: _mm256_set1_epi32(act_min),
+                high: _mm256_set1_epi32(act_max.min(T::MAX)),
+                low: _mm256_set1_epi32(T::MIN),
+            }
+        }
+    }
+
+    /// The outputs of the accumulators `acc`, as `i32` lanes inside `T`'s range.
+    #[inline(always)]
+    pub(super) fn apply(&self, acc: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let scaled = _mm256_sllv_epi32(acc, self.left);
+            let nudge = _mm256_set1_epi64x(1 << 30);
+            let even = _mm256_add_epi64(_mm256_mul_epi32(scaled, self.multiplier), nudge);
+            let odd = _mm256_add_epi64(
+                _mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), _mm256_srli_epi64::<32>(self.multiplier)),
+                nudge,
+            );
+            // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
+            let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
+            // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
+            let min = _mm256_set1_epi32(i32::MIN);
+            let both_min = _mm256_and_si256(_mm256_cmpeq_epi32(scaled, min), _mm256_cmpeq_epi32(self.multiplier, min));
+            let high = _mm256_xor_si256(high, both_min);
+            // Rounding divide by 2^right: + 1 where the remainder exceeds half (+ 1 if negative).
+            let remainder = _mm256_and_si256(high, self.mask);
+            let threshold = _mm256_add_epi32(self.half, _mm256_srli_epi32::<31>(high));
+            let rounded =
+                _mm256_sub_epi32(_mm256_srav_epi32(high, self.right), _mm256_cmpgt_epi32(remainder, threshold));
+            let v = _mm256_max_epi32(_mm256_add_epi32(rounded, self.zero_point), self.act_min);
+            _mm256_max_epi32(_mm256_min_epi32(v, self.high), self.low)
+        }
+    }
+}
+
+/// The low byte of each lane of `v` (lanes inside an 8-bit type's range: its values' bytes).
+#[inline(always)]
+pub(super) fn narrow(v: __m256i) -> [u8; 8] {
+    // SAFETY: the module invariant.
+    let packed = unsafe {
+        let low_bytes = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let v =
+            _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low_bytes), _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm256_extract_epi64::<0>(v)
+    };
+    packed.to_le_bytes()
+}
+
+/// `T`'s value of raw byte `b`.
+#[inline(always)]
+pub(super) fn elem<T: QuantElem>(b: u8) -> T {
+    T::saturate(if T::MIN < 0 { b as i8 as i32 } else { b as i32 })
+}

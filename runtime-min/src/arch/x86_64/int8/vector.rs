@@ -1,0 +1,116 @@
+//! Loads, stores and lane operations on 256-bit integer vectors that the int8 kernels share, over
+//! slices (bounds checked here, once per vector).
+//!
+//! Module invariant, on which every `unsafe` block here rests: these functions execute AVX2
+//! instructions, so they are only reached from the int8 entry points of [`super`], which are
+//! compiled with AVX2 (at least) and called only when detection found the CPU and the OS support
+//! it; they are `#[inline(always)]` so that they are compiled there. Unaligned loads and stores
+//! have no alignment requirement.
+
+use core::arch::x86_64::*;
+
+/// The first 32 bytes of `s`.
+#[inline(always)]
+pub(super) fn load32(s: &[u8]) -> __m256i {
+    let s = &s[..32];
+    // SAFETY: the module invariant; `s` has 32 readable bytes.
+    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+}
+
+/// The first 16 bytes of `s`.
+#[inline(always)]
+pub(super) fn load16(s: &[u8]) -> __m128i {
+    let s = &s[..16];
+    // SAFETY: the module invariant; `s` has 16 readable bytes.
+    unsafe { _mm_loadu_si128(s.as_ptr().cast()) }
+}
+
+/// The first 8 bytes of `s`, each extended to an `i32` lane (sign-extended when `signed`).
+#[inline(always)]
+pub(super) fn widen8(s: &[u8], signed: bool) -> __m256i {
+    let s = &s[..8];
+    // SAFETY: the module invariant; `s` has 8 readable bytes.
+    unsafe {
+        let v = _mm_loadl_epi64(s.as_ptr().cast());
+        if signed {
+            _mm256_cvtepi8_epi32(v)
+        } else {
+            _mm256_cvtepu8_epi32(v)
+        }
+    }
+}
+
+/// `v` in every lane.
+#[inline(always)]
+pub(super) fn splat(v: i32) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_set1_epi32(v) }
+}
+
+/// The eight lanes of `v`.
+#[inline(always)]
+pub(super) fn lanes(v: __m256i) -> [i32; 8] {
+    let mut out = [0i32; 8];
+    // SAFETY: the module invariant; `out` has 32 writable bytes.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+    out
+}
+
+/// The wrapping sum of `v`'s lanes.
+#[inline(always)]
+pub(super) fn sum_lanes(v: __m256i) -> i32 {
+    lanes(v).iter().fold(0i32, |s, &l| s.wrapping_add(l))
+}
+
+/// `a + b` lane by lane (wrapping).
+#[inline(always)]
+pub(super) fn add(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_add_epi32(a, b) }
+}
+
+/// `a * b` lane by lane (the low 32 bits of the product).
+#[inline(always)]
+pub(super) fn mul(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_mullo_epi32(a, b) }
+}
+
+/// `v` with every byte xor `flip`.
+#[inline(always)]
+pub(super) fn xor_bytes(v: __m256i, flip: u8) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_xor_si256(v, _mm256_set1_epi8(flip as i8)) }
+}
+
+/// Four rows of 16 bytes as 16 columns of four: byte `t` of column `j` is byte `j` of row `t`;
+/// columns 0-7 in the first vector, 8-15 in the second.
+#[inline(always)]
+pub(super) fn transpose4(rows: [__m128i; 4]) -> [__m256i; 2] {
+    // SAFETY: the module invariant.
+    unsafe {
+        let lo01 = _mm_unpacklo_epi8(rows[0], rows[1]);
+        let hi01 = _mm_unpackhi_epi8(rows[0], rows[1]);
+        let lo23 = _mm_unpacklo_epi8(rows[2], rows[3]);
+        let hi23 = _mm_unpackhi_epi8(rows[2], rows[3]);
+        [
+            _mm256_set_m128i(_mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23)),
+            _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23), _mm_unpacklo_epi16(hi01, hi23)),
+        ]
+    }
+}
+
+/// Stores `v` into the first 32 bytes of `d`.
+#[inline(always)]
+pub(super) fn store32(d: &mut [u8], v: __m256i) {
+    let d = &mut d[..32];
+    // SAFETY: the module invariant; `d` has 32 writable bytes.
+    unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+}
+
+/// Sixteen zero bytes.
+#[inline(always)]
+pub(super) fn zero16() -> __m128i {
+    // SAFETY: the module invariant.
+    unsafe { _mm_setzero_si128() }
+}
