@@ -46,12 +46,16 @@ pub(crate) const INT8_MAX_TAPS: usize = 1024;
 pub(crate) const INT8_CHANNEL_CHUNK: usize = 256;
 /// Most taps (`kernel_h * kernel_w`) of the int8 depthwise kernel.
 pub(crate) const INT8_DEPTHWISE_MAX_TAPS: usize = 64;
+/// Bytes of the int8 depthwise kernel's outputs of one band of one channel, at their virtual
+/// positions (copied out row by row).
+pub(crate) const INT8_DEPTHWISE_OUT_BYTES: usize = 8 * 1024;
 
 /// Stack bytes of the int8 convolution kernel's buffers on x86-64: the staged rows, the packed
 /// panel (`INT8_MAX_TAPS x INT8_BLOCK` bytes), each tap's offset (`u32`) and the starting
 /// accumulators of a chunk of channels (`i32`): 53 KiB.
 pub(crate) const INT8_CONV_BYTES: usize =
     INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4;
-/// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows, and each tap's
-/// offset (8-byte words) and weight (`i32`).
-pub(crate) const INT8_DEPTHWISE_BYTES: usize = INT8_BAND_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4);
+/// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows, the band's
+/// outputs, and each tap's offset (8-byte words) and weight (`i32`): 40.8 KiB.
+pub(crate) const INT8_DEPTHWISE_BYTES: usize =
+    INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4);

@@ -1,20 +1,25 @@
 //! The input rows a band of output rows reads, staged once per band so that every tap of a block
 //! of consecutive output positions is one contiguous run of bytes ([`Band`]).
 //!
-//! For each staged channel `c`, kernel row `ky` and column phase `f` (`0..stride_w`) a strip
-//! holds, for each output row `r` of the band, `vw` bytes: byte `i` is the input at row `(oy0 +
-//! r) * stride_h + ky * dilation_h - pad_top`, column `i * stride_w + f - pad_left`, or the
-//! input zero point outside the input, xor `flip`. Output position `(r, ox)` is the *virtual
-//! position* `q = r * vw + ox` (`vw >= out_w`; the columns from `out_w` on are computed and
-//! dropped), and the tap `(ky, kx)` of virtual positions `q..q + n` is the strip of `(c, ky,
-//! (kx * dilation_w) % stride_w)` from byte `q + (kx * dilation_w) / stride_w` on: no border
-//! cases, any stride, dilation, padding and input layout (the staging reads the input through
-//! its strides). This is the f32 padded-plane depthwise kernel's layout (`super::super::depthwise`)
-//! with the rows of each kernel row staged apart, so that a band of any number of rows
-//! flattens.
+//! The band's input is split into stride phases (as the f32 padded-plane depthwise kernel splits
+//! its plane, `super::super::depthwise`): for each staged channel `c`, row phase `rp`
+//! (`0..stride_h`) and column phase `cp` (`0..stride_w`) a strip holds `srows` rows of `vw`
+//! bytes, byte `(i', i)` the input at row `(oy0 + i') * stride_h + rp - pad_top`, column `i *
+//! stride_w + cp - pad_left`, or the input zero point outside the input, xor `flip`. Output
+//! position `(r, ox)` of the band is the *virtual position* `q = r * vw + ox` (`vw >= out_w`;
+//! the columns from `out_w` on are computed and dropped), and tap `(ky, kx)` of virtual
+//! positions `q..q + n` is the strip of phases `((ky * dilation_h) % stride_h, (kx *
+//! dilation_w) % stride_w)` from byte `q + ((ky * dilation_h) / stride_h) * vw + (kx *
+//! dilation_w) / stride_w` on: no border cases, any stride, dilation, padding and input layout
+//! (the staging reads the input through its strides).
+
+use core::mem::MaybeUninit;
 
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
 use crate::quant::{Conv2d, QuantElem};
+
+/// Bytes read past the last strip (by virtual positions past the band's last output): zeros.
+const SLACK: usize = 2 * INT8_BLOCK;
 
 /// The staging geometry of one layer: how many output rows a band holds.
 #[derive(Clone, Copy)]
@@ -23,71 +28,72 @@ pub(super) struct Band {
     pub(super) vw: usize,
     /// Output rows per band (at least 1).
     pub(super) rows: usize,
+    /// Rows of a strip: `rows` plus the rows the tallest tap reaches.
+    srows: usize,
     /// Channels staged together.
     channels: usize,
 }
 
 impl Band {
-    /// The geometry for staging `channels` channels of `p`, if one output row fits the buffer.
-    pub(super) fn new(p: &Conv2d, channels: usize) -> Option<Band> {
+    /// The geometry for staging `channels` channels of `p` with at most `max_virtual` virtual
+    /// positions per band, if one output row fits.
+    pub(super) fn new(p: &Conv2d, channels: usize, max_virtual: usize) -> Option<Band> {
         let vw = p.out_w + (p.kernel_w - 1) * p.dilation_w / p.stride_w;
-        let row_bytes = channels * p.kernel_h * p.stride_w * vw;
-        let room = INT8_BAND_BYTES.checked_sub(vw + INT8_BLOCK)?;
-        let rows = (room / row_bytes.max(1)).min(p.out_h);
-        (rows > 0).then_some(Band { vw, rows, channels })
+        let extra = (p.kernel_h - 1) * p.dilation_h / p.stride_h;
+        let strip_row = channels * p.stride_h * p.stride_w * vw;
+        let room = INT8_BAND_BYTES.checked_sub(vw + SLACK)?;
+        let rows = (room / strip_row.max(1)).checked_sub(extra)?.min(p.out_h).min(max_virtual / vw.max(1));
+        (rows > 0).then_some(Band { vw, rows, srows: rows + extra, channels })
     }
 
     /// Bytes of one strip.
     const fn strip(&self) -> usize {
-        self.rows * self.vw
+        self.srows * self.vw
+    }
+
+    /// Bytes of the staging buffer this geometry uses.
+    pub(super) fn bytes(&self, p: &Conv2d) -> usize {
+        self.channels * p.stride_h * p.stride_w * self.strip() + self.vw + SLACK
     }
 
     /// The offset of tap `(c, ky, kx)`'s bytes for virtual position 0.
     pub(super) fn tap(&self, p: &Conv2d, c: usize, ky: usize, kx: usize) -> usize {
-        let col = kx * p.dilation_w;
-        ((c * p.kernel_h + ky) * p.stride_w + col % p.stride_w) * self.strip() + col / p.stride_w
+        let (row, col) = (ky * p.dilation_h, kx * p.dilation_w);
+        let strip = (c * p.stride_h + row % p.stride_h) * p.stride_w + col % p.stride_w;
+        strip * self.strip() + row / p.stride_h * self.vw + col / p.stride_w
     }
 
-    /// Stages output rows `oy0..oy0 + rows` (`rows <= self.rows`) of image `b`, input channels
-    /// `c0..c0 + self.channels`, into `buf` (at least [`INT8_BAND_BYTES`]).
+    /// Stages output rows `oy0..` (a band) of image `b`, input channels `c0..c0 +
+    /// self.channels`, into `buf` ([`Band::bytes`] long, its slack zero).
     #[inline(always)]
-    pub(super) fn stage<T: QuantElem>(
-        &self,
-        p: &Conv2d,
-        x: &[T],
-        (b, c0): (usize, usize),
-        (oy0, rows): (usize, usize),
-        flip: u8,
-        buf: &mut [u8],
-    ) {
+    pub(super) fn stage<T: QuantElem>(&self, p: &Conv2d, x: &[T], (b, c0): (usize, usize), oy0: usize, flip: u8, buf: &mut [u8]) {
         let (xs, sw, vw) = (p.x_strides, p.stride_w, self.vw);
         let pad = T::saturate(p.x_zero_point).byte() ^ flip;
         let mut strips = buf.chunks_exact_mut(self.strip());
         for c in c0..c0 + self.channels {
-            for ky in 0..p.kernel_h {
-                for f in 0..sw {
-                    // Virtual columns `lo..hi` read the input: `0 <= i * sw + f - pad_left < in_w`.
-                    let hi = (p.pad_left + p.in_w).saturating_sub(f).div_ceil(sw).min(vw);
-                    let lo = p.pad_left.saturating_sub(f).div_ceil(sw).min(hi);
+            for rp in 0..p.stride_h {
+                for cp in 0..sw {
                     let strip = strips.next().expect("the buffer holds the band");
-                    for (r, row) in strip.chunks_exact_mut(vw).take(rows).enumerate() {
-                        let Some(iy) = p.input_row(oy0 + r, ky) else {
-                            row.fill(pad);
+                    strip.fill(pad);
+                    // Columns `lo..hi` read the input: `0 <= i * sw + cp - pad_left < in_w`.
+                    let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
+                    let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
+                    if lo == hi {
+                        continue;
+                    }
+                    let first = lo * sw + cp - p.pad_left;
+                    for (i, row) in strip.chunks_exact_mut(vw).enumerate() {
+                        let Some(iy) = ((oy0 + i) * p.stride_h + rp).checked_sub(p.pad_top).filter(|&iy| iy < p.in_h)
+                        else {
                             continue;
                         };
-                        row[..lo].fill(pad);
-                        row[hi..].fill(pad);
-                        if lo == hi {
-                            continue;
-                        }
-                        let base = b * xs.n + c * xs.c + iy * xs.h;
-                        let first = lo * sw + f - p.pad_left;
+                        let base = b * xs.n + c * xs.c + iy * xs.h + first * xs.w;
                         if sw == 1 && xs.w == 1 {
-                            let src = &x[base + first..][..hi - lo];
+                            let src = &x[base..][..hi - lo];
                             row[lo..hi].iter_mut().zip(src).for_each(|(d, s)| *d = s.byte() ^ flip);
                         } else {
                             for (i, d) in row[lo..hi].iter_mut().enumerate() {
-                                *d = x[base + (first + i * sw) * xs.w].byte() ^ flip;
+                                *d = x[base + i * sw * xs.w].byte() ^ flip;
                             }
                         }
                     }
@@ -97,29 +103,33 @@ impl Band {
     }
 }
 
+/// The first `len` bytes of `buf`, zeroed (the kernels' stack buffers: only what a layer uses is
+/// written, not the whole array).
+#[inline(always)]
+pub(super) fn zeroed(buf: &mut [MaybeUninit<u8>], len: usize) -> &mut [u8] {
+    let buf = &mut buf[..len];
+    buf.fill(MaybeUninit::new(0));
+    // SAFETY: every byte of `buf` was just initialised, and `MaybeUninit<u8>` has `u8`'s layout.
+    unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) }
+}
+
 /// Where the outputs of a block of virtual positions go: for each position of the block that is
 /// an output, its lane and its output offset without the channel term.
 pub(super) struct Outputs {
     /// `(lane, offset)` of the block's outputs, `len` of them.
-    pub(super) at: [(usize, usize); INT8_BLOCK],
-    pub(super) len: usize,
+    at: [(usize, usize); INT8_BLOCK],
+    len: usize,
 }
 
 impl Outputs {
-    /// The outputs among virtual positions `q0..q0 + lanes` of the band of image `b` starting at
-    /// output row `oy0`, `virtual_len` virtual positions long.
+    /// The outputs among virtual positions `q0..q0 + INT8_BLOCK` of the band of image `b`
+    /// starting at output row `oy0`, `virtual_len` virtual positions long.
     #[inline(always)]
-    pub(super) fn new(
-        p: &Conv2d,
-        band: &Band,
-        (b, oy0): (usize, usize),
-        (q0, lanes): (usize, usize),
-        virtual_len: usize,
-    ) -> Self {
+    pub(super) fn new(p: &Conv2d, band: &Band, (b, oy0): (usize, usize), q0: usize, virtual_len: usize) -> Self {
         let ys = p.y_strides;
         let mut out = Outputs { at: [(0, 0); INT8_BLOCK], len: 0 };
         let (mut r, mut ox) = (q0 / band.vw, q0 % band.vw);
-        for lane in 0..lanes.min(virtual_len - q0) {
+        for lane in 0..INT8_BLOCK.min(virtual_len - q0) {
             if ox < p.out_w {
                 out.at[out.len] = (lane, b * ys.n + (oy0 + r) * ys.h + ox * ys.w);
                 out.len += 1;
@@ -132,8 +142,23 @@ impl Outputs {
         out
     }
 
+    /// Whether the block has no outputs.
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The offset of the block's 16 outputs if they are its 16 lanes in order and consecutive in
+    /// memory (`y_strides.w == 1`).
+    #[inline(always)]
+    pub(super) fn contiguous(&self, p: &Conv2d) -> Option<usize> {
+        let (first, last) = (self.at[0].1, self.at[INT8_BLOCK - 1].1);
+        (self.len == INT8_BLOCK && p.y_strides.w == 1 && last == first + INT8_BLOCK - 1).then_some(first)
+    }
+
     /// The block's outputs.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &(usize, usize)> {
+    #[inline(always)]
+    pub(super) fn iter(&self) -> core::slice::Iter<'_, (usize, usize)> {
         self.at[..self.len].iter()
     }
 }

@@ -16,7 +16,10 @@
 //! each output is the portable kernel's integer sum exactly (sums wrap alike in any order), and
 //! the output stage is the portable one ([`Requant8`]).
 
-use super::band::{Band, Outputs};
+use core::arch::x86_64::__m256i;
+use core::mem::MaybeUninit;
+
+use super::band::{zeroed, Band, Outputs};
 use super::dot::Dot4;
 use super::requant::{elem, narrow, Requant8};
 use super::vector::{load16, load32, splat, store32, transpose4, zero16};
@@ -37,7 +40,7 @@ pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
         && taps > 0
         && taps <= INT8_MAX_TAPS
         && p.out_h * p.out_w > 0
-        && Band::new(p, p.group_in_channels()).is_some()
+        && Band::new(p, p.group_in_channels(), usize::MAX).is_some()
 }
 
 /// The byte xor that makes an input element of type `T` unsigned: `0x80` for `i8`.
@@ -61,9 +64,12 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
 ) {
     let (taps, cpg) = (p.taps(), p.group_in_channels());
     let ocg = p.out_channels / p.groups;
-    let band = Band::new(p, cpg).expect("takes() checked that a row fits");
-    let mut staged = [0u8; INT8_BAND_BYTES];
-    let mut panel = [[0u8; 4 * INT8_BLOCK]; INT8_MAX_TAPS / 4];
+    let band = Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits");
+    let mut staged = [MaybeUninit::uninit(); INT8_BAND_BYTES];
+    let staged = zeroed(&mut staged, band.bytes(p));
+    let groups = taps.div_ceil(4);
+    let mut panel = [MaybeUninit::uninit(); INT8_MAX_TAPS * INT8_BLOCK];
+    let panel = zeroed(&mut panel, groups * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
     let mut start = [0i32; INT8_CHANNEL_CHUNK];
     // Where each tap's bytes start in the staging (the same for every band and group).
     let mut tap_at = [0u32; INT8_MAX_TAPS];
@@ -72,7 +78,6 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
         *at = band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) as u32;
     }
     let (flip, offset) = (flip::<T>(), if T::MIN < 0 { 128 } else { 0 });
-    let groups = taps.div_ceil(4);
     for g in 0..p.groups {
         for oc0 in (g * ocg..(g + 1) * ocg).step_by(INT8_CHANNEL_CHUNK) {
             let oc1 = (oc0 + INT8_CHANNEL_CHUNK).min((g + 1) * ocg);
@@ -82,22 +87,25 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
             }
             for b in 0..p.batch {
                 for oy0 in (0..p.out_h).step_by(band.rows) {
-                    let rows = band.rows.min(p.out_h - oy0);
-                    band.stage(p, x, (b, g * cpg), (oy0, rows), flip, &mut staged);
-                    let virtual_len = rows * band.vw;
+                    band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                    let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
                     for q0 in (0..virtual_len).step_by(INT8_BLOCK) {
-                        let outputs = Outputs::new(p, &band, (b, oy0), (q0, INT8_BLOCK), virtual_len);
-                        if outputs.len == 0 {
+                        let outputs = Outputs::new(p, &band, (b, oy0), q0, virtual_len);
+                        if outputs.is_empty() {
                             continue;
                         }
-                        pack(&staged, &tap_at[..taps], q0, &mut panel[..groups]);
+                        pack(staged, &tap_at[..taps], q0, panel);
                         for o in (oc0..oc1).step_by(MR) {
                             // The last tile repeats its last channel (computed again, stored once).
-                            let chans: [usize; MR] = core::array::from_fn(|r| (o + r).min(oc1 - 1));
-                            let weights = chans.map(|c| &w[c * taps..][..taps]);
-                            let acc = tile::<D, MR>(&panel[..groups], weights, chans.map(|c| start[c - oc0]));
-                            for (&c, acc) in chans.iter().zip(acc).take(oc1 - o) {
-                                store::<T>(p, q, c, acc, &outputs, y);
+                            let mut weights = [&w[..0]; MR];
+                            let mut starts = [0i32; MR];
+                            for (r, (wr, s)) in weights.iter_mut().zip(&mut starts).enumerate() {
+                                let c = (o + r).min(oc1 - 1);
+                                (*wr, *s) = (&w[c * taps..][..taps], start[c - oc0]);
+                            }
+                            let acc = tile::<D, MR>(panel, &weights, &starts);
+                            for (r, acc) in acc.iter().enumerate().take(oc1 - o) {
+                                store::<T>(p, q, o + r, acc, &outputs, y);
                             }
                         }
                     }
@@ -111,44 +119,60 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
 /// holds taps `4g..4g + 4` of position `q0 + j` (zero bytes past the last tap).
 #[inline(always)]
 fn pack(staged: &[u8], tap_at: &[u32], q0: usize, panel: &mut [[u8; 4 * INT8_BLOCK]]) {
-    let row = |k: usize| tap_at.get(k).map_or(zero16(), |&at| load16(&staged[at as usize + q0..]));
-    for (g, dst) in panel.iter_mut().enumerate() {
-        let [lo, hi] = transpose4([row(4 * g), row(4 * g + 1), row(4 * g + 2), row(4 * g + 3)]);
-        store32(&mut dst[..32], lo);
-        store32(&mut dst[32..], hi);
+    let (quads, rest) = tap_at.as_chunks::<4>();
+    for (dst, quad) in panel.iter_mut().zip(quads) {
+        let mut rows = [zero16(); 4];
+        for (row, &at) in rows.iter_mut().zip(quad) {
+            *row = load16(&staged[at as usize + q0..]);
+        }
+        put(dst, transpose4(rows));
     }
+    if !rest.is_empty() {
+        let mut rows = [zero16(); 4];
+        for (row, &at) in rows.iter_mut().zip(rest) {
+            *row = load16(&staged[at as usize + q0..]);
+        }
+        put(&mut panel[quads.len()], transpose4(rows));
+    }
+}
+
+/// Stores one group's two vectors of columns.
+#[inline(always)]
+fn put(dst: &mut [u8; 4 * INT8_BLOCK], [lo, hi]: [__m256i; 2]) {
+    store32(&mut dst[..32], lo);
+    store32(&mut dst[32..], hi);
 }
 
 /// The accumulators of `MR` output channels (weight rows `w`, accumulators starting at `start`)
 /// over the 16 positions of `panel`: `[positions 0-7, positions 8-15]` per channel.
 #[inline(always)]
-fn tile<D: Dot4, const MR: usize>(
-    panel: &[[u8; 4 * INT8_BLOCK]],
-    w: [&[i8]; MR],
-    start: [i32; MR],
-) -> [[core::arch::x86_64::__m256i; 2]; MR] {
+fn tile<D: Dot4, const MR: usize>(panel: &[[u8; 4 * INT8_BLOCK]], w: &[&[i8]; MR], start: &[i32; MR]) -> [[__m256i; 2]; MR] {
     let taps = w[0].len();
     let full = taps / 4;
-    let quads: [&[[i8; 4]]; MR] = w.map(|row| &row.as_chunks::<4>().0[..full]);
-    let mut acc = start.map(|s| [splat(s), splat(s)]);
+    let mut quads = [&[[0i8; 4]][..0]; MR];
+    let mut acc = [[splat(0); 2]; MR];
+    for r in 0..MR {
+        quads[r] = &w[r].as_chunks::<4>().0[..full];
+        acc[r] = [splat(start[r]); 2];
+    }
     for (g, columns) in panel[..full].iter().enumerate() {
         let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
-        for (acc, quads) in acc.iter_mut().zip(&quads) {
-            let wv = D::signed_word(quads[g]);
-            acc[0] = D::dot(acc[0], a[0], wv);
-            acc[1] = D::dot(acc[1], a[1], wv);
+        for r in 0..MR {
+            let wv = D::signed_word(quads[r][g]);
+            acc[r][0] = D::dot(acc[r][0], a[0], wv);
+            acc[r][1] = D::dot(acc[r][1], a[1], wv);
         }
     }
     if full < panel.len() {
         // The last, partial group: its missing taps have zero bytes in the panel and zero weights.
         let columns = &panel[full];
         let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
-        for (acc, row) in acc.iter_mut().zip(&w) {
+        for r in 0..MR {
             let mut word = [0i8; 4];
-            word[..taps - 4 * full].copy_from_slice(&row[4 * full..]);
+            word[..taps - 4 * full].copy_from_slice(&w[r][4 * full..]);
             let wv = D::signed_word(word);
-            acc[0] = D::dot(acc[0], a[0], wv);
-            acc[1] = D::dot(acc[1], a[1], wv);
+            acc[r][0] = D::dot(acc[r][0], a[0], wv);
+            acc[r][1] = D::dot(acc[r][1], a[1], wv);
         }
     }
     acc
@@ -156,18 +180,19 @@ fn tile<D: Dot4, const MR: usize>(
 
 /// Requantizes output channel `o`'s accumulators of one block and stores its outputs.
 #[inline(always)]
-fn store<T: QuantElem>(
-    p: &Conv2d,
-    q: &ChannelQuant,
-    o: usize,
-    acc: [core::arch::x86_64::__m256i; 2],
-    outputs: &Outputs,
-    y: &mut [T],
-) {
+fn store<T: QuantElem>(p: &Conv2d, q: &ChannelQuant, o: usize, acc: &[__m256i; 2], outputs: &Outputs, y: &mut [T]) {
     let stage = Requant8::new::<T>(q, o, p.y_zero_point, (p.act_min, p.act_max));
     let (lo, hi) = (narrow(stage.apply(acc[0])), narrow(stage.apply(acc[1])));
-    let bytes: [u8; INT8_BLOCK] = core::array::from_fn(|j| if j < 8 { lo[j] } else { hi[j - 8] });
+    let mut bytes = [0u8; INT8_BLOCK];
+    bytes[..8].copy_from_slice(&lo);
+    bytes[8..].copy_from_slice(&hi);
     let oc = o * p.y_strides.c;
+    if let Some(at) = outputs.contiguous(p) {
+        for (d, &b) in y[at + oc..][..INT8_BLOCK].iter_mut().zip(&bytes) {
+            *d = elem(b);
+        }
+        return;
+    }
     for &(lane, at) in outputs.iter() {
         y[at + oc] = elem(bytes[lane]);
     }
