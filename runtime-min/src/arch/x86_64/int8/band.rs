@@ -15,6 +15,7 @@
 
 use core::mem::MaybeUninit;
 
+use super::vector::{bytes, deinterleave2};
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
 use crate::quant::{Conv2d, QuantElem};
 
@@ -66,39 +67,84 @@ impl Band {
     /// Stages output rows `oy0..` (a band) of image `b`, input channels `c0..c0 +
     /// self.channels`, into `buf` ([`Band::bytes`] long, its slack zero).
     #[inline(always)]
-    pub(super) fn stage<T: QuantElem>(&self, p: &Conv2d, x: &[T], (b, c0): (usize, usize), oy0: usize, flip: u8, buf: &mut [u8]) {
+    pub(super) fn stage<T: QuantElem>(
+        &self,
+        p: &Conv2d,
+        x: &[T],
+        (b, c0): (usize, usize),
+        oy0: usize,
+        flip: u8,
+        buf: &mut [u8],
+    ) {
         let (xs, sw, vw) = (p.x_strides, p.stride_w, self.vw);
         let pad = T::saturate(p.x_zero_point).byte() ^ flip;
-        let mut strips = buf.chunks_exact_mut(self.strip());
+        let strip = self.strip();
+        let mut phases = buf.chunks_exact_mut(sw * strip);
         for c in c0..c0 + self.channels {
             for rp in 0..p.stride_h {
-                for cp in 0..sw {
-                    let strip = strips.next().expect("the buffer holds the band");
-                    strip.fill(pad);
-                    // Columns `lo..hi` read the input: `0 <= i * sw + cp - pad_left < in_w`.
-                    let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
-                    let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
-                    if lo == hi {
+                // The strips of row phase `rp`, one per column phase.
+                let strips = phases.next().expect("the buffer holds the band");
+                strips.fill(pad);
+                for i in 0..self.srows {
+                    let Some(iy) = ((oy0 + i) * p.stride_h + rp).checked_sub(p.pad_top).filter(|&iy| iy < p.in_h)
+                    else {
+                        continue;
+                    };
+                    let base = b * xs.n + c * xs.c + iy * xs.h;
+                    if sw == 2 && xs.w == 1 {
+                        let (even, odd) = strips.split_at_mut(strip);
+                        let row = (&mut even[i * vw..][..vw], &mut odd[i * vw..][..vw]);
+                        stage_pairs(bytes(&x[base..][..p.in_w]), p.pad_left, flip, row);
                         continue;
                     }
-                    let first = lo * sw + cp - p.pad_left;
-                    for (i, row) in strip.chunks_exact_mut(vw).enumerate() {
-                        let Some(iy) = ((oy0 + i) * p.stride_h + rp).checked_sub(p.pad_top).filter(|&iy| iy < p.in_h)
-                        else {
+                    for cp in 0..sw {
+                        // Columns `lo..hi` read the input: `0 <= j * sw + cp - pad_left < in_w`.
+                        let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
+                        let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
+                        if lo == hi {
                             continue;
-                        };
-                        let base = b * xs.n + c * xs.c + iy * xs.h + first * xs.w;
+                        }
+                        let first = base + (lo * sw + cp - p.pad_left) * xs.w;
+                        let row = &mut strips[cp * strip + i * vw..][lo..hi];
                         if sw == 1 && xs.w == 1 {
-                            let src = &x[base..][..hi - lo];
-                            row[lo..hi].iter_mut().zip(src).for_each(|(d, s)| *d = s.byte() ^ flip);
+                            row.iter_mut().zip(&x[first..][..hi - lo]).for_each(|(d, s)| *d = s.byte() ^ flip);
                         } else {
-                            for (i, d) in row[lo..hi].iter_mut().enumerate() {
-                                *d = x[base + i * sw * xs.w].byte() ^ flip;
+                            for (j, d) in row.iter_mut().enumerate() {
+                                *d = x[first + j * sw * xs.w].byte() ^ flip;
                             }
                         }
                     }
                 }
             }
+        }
+    }
+}
+
+/// One input row `src` into the rows of the two column phases of stride 2 (`vw` bytes each, the
+/// padding already in place): column `ix` at padded column `ix + pad_left`, index `(ix +
+/// pad_left) / 2` of phase `(ix + pad_left) % 2`, xor `flip`; 32 columns at a time.
+#[inline(always)]
+fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &mut [u8])) {
+    let vw = even.len();
+    // The phases of source columns 0, 2, 4, .. and 1, 3, 5, ..
+    let (first, second) = if pad_left % 2 == 0 { (even, odd) } else { (odd, even) };
+    let (at0, at1) = (pad_left / 2, pad_left.div_ceil(2));
+    let mut ix = 0;
+    while ix + 32 <= src.len() && at0.max(at1) + ix / 2 + 16 <= vw {
+        let [e, o] = deinterleave2(&src[ix..]);
+        first[at0 + ix / 2..][..16].iter_mut().zip(&e).for_each(|(d, &s)| *d = s ^ flip);
+        second[at1 + ix / 2..][..16].iter_mut().zip(&o).for_each(|(d, &s)| *d = s ^ flip);
+        ix += 32;
+    }
+    for (j, &s) in src.iter().enumerate().skip(ix) {
+        let k = (j + pad_left) / 2;
+        if k >= vw {
+            break;
+        }
+        if j % 2 == 0 {
+            first[at0 + j / 2] = s ^ flip;
+        } else {
+            second[at1 + j / 2] = s ^ flip;
         }
     }
 }

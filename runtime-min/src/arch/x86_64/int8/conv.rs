@@ -146,7 +146,11 @@ fn put(dst: &mut [u8; 4 * INT8_BLOCK], [lo, hi]: [__m256i; 2]) {
 /// The accumulators of `MR` output channels (weight rows `w`, accumulators starting at `start`)
 /// over the 16 positions of `panel`: `[positions 0-7, positions 8-15]` per channel.
 #[inline(always)]
-fn tile<D: Dot4, const MR: usize>(panel: &[[u8; 4 * INT8_BLOCK]], w: &[&[i8]; MR], start: &[i32; MR]) -> [[__m256i; 2]; MR] {
+fn tile<D: Dot4, const MR: usize>(
+    panel: &[[u8; 4 * INT8_BLOCK]],
+    w: &[&[i8]; MR],
+    start: &[i32; MR],
+) -> [[__m256i; 2]; MR] {
     let taps = w[0].len();
     let full = taps / 4;
     let mut quads = [&[[0i8; 4]][..0]; MR];

@@ -11,13 +11,14 @@ use core::mem::MaybeUninit;
 use super::band::{zeroed, Band};
 use super::requant::{elem, narrow, Requant8};
 use super::vector::{add, mul, splat, widen8};
-use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES};
+use crate::arch::x86_64_facts::{
+    INT8_BAND_BYTES, INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES,
+};
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
 // The buffers below take what the kernel facts say.
-const _: () = assert!(
-    INT8_DEPTHWISE_BYTES == INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4)
-);
+const _: () =
+    assert!(INT8_DEPTHWISE_BYTES == INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4));
 
 /// Output positions per vector.
 const LANES: usize = 8;

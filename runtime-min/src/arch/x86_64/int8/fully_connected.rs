@@ -8,7 +8,7 @@
 //! (the offset on the operand read once per row, not on every weight's channel).
 
 use super::dot::Dot4;
-use super::vector::{load32, sum_lanes, xor_bytes};
+use super::vector::{bytes, load32, splat, sum_lanes, xor_bytes};
 use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
 
 /// Input features per vector.
@@ -18,16 +18,6 @@ const LANES: usize = 32;
 /// features.
 pub(super) fn takes(p: &FullyConnected) -> bool {
     p.w_zero_point == 0 && p.in_features >= LANES
-}
-
-/// The raw bytes of `x`.
-#[inline(always)]
-fn bytes<T: QuantElem>(x: &[T]) -> &[u8] {
-    // `T` is `i8` or `u8`: one byte, every bit pattern valid; the sealed trait admits no other.
-    const { assert!(core::mem::size_of::<T>() == 1) };
-    // SAFETY: `T` is a 1-byte integer type (asserted above), so `x`'s memory is `x.len()`
-    // initialised bytes, valid as `u8`, borrowed for the same lifetime.
-    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
 }
 
 /// [`crate::quant::fully_connected`] for a `p` that [`takes`] accepts.
@@ -51,7 +41,7 @@ pub(super) fn fully_connected<D: Dot4, T: QuantElem>(
         for o in (0..n).step_by(4) {
             // Four output features at a time; the last block repeats its last feature.
             let rows: [usize; 4] = core::array::from_fn(|r| (o + r).min(n - 1));
-            let mut acc = [super::vector::splat(0); 4];
+            let mut acc = [splat(0); 4];
             for c in (0..main).step_by(LANES) {
                 let xv = load32(&xb[c..]);
                 if signed {

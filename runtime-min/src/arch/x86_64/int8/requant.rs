@@ -37,6 +37,8 @@ pub(super) struct Requant8 {
     high: __m256i,
     /// `T::MIN`.
     low: __m256i,
+    /// The multiplier is `i32::MIN`, so a product can overflow.
+    saturates: bool,
 }
 
 impl Requant8 {
@@ -65,6 +67,7 @@ impl Requant8 {
                 act_min: _mm256_set1_epi32(act_min),
                 high: _mm256_set1_epi32(act_max.min(T::MAX)),
                 low: _mm256_set1_epi32(T::MIN),
+                saturates: q.multipliers[i] == i32::MIN,
             }
         }
     }
@@ -84,9 +87,11 @@ impl Requant8 {
             // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
             let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
             // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
-            let min = _mm256_set1_epi32(i32::MIN);
-            let both_min = _mm256_and_si256(_mm256_cmpeq_epi32(scaled, min), _mm256_cmpeq_epi32(self.multiplier, min));
-            let high = _mm256_xor_si256(high, both_min);
+            let high = if self.saturates {
+                _mm256_xor_si256(high, _mm256_cmpeq_epi32(scaled, _mm256_set1_epi32(i32::MIN)))
+            } else {
+                high
+            };
             // Rounding divide by 2^right: + 1 where the remainder exceeds half (+ 1 if negative).
             let remainder = _mm256_and_si256(high, self.mask);
             let threshold = _mm256_add_epi32(self.half, _mm256_srli_epi32::<31>(high));

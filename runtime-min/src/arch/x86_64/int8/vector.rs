@@ -114,3 +114,31 @@ pub(super) fn zero16() -> __m128i {
     // SAFETY: the module invariant.
     unsafe { _mm_setzero_si128() }
 }
+
+/// The even bytes of `s`'s first 32, then its odd ones.
+#[inline(always)]
+pub(super) fn deinterleave2(s: &[u8]) -> [[u8; 16]; 2] {
+    let v = load32(s);
+    let mut out = [[0u8; 16]; 2];
+    // SAFETY: the module invariant; `out` has 32 writable bytes.
+    unsafe {
+        let split = _mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, //
+            0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+        );
+        // Per 128-bit lane evens then odds; then the lanes' evens together and their odds.
+        let v = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_shuffle_epi8(v, split));
+        _mm256_storeu_si256(out.as_mut_ptr().cast(), v);
+    }
+    out
+}
+
+/// The raw bytes of `x`.
+#[inline(always)]
+pub(super) fn bytes<T: crate::quant::QuantElem>(x: &[T]) -> &[u8] {
+    // `T` is `i8` or `u8`: one byte, every bit pattern valid; the sealed trait admits no other.
+    const { assert!(core::mem::size_of::<T>() == 1) };
+    // SAFETY: `T` is a 1-byte integer type (asserted above), so `x`'s memory is `x.len()`
+    // initialised bytes, valid as `u8`, borrowed for the same lifetime.
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
+}
