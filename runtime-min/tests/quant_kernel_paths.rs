@@ -13,26 +13,16 @@ mod quant_common;
 use common::Rng;
 use quant_common::{clamp, elems, int, weights, zero_point};
 use sramfit_runtime_min::quant::*;
-use sramfit_runtime_min::{detected_kernel_path, force_kernel_path, quant_kernels, KernelPath};
+use sramfit_runtime_min::{quant_kernels, KernelPath};
 use std::sync::Mutex;
 
 /// Held by every test of this file: the path in force is process-wide.
 static PATHS: Mutex<()> = Mutex::new(());
 
 /// `f`'s result on every path this CPU supports, the portable one first, with the name of the
-/// int8 kernels each path ran; restores the detected path.
+/// int8 kernels each path ran.
 fn on_each_path<R>(f: impl Fn() -> R) -> Vec<(&'static str, R)> {
-    let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-    let results = KernelPath::ALL
-        .into_iter()
-        .filter(|p| p.is_supported())
-        .map(|p| {
-            force_kernel_path(p).unwrap();
-            (quant_kernels(), f())
-        })
-        .collect();
-    force_kernel_path(detected_kernel_path()).unwrap();
-    results
+    common::on_each_path(&PATHS, || (quant_kernels(), f())).into_iter().map(|(_, r)| r).collect()
 }
 
 /// Checks that every path's result equals the portable one's.
@@ -177,24 +167,15 @@ fn int8_kernels_of_each_path_are_the_expected_ones() {
 }
 
 #[test]
-fn convolutions_match_the_portable_kernel_on_every_path() {
+fn convolutions_and_depthwise_convolutions_match_the_portable_kernels_on_every_path() {
     let mut rng = Rng::new(0x1a7);
-    for _ in 0..150 {
-        let p = geometry::<i8>(&mut rng, false);
-        check_conv::<i8>(&mut rng, p, false);
-        let p = geometry::<u8>(&mut rng, false);
-        check_conv::<u8>(&mut rng, p, false);
-    }
-}
-
-#[test]
-fn depthwise_convolutions_match_the_portable_kernel_on_every_path() {
-    let mut rng = Rng::new(0xd3);
-    for _ in 0..150 {
-        let p = geometry::<i8>(&mut rng, true);
-        check_conv::<i8>(&mut rng, p, true);
-        let p = geometry::<u8>(&mut rng, true);
-        check_conv::<u8>(&mut rng, p, true);
+    for depthwise in [false, true] {
+        for _ in 0..150 {
+            let p = geometry::<i8>(&mut rng, depthwise);
+            check_conv::<i8>(&mut rng, p, depthwise);
+            let p = geometry::<u8>(&mut rng, depthwise);
+            check_conv::<u8>(&mut rng, p, depthwise);
+        }
     }
 }
 

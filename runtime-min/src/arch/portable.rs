@@ -6,7 +6,7 @@
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
+use crate::quant::{ChannelQuant, QuantElem};
 
 /// The only path.
 #[inline(always)]
@@ -66,11 +66,12 @@ pub(super) fn quant_kernels(_path: KernelPath) -> &'static str {
     }
 }
 
-/// No int8 kernels of a run-time path.
+/// No int8 kernels of a run-time path: [`quant_conv2d`], [`quant_depthwise_conv2d`] and
+/// [`quant_fully_connected`] (for any layer parameters `P`) say "not here".
 #[inline(always)]
-pub(super) fn quant_conv2d<T: QuantElem>(
+pub(super) fn no_quant_kernel<P, T: QuantElem>(
     _path: KernelPath,
-    _p: &crate::quant::Conv2d,
+    _p: &P,
     _x: &[T],
     _w: &[i8],
     _q: &ChannelQuant,
@@ -79,28 +80,6 @@ pub(super) fn quant_conv2d<T: QuantElem>(
     false
 }
 
-/// No int8 kernels of a run-time path.
-#[inline(always)]
-pub(super) fn quant_depthwise_conv2d<T: QuantElem>(
-    _path: KernelPath,
-    _p: &crate::quant::Conv2d,
-    _x: &[T],
-    _w: &[i8],
-    _q: &ChannelQuant,
-    _y: &mut [T],
-) -> bool {
-    false
-}
-
-/// No int8 kernels of a run-time path.
-#[inline(always)]
-pub(super) fn quant_fully_connected<T: QuantElem>(
-    _path: KernelPath,
-    _p: &FullyConnected,
-    _x: &[T],
-    _w: &[i8],
-    _q: &ChannelQuant,
-    _y: &mut [T],
-) -> bool {
-    false
-}
+pub(super) use no_quant_kernel as quant_conv2d;
+pub(super) use no_quant_kernel as quant_depthwise_conv2d;
+pub(super) use no_quant_kernel as quant_fully_connected;

@@ -127,7 +127,7 @@ impl Band {
 fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &mut [u8])) {
     let vw = even.len();
     // The phases of source columns 0, 2, 4, .. and 1, 3, 5, ..
-    let (first, second) = if pad_left % 2 == 0 { (even, odd) } else { (odd, even) };
+    let (first, second) = if pad_left.is_multiple_of(2) { (even, odd) } else { (odd, even) };
     let (at0, at1) = (pad_left / 2, pad_left.div_ceil(2));
     let mut ix = 0;
     while ix + 32 <= src.len() && at0.max(at1) + ix / 2 + 16 <= vw {
@@ -141,7 +141,7 @@ fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &
         if k >= vw {
             break;
         }
-        if j % 2 == 0 {
+        if j.is_multiple_of(2) {
             first[at0 + j / 2] = s ^ flip;
         } else {
             second[at1 + j / 2] = s ^ flip;

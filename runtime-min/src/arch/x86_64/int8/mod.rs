@@ -102,6 +102,24 @@ pub(in crate::arch) fn quant_kernels(path: KernelPath) -> &'static str {
     }
 }
 
+/// Returns false if `$takes` is false or the path has no int8 kernels, else runs
+/// `$kernel($args)` on the path's entry points and returns true.
+macro_rules! dispatch {
+    ($path:expr, $takes:expr, $kernel:ident($($arg:expr),*)) => {{
+        if !$takes {
+            return false;
+        }
+        match Int8Kernels::of($path) {
+            Int8Kernels::Portable => return false,
+            // SAFETY (both): the path is supported by this CPU, and VNNI only where `int8_vnni`
+            // found it (see the module docs).
+            Int8Kernels::Avx2 => unsafe { avx2::$kernel($($arg),*) },
+            Int8Kernels::Vnni => unsafe { vnni::$kernel($($arg),*) },
+        }
+        true
+    }};
+}
+
 /// See [`crate::arch::quant_conv2d`].
 #[inline(always)]
 pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
@@ -112,17 +130,7 @@ pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    if !conv::takes::<T>(p) {
-        return false;
-    }
-    match Int8Kernels::of(path) {
-        Int8Kernels::Portable => return false,
-        // SAFETY (both): `path` is supported by this CPU, and VNNI only where `int8_vnni` found
-        // it (see the module docs).
-        Int8Kernels::Avx2 => unsafe { avx2::conv2d(p, x, w, q, y) },
-        Int8Kernels::Vnni => unsafe { vnni::conv2d(p, x, w, q, y) },
-    }
-    true
+    dispatch!(path, conv::takes::<T>(p), conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_depthwise_conv2d`].
@@ -135,16 +143,7 @@ pub(in crate::arch) fn quant_depthwise_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    if !depthwise::takes::<T>(p) {
-        return false;
-    }
-    match Int8Kernels::of(path) {
-        Int8Kernels::Portable => return false,
-        // SAFETY (both): as in `quant_conv2d`.
-        Int8Kernels::Avx2 => unsafe { avx2::depthwise_conv2d(p, x, w, q, y) },
-        Int8Kernels::Vnni => unsafe { vnni::depthwise_conv2d(p, x, w, q, y) },
-    }
-    true
+    dispatch!(path, depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_fully_connected`].
@@ -157,14 +156,5 @@ pub(in crate::arch) fn quant_fully_connected<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    if !fully_connected::takes(p) {
-        return false;
-    }
-    match Int8Kernels::of(path) {
-        Int8Kernels::Portable => return false,
-        // SAFETY (both): as in `quant_conv2d`.
-        Int8Kernels::Avx2 => unsafe { avx2::fully_connected(p, x, w, q, y) },
-        Int8Kernels::Vnni => unsafe { vnni::fully_connected(p, x, w, q, y) },
-    }
-    true
+    dispatch!(path, fully_connected::takes(p), fully_connected(p, x, w, q, y))
 }
