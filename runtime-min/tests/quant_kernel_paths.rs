@@ -3,7 +3,9 @@
 //! the AVX-512 VNNI ones where the CPU has them): random shapes (odd channel counts, windows
 //! whose taps are no multiple of four, padding, strides, dilation, groups, channel multipliers,
 //! NCHW and NHWC), zero points at the ends of the types, shifts of -31, 0 and 31, the saturating
-//! `i32::MIN * i32::MIN` product, and layers the SIMD kernels leave to the portable ones.
+//! `i32::MIN * i32::MIN` product, and layers the SIMD kernels leave to the portable ones; and
+//! the same-shape add / sub (in place too) and ONNX's quantization of floats (NaN, infinities,
+//! ties, huge values).
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
@@ -264,6 +266,73 @@ fn fully_connected_layers_match_the_portable_kernel_on_every_path() {
             let w_zero_point = if rng.below(5) == 0 { 7 } else { 0 };
             check_fully_connected::<i8>(&mut rng, (batch, k, n), w_zero_point);
             check_fully_connected::<u8>(&mut rng, (batch, k, n), w_zero_point);
+        }
+    }
+}
+
+/// Runs add, sub and their in-place variants of random inputs of `len` elements (same shape, and
+/// once broadcast: portable) on every path and compares.
+fn check_add_sub<T: QuantElem>(rng: &mut Rng, len: usize) {
+    let (a, b): (Vec<T>, Vec<T>) = (elems(rng, len), elems(rng, len));
+    let scales = [
+        quant_common::scale(rng, 0.001, 1.0),
+        quant_common::scale(rng, 0.001, 1.0),
+        quant_common::scale(rng, 0.001, 1.0),
+    ];
+    let (act_min, act_max) = clamp::<T>(rng);
+    for scaling in [add_scaling(scales[0], scales[1], scales[2]), sub_scaling(scales[0], scales[1], scales[2])] {
+        let p = Add {
+            a_zero_point: edge_zero_point::<T>(rng),
+            b_zero_point: edge_zero_point::<T>(rng),
+            y_zero_point: edge_zero_point::<T>(rng),
+            scaling,
+            act_min,
+            act_max,
+        };
+        let shape = [1, len];
+        let (strides, broadcast) = ([len, 1], [0, 0]);
+        for b_strides in [&strides, &broadcast] {
+            let s = sramfit_runtime_min::Broadcast { out_shape: &shape, a_strides: &strides, b_strides };
+            let results = on_each_path(|| {
+                let (mut y, mut z) = (vec![T::default(); len], vec![T::default(); len]);
+                add(&p, &s, &a, &b, &mut y);
+                sub(&p, &s, &a, &b, &mut z);
+                let (mut ya, mut za) = (a.clone(), a.clone());
+                add_in_place(&p, &s, &mut ya, &b);
+                sub_in_place(&p, &s, &mut za, &b);
+                [y, z, ya, za]
+            });
+            check_paths(&format!("{len} elements, {p:?}"), &results);
+        }
+    }
+}
+
+#[test]
+fn add_and_sub_match_the_portable_kernels_on_every_path() {
+    let mut rng = Rng::new(0xadd);
+    for len in [1, 7, 8, 9, 100, 1000] {
+        check_add_sub::<i8>(&mut rng, len);
+        check_add_sub::<u8>(&mut rng, len);
+    }
+}
+
+#[test]
+fn quantize_matches_the_portable_kernel_on_every_path() {
+    let mut rng = Rng::new(0x9);
+    let mut x: Vec<f32> = (0..1000).map(|_| rng.uniform(-300.0, 300.0)).collect();
+    // Ties (scale 0.5 makes k.25 a tie), NaN, infinities, huge values, negative zero.
+    x.extend([0.25, -0.25, 0.75, -0.75, 1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9, -0.0, 1e-30]);
+    for (scale, zero_point) in [(0.5, 0), (1.3, -128), (0.02, 255), (0.7, 127), (2.0, 40000)] {
+        let p = Quantization { scale, zero_point };
+        for rounding in [Rounding::HalfToEven, Rounding::HalfAwayFromZero] {
+            let results = on_each_path(|| {
+                let (mut a, mut b, mut c) = (vec![0i8; x.len()], vec![0u8; x.len()], vec![0i16; x.len()]);
+                quantize(&p, rounding, &x, &mut a);
+                quantize(&p, rounding, &x, &mut b);
+                quantize(&p, rounding, &x, &mut c);
+                (a, b, c)
+            });
+            check_paths(&format!("{p:?} {rounding:?}"), &results);
         }
     }
 }

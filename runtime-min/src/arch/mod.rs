@@ -40,7 +40,8 @@ pub use path::{KernelPath, UnsupportedKernelPath};
 
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
+use crate::quant::{Add, ChannelQuant, ConvertElem, FullyConnected, QuantElem, Quantization, Rounding};
+use crate::Broadcast;
 
 impl KernelPath {
     /// Whether this build can run the path on this CPU (the portable one always).
@@ -189,4 +190,54 @@ pub(crate) fn quant_fully_connected<T: QuantElem>(
     return arm::fully_connected(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
     this_arch::quant_fully_connected(Kernels::current().0, p, x, w, q, y)
+}
+
+/// Runs [`crate::quant::add`] (`subtract`: [`crate::quant::sub`]) on the x86-64 int8 kernels of
+/// the path in force if they take it (inputs of the output's shape, no broadcasting), and
+/// returns whether they ran. Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_add_sub<T: QuantElem>(
+    p: (&Add, &Broadcast),
+    ab: (&[T], &[T]),
+    y: &mut [T],
+    subtract: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_add_sub(Kernels::current().0, p, ab, y, subtract);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, ab, y, subtract);
+        false
+    }
+}
+
+/// As [`quant_add_sub`], for [`crate::quant::add_in_place`] and
+/// [`crate::quant::sub_in_place`].
+#[inline(always)]
+pub(crate) fn quant_add_sub_in_place<T: QuantElem>(
+    p: (&Add, &Broadcast),
+    acc: &mut [T],
+    b: &[T],
+    subtract: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_add_sub_in_place(Kernels::current().0, p, acc, b, subtract);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, acc, b, subtract);
+        false
+    }
+}
+
+/// Runs [`crate::quant::quantize`] on the x86-64 kernels of the path in force if they take it
+/// (ONNX's rounding), and returns whether they ran. Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_quantize<T: ConvertElem>(p: &Quantization, rounding: Rounding, x: &[f32], y: &mut [T]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_quantize(Kernels::current().0, p, rounding, x, y);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, rounding, x, y);
+        false
+    }
 }

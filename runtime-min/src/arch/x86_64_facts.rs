@@ -56,6 +56,6 @@ pub(crate) const INT8_DEPTHWISE_OUT_BYTES: usize = 8 * 1024;
 pub(crate) const INT8_CONV_BYTES: usize =
     INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4;
 /// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows, the band's
-/// outputs, and each tap's offset (8-byte words) and weight (`i32`): 40.8 KiB.
+/// outputs, each tap's offset (8-byte words) and each pair of taps' weights (`i32`): 40.6 KiB.
 pub(crate) const INT8_DEPTHWISE_BYTES: usize =
-    INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4);
+    INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * 8 + INT8_DEPTHWISE_MAX_TAPS / 2 * 4;

@@ -1,27 +1,31 @@
-//! The int8 / uint8 depthwise convolution ([`crate::quant::depthwise_conv2d`]) on eight `i32`
-//! lanes: per input channel the input rows of a band of output rows are staged ([`Band`]), and
-//! each of the channel's output channels is computed over the band's virtual positions, eight at
-//! a time, as `bias[o] + sum_t (w[t][o] - w_zero_point) * x_t` with every tap `t` one contiguous
-//! 8-byte load widened to `i32` (padding: the input zero point, as in the portable kernel), then
-//! the portable output stage ([`Requant8`]) into a buffer of the band's virtual positions, whose
-//! output columns are copied out row by row. Integer sums: the portable kernel's bits.
+//! The int8 / uint8 depthwise convolution ([`crate::quant::depthwise_conv2d`]) on `i32` lanes:
+//! per input channel the input rows of a band of output rows are staged ([`Band`]), and each of
+//! the channel's output channels is computed over the band's virtual positions, 16 at a time, as
+//! `bias[o] + sum_t (w[t][o] - w_zero_point) * x_t`: every tap `t` one contiguous 16-byte load
+//! widened to `i16` (padding: the input zero point, as in the portable kernel), two taps at a
+//! time interleaved into pairs and multiplied by the pair of their weights (`VPMADDWD`: products
+//! of at most 255 x 255, exact). Then the portable output stage ([`Requant8`]) into a buffer of
+//! the band's virtual positions, whose output columns are copied out row by row. Integer sums:
+//! the portable kernel's bits.
 
 use core::mem::MaybeUninit;
 
 use super::band::{zeroed, Band};
 use super::requant::{elem, narrow, Requant8};
-use super::vector::{add, mul, splat, widen8};
+use super::vector::{madd, pairs, splat, widen16};
 use crate::arch::x86_64_facts::{
     INT8_BAND_BYTES, INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES,
 };
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
 // The buffers below take what the kernel facts say.
-const _: () =
-    assert!(INT8_DEPTHWISE_BYTES == INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (8 + 4));
+const _: () = assert!(
+    INT8_DEPTHWISE_BYTES
+        == INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * 8 + INT8_DEPTHWISE_MAX_TAPS / 2 * 4
+);
 
-/// Output positions per vector.
-const LANES: usize = 8;
+/// Output positions per block: two vectors of `i32`.
+const LANES: usize = 16;
 
 /// The staging geometry of `p`: one channel, the band's outputs (rounded up to whole vectors)
 /// fitting the output buffer.
@@ -61,19 +65,32 @@ pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                 let rows = band.rows.min(p.out_h - oy0);
                 let virtual_len = rows * band.vw;
                 for o in c * multiplier..(c + 1) * multiplier {
-                    let mut wt = [0i32; INT8_DEPTHWISE_MAX_TAPS];
-                    for (t, v) in wt[..taps].iter_mut().enumerate() {
-                        *v = w[t * p.out_channels + o] as i32 - p.w_zero_point;
+                    // Weight pairs `(w[t] - w_zero_point, w[t + 1] - w_zero_point)` as `i16`, the
+                    // last one of an odd count with a zero (and a tap read twice).
+                    let mut wt = [0i32; INT8_DEPTHWISE_MAX_TAPS / 2];
+                    let weight = |t: usize| (w[t * p.out_channels + o] as i32 - p.w_zero_point) as i16 as u16 as i32;
+                    for (j, v) in wt[..taps.div_ceil(2)].iter_mut().enumerate() {
+                        let second = if 2 * j + 1 < taps { weight(2 * j + 1) } else { 0 };
+                        *v = weight(2 * j) | second << 16;
                     }
-                    let wt = &wt[..taps];
+                    let (wt, at) = (&wt[..taps.div_ceil(2)], tap_at.as_chunks::<2>());
                     let stage = Requant8::new::<T>(q, o, p.y_zero_point, (p.act_min, p.act_max));
                     let bias = splat(q.bias[o]);
                     for (q0, dst) in (0..virtual_len).step_by(LANES).zip(out.chunks_exact_mut(LANES)) {
-                        let mut acc = bias;
-                        for (&at, &wv) in tap_at.iter().zip(wt) {
-                            acc = add(acc, mul(widen8(&staged[at + q0..], signed), splat(wv)));
+                        // Lanes of `acc[0]`: positions 0-3 and 8-11; of `acc[1]`: 4-7 and 12-15.
+                        let mut acc = [bias; 2];
+                        let taps_of = at.0.iter().map(|&[a, b]| [a, b]).chain(at.1.iter().map(|&a| [a, a]));
+                        for ([a, b], &wv) in taps_of.zip(wt) {
+                            let [lo, hi] =
+                                pairs(widen16(&staged[a + q0..], signed), widen16(&staged[b + q0..], signed));
+                            let wv = splat(wv);
+                            acc = [madd(acc[0], lo, wv), madd(acc[1], hi, wv)];
                         }
-                        dst.copy_from_slice(&narrow(stage.apply(acc)));
+                        let (first, second) = (narrow(stage.apply(acc[0])), narrow(stage.apply(acc[1])));
+                        for (k, quad) in dst.chunks_exact_mut(4).enumerate() {
+                            let from = if k % 2 == 0 { &first } else { &second };
+                            quad.copy_from_slice(&from[k / 2 * 4..][..4]);
+                        }
                     }
                     for (r, row) in out.chunks_exact(band.vw).take(rows).enumerate() {
                         let base = b * ys.n + o * ys.c + (oy0 + r) * ys.h;

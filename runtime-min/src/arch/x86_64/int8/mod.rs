@@ -1,7 +1,8 @@
 //! The int8 / uint8 kernels of x86-64: [`crate::quant::conv2d`] (staged input rows, packed
 //! panels, register tiles: [`conv`]), [`crate::quant::depthwise_conv2d`] ([`depthwise`]) and
 //! [`crate::quant::fully_connected`] ([`fully_connected`]), written once over the 4-way byte dot
-//! product [`dot::Dot4`] and compiled into two sets of entry points: AVX2 (`VPMADDWD` on widened
+//! product [`dot::Dot4`], with add / sub of same-shape tensors ([`elementwise`]) and ONNX's
+//! quantization of float inputs ([`convert`]), compiled into two sets of entry points: AVX2 (`VPMADDWD` on widened
 //! bytes; the [`KernelPath::Avx2Fma`] path, and the [`KernelPath::Avx512`] path on CPUs without
 //! VNNI) and AVX-512 VNNI (`VPDPBUSD` on 256-bit vectors, with AVX512BW / VL: the AVX-512 path
 //! where the CPU has them, detected once). Both give the portable kernels' bits: the sums are
@@ -17,15 +18,18 @@
 
 mod band;
 mod conv;
+mod convert;
 mod depthwise;
 mod dot;
+mod elementwise;
 mod fully_connected;
 mod requant;
 mod vector;
 
 use super::detect::int8_vnni;
 use crate::arch::path::KernelPath;
-use crate::quant::{ChannelQuant, Conv2d, FullyConnected, QuantElem};
+use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, QuantElem, Quantization, Rounding};
+use crate::Broadcast;
 use dot::{Avx2, Vnni};
 
 /// The entry points of one instruction set: each a kernel of this module, monomorphised for the
@@ -59,6 +63,24 @@ macro_rules! int8_entry_points {
                 y: &mut [T],
             ) {
                 fully_connected::fully_connected::<$dot, T>(p, x, w, q, y)
+            }
+
+            /// [`elementwise::add_sub`].
+            #[target_feature(enable = $features)]
+            pub(super) fn add_sub<T: QuantElem>(p: &Add, len: usize, ab: (&[T], &[T]), y: &mut [T], subtract: bool) {
+                elementwise::add_sub(p, len, ab, y, subtract)
+            }
+
+            /// [`elementwise::add_sub_in_place`].
+            #[target_feature(enable = $features)]
+            pub(super) fn add_sub_in_place<T: QuantElem>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
+                elementwise::add_sub_in_place(p, len, acc, b, subtract)
+            }
+
+            /// [`convert::quantize`].
+            #[target_feature(enable = $features)]
+            pub(super) fn quantize<T: ConvertElem>(p: &Quantization, x: &[f32], y: &mut [T]) {
+                convert::quantize(p, x, y)
             }
         }
     };
@@ -157,4 +179,44 @@ pub(in crate::arch) fn quant_fully_connected<T: QuantElem>(
     y: &mut [T],
 ) -> bool {
     dispatch!(path, fully_connected::takes(p), fully_connected(p, x, w, q, y))
+}
+
+/// See [`crate::arch::quant_add_sub`].
+#[inline(always)]
+pub(in crate::arch) fn quant_add_sub<T: QuantElem>(
+    path: KernelPath,
+    (p, shape): (&Add, &Broadcast),
+    ab: (&[T], &[T]),
+    y: &mut [T],
+    subtract: bool,
+) -> bool {
+    let len = elementwise::same_shape(shape);
+    let takes = len.is_some() && (0..32).contains(&p.scaling.left_shift);
+    dispatch!(path, takes, add_sub(p, len.unwrap_or(0), ab, y, subtract))
+}
+
+/// See [`crate::arch::quant_add_sub_in_place`].
+#[inline(always)]
+pub(in crate::arch) fn quant_add_sub_in_place<T: QuantElem>(
+    path: KernelPath,
+    (p, shape): (&Add, &Broadcast),
+    acc: &mut [T],
+    b: &[T],
+    subtract: bool,
+) -> bool {
+    let len = elementwise::same_shape(shape);
+    let takes = len.is_some() && (0..32).contains(&p.scaling.left_shift);
+    dispatch!(path, takes, add_sub_in_place(p, len.unwrap_or(0), acc, b, subtract))
+}
+
+/// See [`crate::arch::quant_quantize`].
+#[inline(always)]
+pub(in crate::arch) fn quant_quantize<T: ConvertElem>(
+    path: KernelPath,
+    p: &Quantization,
+    rounding: Rounding,
+    x: &[f32],
+    y: &mut [T],
+) -> bool {
+    dispatch!(path, convert::takes(p, rounding), quantize(p, x, y))
 }

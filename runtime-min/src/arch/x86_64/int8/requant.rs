@@ -17,11 +17,11 @@
 
 use core::arch::x86_64::*;
 
-use crate::quant::{ChannelQuant, QuantElem};
+use crate::quant::{ChannelQuant, QuantElem, Requant};
 
-/// One output channel's requantization constants, in every lane.
+/// One TFLite multiplier (`multiply_by_quantized_multiplier`), in every lane.
 #[derive(Clone, Copy)]
-pub(super) struct Requant8 {
+pub(super) struct Multiplier8 {
     multiplier: __m256i,
     /// `max(shift, 0)`.
     left: __m256i,
@@ -31,59 +31,39 @@ pub(super) struct Requant8 {
     mask: __m256i,
     /// `mask >> 1`.
     half: __m256i,
-    zero_point: __m256i,
-    act_min: __m256i,
-    /// `min(act_max, T::MAX)`.
-    high: __m256i,
-    /// `T::MIN`.
-    low: __m256i,
     /// The multiplier is `i32::MIN`, so a product can overflow.
     saturates: bool,
 }
 
-impl Requant8 {
-    /// Channel `o` of `q` with output zero point `zero_point` and clamp `[act_min, act_max]`, for
-    /// outputs of type `T`.
+impl Multiplier8 {
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
     #[inline(always)]
-    pub(super) fn new<T: QuantElem>(
-        q: &ChannelQuant,
-        o: usize,
-        zero_point: i32,
-        (act_min, act_max): (i32, i32),
-    ) -> Self {
-        let i = if q.multipliers.len() == 1 { 0 } else { o };
-        let shift = q.shifts[i];
+    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
         let (left, right) = (shift.max(0), (-shift).max(0));
         let mask = ((1u32 << right) - 1) as i32;
         // SAFETY: the module invariant.
         unsafe {
-            Requant8 {
-                multiplier: _mm256_set1_epi32(q.multipliers[i]),
+            Multiplier8 {
+                multiplier: _mm256_set1_epi32(multiplier),
                 left: _mm256_set1_epi32(left),
                 right: _mm256_set1_epi32(right),
                 mask: _mm256_set1_epi32(mask),
                 half: _mm256_set1_epi32(mask >> 1),
-                zero_point: _mm256_set1_epi32(zero_point),
-                act_min: _mm256_set1_epi32(act_min),
-                high: _mm256_set1_epi32(act_max.min(T::MAX)),
-                low: _mm256_set1_epi32(T::MIN),
-                saturates: q.multipliers[i] == i32::MIN,
+                saturates: multiplier == i32::MIN,
             }
         }
     }
 
-    /// The outputs of the accumulators `acc`, as `i32` lanes inside `T`'s range.
+    /// `multiply_by_quantized_multiplier` of each lane of `x`.
     #[inline(always)]
-    pub(super) fn apply(&self, acc: __m256i) -> __m256i {
+    pub(super) fn apply(&self, x: __m256i) -> __m256i {
         // SAFETY: the module invariant.
         unsafe {
-            let scaled = _mm256_sllv_epi32(acc, self.left);
+            let scaled = _mm256_sllv_epi32(x, self.left);
             let nudge = _mm256_set1_epi64x(1 << 30);
+            // The multiplier is in every lane: its even lanes serve the odd lanes' products too.
             let even = _mm256_add_epi64(_mm256_mul_epi32(scaled, self.multiplier), nudge);
-            let odd = _mm256_add_epi64(
-                _mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), _mm256_srli_epi64::<32>(self.multiplier)),
-                nudge,
-            );
+            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), self.multiplier), nudge);
             // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
             let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
             // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
@@ -95,8 +75,53 @@ impl Requant8 {
             // Rounding divide by 2^right: + 1 where the remainder exceeds half (+ 1 if negative).
             let remainder = _mm256_and_si256(high, self.mask);
             let threshold = _mm256_add_epi32(self.half, _mm256_srli_epi32::<31>(high));
-            let rounded =
-                _mm256_sub_epi32(_mm256_srav_epi32(high, self.right), _mm256_cmpgt_epi32(remainder, threshold));
+            _mm256_sub_epi32(_mm256_srav_epi32(high, self.right), _mm256_cmpgt_epi32(remainder, threshold))
+        }
+    }
+}
+
+/// An output stage: a multiplier, the output zero point and the clamps, in every lane.
+#[derive(Clone, Copy)]
+pub(super) struct Requant8 {
+    multiplier: Multiplier8,
+    zero_point: __m256i,
+    act_min: __m256i,
+    /// `min(act_max, T::MAX)`.
+    high: __m256i,
+    /// `T::MIN`.
+    low: __m256i,
+}
+
+impl Requant8 {
+    /// Channel `o` of `q` with output zero point `zero_point` and clamp `[act_min, act_max]`, for
+    /// outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn new<T: QuantElem>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
+        let i = if q.multipliers.len() == 1 { 0 } else { o };
+        Self::of::<T>(Requant { multiplier: q.multipliers[i], shift: q.shifts[i] }, zero_point, clamp)
+    }
+
+    /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn of<T: QuantElem>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+        // SAFETY: the module invariant.
+        unsafe {
+            Requant8 {
+                multiplier: Multiplier8::new(requant),
+                zero_point: _mm256_set1_epi32(zero_point),
+                act_min: _mm256_set1_epi32(act_min),
+                high: _mm256_set1_epi32(act_max.min(T::MAX)),
+                low: _mm256_set1_epi32(T::MIN),
+            }
+        }
+    }
+
+    /// The outputs of the accumulators `acc`, as `i32` lanes inside `T`'s range.
+    #[inline(always)]
+    pub(super) fn apply(&self, acc: __m256i) -> __m256i {
+        let rounded = self.multiplier.apply(acc);
+        // SAFETY: the module invariant.
+        unsafe {
             let v = _mm256_max_epi32(_mm256_add_epi32(rounded, self.zero_point), self.act_min);
             _mm256_max_epi32(_mm256_min_epi32(v, self.high), self.low)
         }

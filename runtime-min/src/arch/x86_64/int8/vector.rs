@@ -25,6 +25,36 @@ pub(super) fn load16(s: &[u8]) -> __m128i {
     unsafe { _mm_loadu_si128(s.as_ptr().cast()) }
 }
 
+/// The first 16 bytes of `s`, each extended to an `i16` lane (sign-extended when `signed`).
+#[inline(always)]
+pub(super) fn widen16(s: &[u8], signed: bool) -> __m256i {
+    let v = load16(s);
+    // SAFETY: the module invariant.
+    unsafe {
+        if signed {
+            _mm256_cvtepi8_epi16(v)
+        } else {
+            _mm256_cvtepu8_epi16(v)
+        }
+    }
+}
+
+/// The `i16` lanes of `a` and `b` interleaved into pairs `(a[j], b[j])`: within each 128-bit
+/// half, its lanes 0-3 in the first vector, 4-7 in the second (`VPUNPCKLWD`, `VPUNPCKHWD`).
+#[inline(always)]
+pub(super) fn pairs(a: __m256i, b: __m256i) -> [__m256i; 2] {
+    // SAFETY: the module invariant.
+    unsafe { [_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)] }
+}
+
+/// `acc` plus, in each `i32` lane, the dot product of its two `i16` of `a` and of `b`
+/// (`VPMADDWD`; exact unless both pairs are `(-32768, -32768)`).
+#[inline(always)]
+pub(super) fn madd(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)) }
+}
+
 /// The first 8 bytes of `s`, each extended to an `i32` lane (sign-extended when `signed`).
 #[inline(always)]
 pub(super) fn widen8(s: &[u8], signed: bool) -> __m256i {
@@ -69,11 +99,18 @@ pub(super) fn add(a: __m256i, b: __m256i) -> __m256i {
     unsafe { _mm256_add_epi32(a, b) }
 }
 
-/// `a * b` lane by lane (the low 32 bits of the product).
+/// `a - b` lane by lane (wrapping).
 #[inline(always)]
-pub(super) fn mul(a: __m256i, b: __m256i) -> __m256i {
+pub(super) fn sub(a: __m256i, b: __m256i) -> __m256i {
     // SAFETY: the module invariant.
-    unsafe { _mm256_mullo_epi32(a, b) }
+    unsafe { _mm256_sub_epi32(a, b) }
+}
+
+/// `v << n` lane by lane (wrapping; `n` in `0..32`).
+#[inline(always)]
+pub(super) fn shl(v: __m256i, n: i32) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_sllv_epi32(v, _mm256_set1_epi32(n)) }
 }
 
 /// `v` with every byte xor `flip`.
