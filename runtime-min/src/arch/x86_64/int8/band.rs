@@ -15,7 +15,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::vector::{bytes, deinterleave2};
+use super::vector::{bytes, copy_xor, deinterleave2};
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
 use crate::quant::{Conv2d, QuantElem};
 
@@ -107,7 +107,7 @@ impl Band {
                         let first = base + (lo * sw + cp - p.pad_left) * xs.w;
                         let row = &mut strips[cp * strip + i * vw..][lo..hi];
                         if sw == 1 && xs.w == 1 {
-                            row.iter_mut().zip(&x[first..][..hi - lo]).for_each(|(d, s)| *d = s.byte() ^ flip);
+                            copy_xor(row, bytes(&x[first..][..hi - lo]), flip);
                         } else {
                             for (j, d) in row.iter_mut().enumerate() {
                                 *d = x[first + j * sw * xs.w].byte() ^ flip;
@@ -136,16 +136,13 @@ fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &
         second[at1 + ix / 2..][..16].iter_mut().zip(&o).for_each(|(d, &s)| *d = s ^ flip);
         ix += 32;
     }
-    for (j, &s) in src.iter().enumerate().skip(ix) {
-        let k = (j + pad_left) / 2;
-        if k >= vw {
-            break;
+    // The rest, a pair of columns at a time, up to the last index of a phase row.
+    while ix < src.len() && at0 + ix / 2 < vw {
+        first[at0 + ix / 2] = src[ix] ^ flip;
+        if ix + 1 < src.len() && at1 + ix / 2 < vw {
+            second[at1 + ix / 2] = src[ix + 1] ^ flip;
         }
-        if j.is_multiple_of(2) {
-            first[at0 + j / 2] = s ^ flip;
-        } else {
-            second[at1 + j / 2] = s ^ flip;
-        }
+        ix += 2;
     }
 }
 

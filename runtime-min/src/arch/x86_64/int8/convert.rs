@@ -28,7 +28,11 @@ pub(super) fn takes(p: &Quantization, rounding: Rounding) -> bool {
 pub(super) fn quantize<T: ConvertElem>(p: &Quantization, x: &[f32], y: &mut [T]) {
     for (xc, yc) in x.chunks(LANES).zip(y.chunks_mut(LANES)) {
         let mut v = [0f32; LANES];
-        v[..xc.len()].copy_from_slice(xc);
+        if let Ok(full) = <&[f32; LANES]>::try_from(xc) {
+            v = *full;
+        } else {
+            v[..xc.len()].copy_from_slice(xc);
+        }
         // SAFETY: the module invariant; `v` has 8 readable floats.
         let q = unsafe {
             let r = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_div_ps(

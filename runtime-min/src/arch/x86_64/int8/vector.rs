@@ -179,3 +179,23 @@ pub(super) fn bytes<T: crate::quant::QuantElem>(x: &[T]) -> &[u8] {
     // initialised bytes, valid as `u8`, borrowed for the same lifetime.
     unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
 }
+
+/// `dst[i] = src[i] ^ flip` for the bytes of `dst` (`src` at least as long), 16 at a time.
+#[inline(always)]
+pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
+    let n = dst.len();
+    let src = &src[..n];
+    let mut i = 0;
+    while i + 16 <= n {
+        let (d, s) = (&mut dst[i..i + 16], &src[i..i + 16]);
+        // SAFETY: the module invariant; `s` has 16 readable bytes, `d` 16 writable ones.
+        unsafe {
+            let v = _mm_xor_si128(_mm_loadu_si128(s.as_ptr().cast()), _mm_set1_epi8(flip as i8));
+            _mm_storeu_si128(d.as_mut_ptr().cast(), v);
+        }
+        i += 16;
+    }
+    for (d, &s) in dst[i..].iter_mut().zip(&src[i..]) {
+        *d = s ^ flip;
+    }
+}
