@@ -12,7 +12,7 @@ use core::mem::MaybeUninit;
 
 use super::band::{zeroed, Band};
 use super::requant::{elem, narrow, Requant8};
-use super::vector::{madd, pairs, splat, widen16};
+use super::vector::{bytes_mut, copy_short, madd, pairs, splat, widen16};
 use crate::arch::x86_64_facts::{
     INT8_BAND_BYTES, INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES,
 };
@@ -95,7 +95,7 @@ pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                     for (r, row) in out.chunks_exact(band.vw).take(rows).enumerate() {
                         let base = b * ys.n + o * ys.c + (oy0 + r) * ys.h;
                         if ys.w == 1 {
-                            y[base..][..p.out_w].iter_mut().zip(row).for_each(|(d, &v)| *d = elem(v));
+                            copy_short(bytes_mut(&mut y[base..][..p.out_w]), row);
                         } else {
                             for (ox, &v) in row[..p.out_w].iter().enumerate() {
                                 y[base + ox * ys.w] = elem(v);
