@@ -81,7 +81,7 @@ from fixture_lib import REPO_ROOT, static_shape  # noqa: E402
 GENERATOR = "scripts/gen_quantized.py"
 OUT_DIR = os.path.join(REPO_ROOT, "tests", "models", "quant")
 OPS_DIR = os.path.join(OUT_DIR, "ops")
-BIG_DIR = os.path.join(OUT_DIR, "big")  # git-ignored
+BIG_DIR = os.path.join(OUT_DIR, "big")  # git-ignored; scripts/gen_quant_big.sh makes it in CI
 CALIB_SAMPLES = 16
 # Extra test samples for models with small inputs and outputs: as many as fit EXTRA_ELEMENTS
 # input + output elements, at most MAX_EXTRA.

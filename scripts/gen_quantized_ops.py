@@ -355,6 +355,16 @@ class Builder:
         y = self.node(op, [self.dq(x)], [f"{op.lower()}_out"], op.lower(), **attrs)
         return self.finish(y, how, out, like=x)
 
+    def layernorm(self, x, n, out="output"):
+        """LayerNormalization over the last axis (opset 17): an int8 per-tensor scale through its
+        DequantizeLinear, a float bias; QDQ only (there is no QOperator form)."""
+        wn, sn, zn, _ = self.weight("norm", self.rng.uniform(0.5, 1.5, n), 0, per_channel=False)
+        gamma = self.dq_weight(wn, sn, zn, 0, False)
+        beta = self.init("norm.bias", self.rng.uniform(-0.5, 0.5, n).astype(np.float32))
+        y = self.node("LayerNormalization", [self.dq(x), gamma, beta], ["layernorm_out"], "layernorm",
+                      axis=-1, epsilon=1e-5)
+        return self.finish(y, "calib", out, like=x)
+
     def view(self, op, x, extra_inputs=(), out="output", **attrs):
         """Reshape / Transpose / Flatten / Squeeze / Pad: output keeps the input's parameters."""
         if self.mode == "qop":
@@ -462,6 +472,8 @@ OPS = {
     "softmax": (lambda b: b.unary("Softmax", b.input("input", [2, 10], 0.08), how=("fixed", 1 / 256, -128, 0),
                                   qop="QLinearSoftmax", axis=-1),
                 "qdq qop", "Softmax over the last axis, output 1/256 (TFLite's convention)"),
+    "layernorm": (lambda b: b.layernorm(b.input("input", [1, 6, 24], 0.05), 24),
+                  "qdq", "LayerNormalization over the last axis (integer: quant::layer_norm)"),
     "sigmoid": (lambda b: b.unary("Sigmoid", b.input("input", [1, 4, 6, 6], 0.05),
                                   how=("fixed", 1 / 256, -128, 0), qop="QLinearSigmoid"),
                 "qdq qop", "Sigmoid, output 1/256"),
@@ -568,7 +580,7 @@ DESCRIPTIONS = {}
 for _base, (_fn, _modes, _desc) in OPS.items():
     for _mode in _modes.split():
         for _dt in DTYPES:
-            c = Case(_base, _fn, _mode, _dt, opset=14 if _base == "hardswish" else OPSET)
+            c = Case(_base, _fn, _mode, _dt, opset={"hardswish": 14, "layernorm": 17}.get(_base, OPSET))
             CASES.append(c)
             DESCRIPTIONS[c.name] = _desc
 for _base, _fn, _mode, _desc in SPECIAL:

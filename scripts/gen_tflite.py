@@ -18,7 +18,7 @@ Three parts, each a sub-command (default: all three):
            full-integer int8 ("int8": per-channel weights, int8 ports, representative dataset of
            CALIB_SAMPLES inputs); a few also with uint8 ports ("int8_u8io"), float ports
            ("int8_fio") or TFLite's 16x8 mode ("a16w8": int16 activations, int8 weights, int16
-           ports). SAMPLES inputs each, drawn from the calibration distribution (quantized with the
+           ports; "a16w8_fio": float ports). SAMPLES inputs each, drawn from the calibration distribution (quantized with the
            input port's parameters for integer ports); outputs from TFLM.
   nhwc     tests/models/nhwc/NAME.{onnx,ref.json}: an MLPerf-Tiny-style VWW (MobileNetV1-0.25,
            96x96x3) and ResNet-8 (32x32x3) built in Keras (NHWC) and exported to ONNX with tf2onnx
@@ -397,18 +397,34 @@ def keras_models():
         x = L.Dense(32, activation="tanh")(L.Flatten()(x))
         return keras.Model(i, head(x, 10))
 
+    def arith():
+        # SUB and MUL of two activations, LEAKY_RELU, PAD, STRIDED_SLICE, TRANSPOSE (Permute) and
+        # RESHAPE without LOGISTIC / TANH, so that its 16x8 variant stays within sramfit's int16
+        # operators
+        i = keras.Input((12, 12, 4), batch_size=1)
+        x = L.ZeroPadding2D(((1, 2), (2, 1)))(i)
+        a = L.Conv2D(8, 3)(x)
+        b = L.Conv2D(8, 3, activation="relu")(x)
+        x = L.LeakyReLU(negative_slope=0.2)(L.Multiply()([L.Subtract()([a, b]), b]))
+        x = L.AveragePooling2D(2)(x)
+        x = L.Lambda(lambda t: t[:, 1:5, 0:6:2, :])(x)
+        x = L.Permute((3, 1, 2))(x)
+        x = L.Reshape((8, 12))(x)
+        return keras.Model(i, L.Flatten()(L.Dense(6)(x)))
+
     return {
-        "mobilenet_v1_025": (mobilenet_v1, "uniform", ["f32", "int8", "int8_u8io"], 501),
-        "mobilenet_v2_035": (mobilenet_v2, "uniform", ["f32", "int8"], 502),
+        "mobilenet_v1_025": (mobilenet_v1, "uniform", ["f32", "int8", "int8_u8io", "a16w8"], 501),
+        "mobilenet_v2_035": (mobilenet_v2, "uniform", ["f32", "int8", "a16w8"], 502),
         "ds_cnn": (ds_cnn, "normal", ["f32", "int8", "a16w8"], 503),
         "resnet": (resnet, "uniform", ["f32", "int8", "a16w8"], 504),
-        "fc_autoencoder": (fc_autoencoder, "normal", ["f32", "int8", "int8_fio"], 505),
-        "branches": (branches, "normal", ["f32", "int8"], 506),
-        "audio_conv1d": (audio_conv1d, "normal", ["f32", "int8"], 507),
+        "fc_autoencoder": (fc_autoencoder, "normal", ["f32", "int8", "int8_fio", "a16w8", "a16w8_fio"], 505),
+        "branches": (branches, "normal", ["f32", "int8", "a16w8"], 506),
+        "audio_conv1d": (audio_conv1d, "normal", ["f32", "int8", "a16w8"], 507),
         "gating": (gating, "uniform", ["f32", "int8"], 508),
         "attention": (attention, "normal", ["f32", "int8"], 509),
         "misc_ops": (misc_ops, "normal", ["f32", "int8"], 510),
         "lenet": (lenet, "uniform", ["f32", "int8"], 511),
+        "arith": (arith, "normal", ["f32", "int8", "a16w8"], 512),
     }
 
 
@@ -426,9 +442,10 @@ def convert(model, variant, calib):
     if variant != "f32":
         c.optimizations = [tf.lite.Optimize.DEFAULT]
         c.representative_dataset = lambda: ([x] for x in calib)
-        if variant == "a16w8":
+        if variant.startswith("a16w8"):
             c.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
-            c.inference_input_type = c.inference_output_type = tf.int16
+            io_type = {"a16w8": tf.int16, "a16w8_fio": tf.float32}[variant]
+            c.inference_input_type = c.inference_output_type = io_type
         else:
             c.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
             io_type = {"int8": tf.int8, "int8_u8io": tf.uint8, "int8_fio": tf.float32}[variant]

@@ -13,6 +13,13 @@ from onnx import TensorProto, helper, numpy_helper
 OUT = "ui-tests/models"
 
 
+def flatbuffer_field(buf, table, slot):
+    """The position of field `slot` of the flatbuffer table at `table` in `buf` (None if absent)."""
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    at = 4 + 2 * slot
+    return table + struct.unpack_from("<H", buf, vtable + at)[0] if at < struct.unpack_from("<H", buf, vtable)[0] else None
+
+
 def save(name, nodes, inputs, outputs, inits=(), out=OUT, opset=13):
     graph = helper.make_graph(nodes, os.path.basename(name), inputs, outputs, list(inits))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8,
@@ -73,17 +80,31 @@ def main():
     with open(os.path.join("tests", "models", "tflite", "keras", "fc_autoencoder_int8.tflite"), "rb") as f:
         arg_max = bytearray(f.read())
     u32 = lambda o: struct.unpack_from("<I", arg_max, o)[0]
-    def field(table, slot):
-        vtable = table - struct.unpack_from("<i", arg_max, table)[0]
-        at = 4 + 2 * slot
-        return table + struct.unpack_from("<H", arg_max, vtable + at)[0] if at < struct.unpack_from("<H", arg_max, vtable)[0] else None
-    codes = field(u32(0), 1)  # Model.operator_codes
+    codes = flatbuffer_field(arg_max, u32(0), 1)  # Model.operator_codes
     code = codes + u32(codes) + 4
     code += u32(code)
-    arg_max[field(code, 0)] = 56
-    struct.pack_into("<i", arg_max, field(code, 3), 56)
+    arg_max[flatbuffer_field(arg_max, code, 0)] = 56
+    struct.pack_into("<i", arg_max, flatbuffer_field(arg_max, code, 3), 56)
     with open(os.path.join(OUT, "unsupported.tflite"), "wb") as f:
         f.write(arg_max)
+    # A 16x8 model (int16 activations) whose SOFTMAX (25) is rewritten to LOGISTIC (14), an int16
+    # operator sramfit does not lower (TFLite's int16 LOGISTIC has the same output quantization).
+    with open(os.path.join("tests", "models", "tflite", "keras", "ds_cnn_a16w8.tflite"), "rb") as f:
+        logistic = bytearray(f.read())
+    u32 = lambda o: struct.unpack_from("<I", logistic, o)[0]
+    field16 = lambda table, slot: flatbuffer_field(logistic, table, slot)
+    codes = field16(u32(0), 1)  # Model.operator_codes
+    codes += u32(codes)
+    for i in range(u32(codes)):
+        code = codes + 4 + 4 * i
+        code += u32(code)
+        deprecated, builtin = field16(code, 0), field16(code, 3)
+        if deprecated is not None and logistic[deprecated] == 25:
+            logistic[deprecated] = 14
+            if builtin is not None:
+                struct.pack_into("<i", logistic, builtin, 14)
+    with open(os.path.join(OUT, "int16_logistic.tflite"), "wb") as f:
+        f.write(logistic)
     # An operator tract knows but sramfit's runtime does not: Trilu (the upper triangle of a matrix).
     save("unsupported", [helper.make_node("Relu", ["input"], ["r"], name="relu"),
                          helper.make_node("Trilu", ["r"], ["output"], name="upper_triangle")],

@@ -7,7 +7,9 @@
 //!
 //! Where the two differ: onnxruntime requantizes in float with ties to even and runs part of a QDQ
 //! graph in float (`ort_executed_ops`), sramfit uses TFLite's fixed-point arithmetic everywhere
-//! except average pooling, which rounds as onnxruntime does (the exact mean, ties to even:
+//! except the output stage of convolutions and fully connected layers, which rounds the 64-bit
+//! product once, to even (`quant::RequantRounding::SingleHalfToEven`; with TFLite's 32-bit
+//! arithmetic ResNet-18 was 4 steps off, 37% equal), and average pooling, which rounds as onnxruntime does (the exact mean, ties to even:
 //! `quant::avg_pool2d_half_even`; with TFLite's rounding lenet_qdq_s8 was 3 steps off, its pool2
 //! agreeing on 94% of its elements); softmax computes its probabilities in fixed point: on
 //! kws_dscnn_qdq_s8, whose logits agree exactly, the one differing output is 230.887 / 255, which
@@ -72,30 +74,39 @@ quant_models! {
     fc_autoencoder_qdq_s8 => "tests/models/quant/fc_autoencoder_qdq_s8.onnx", 2.0, 0.99;
     fc_autoencoder_qdq_u8 => "tests/models/quant/fc_autoencoder_qdq_u8.onnx", 2.0, 0.99;
     fc_autoencoder_qop_s8 => "tests/models/quant/fc_autoencoder_qop_s8.onnx", 2.0, 0.99;
-    kws_dscnn_qdq_s8 => "tests/models/quant/kws_dscnn_qdq_s8.onnx", 2.0, 0.91;
-    kws_dscnn_qdq_u8 => "tests/models/quant/kws_dscnn_qdq_u8.onnx", 2.0, 0.91;
+    kws_dscnn_qdq_s8 => "tests/models/quant/kws_dscnn_qdq_s8.onnx", 2.0, 0.99;
+    kws_dscnn_qdq_u8 => "tests/models/quant/kws_dscnn_qdq_u8.onnx", 2.0, 0.99;
     kws_dscnn_qop_s8 => "tests/models/quant/kws_dscnn_qop_s8.onnx", 2.0, 0.99;
     kws_dscnn_qop_u8 => "tests/models/quant/kws_dscnn_qop_u8.onnx", 2.0, 0.99;
     lenet_qdq_s8 => "tests/models/quant/lenet_qdq_s8.onnx", 2.0, 0.72;
-    mlp_qdq_s8 => "tests/models/quant/mlp_qdq_s8.onnx", 2.0, 0.9;
-    mnist_cnn_qdq_s8 => "tests/models/quant/mnist_cnn_qdq_s8.onnx", 2.0, 0.91;
-    mnist_cnn_qdq_u8 => "tests/models/quant/mnist_cnn_qdq_u8.onnx", 2.0, 0.92;
+    mlp_qdq_s8 => "tests/models/quant/mlp_qdq_s8.onnx", 2.0, 0.99;
+    mnist_cnn_qdq_s8 => "tests/models/quant/mnist_cnn_qdq_s8.onnx", 2.0, 0.99;
+    mnist_cnn_qdq_u8 => "tests/models/quant/mnist_cnn_qdq_u8.onnx", 2.0, 0.99;
     mnist_cnn_qop_s8 => "tests/models/quant/mnist_cnn_qop_s8.onnx", 2.0, 0.99;
     mobilenetv2_035_qdq_s8 => "tests/models/quant/mobilenetv2_035_qdq_s8.onnx", 2.0, 0.99;
     mobilenetv2_035_qdq_u8 => "tests/models/quant/mobilenetv2_035_qdq_u8.onnx", 2.0, 0.99;
     mobilenetv2_035_qop_s8 => "tests/models/quant/mobilenetv2_035_qop_s8.onnx", 2.0, 0.99;
     mobilenetv2_block_qdq_s8 => "tests/models/quant/mobilenetv2_block_qdq_s8.onnx", 2.0, 0.99;
     reshape_views_qdq_s8 => "tests/models/quant/reshape_views_qdq_s8.onnx", 2.0, 0.99;
-    resnet8_qdq_s8 => "tests/models/quant/resnet8_qdq_s8.onnx", 2.0, 0.8;
-    resnet8_qdq_u8 => "tests/models/quant/resnet8_qdq_u8.onnx", 2.0, 0.9;
+    resnet8_qdq_s8 => "tests/models/quant/resnet8_qdq_s8.onnx", 2.0, 0.86;
+    resnet8_qdq_u8 => "tests/models/quant/resnet8_qdq_u8.onnx", 2.0, 0.96;
     resnet8_qop_s8 => "tests/models/quant/resnet8_qop_s8.onnx", 2.0, 0.99;
     resnet8_qop_u8 => "tests/models/quant/resnet8_qop_u8.onnx", 2.0, 0.99;
     shufflenetv2_qdq_s8 => "tests/models/quant/shufflenetv2_qdq_s8.onnx", 2.0, 0.99;
     squeezenet11_qdq_s8 => "tests/models/quant/squeezenet11_qdq_s8.onnx", 2.0, 0.99;
+    transformer_encoder_qdq_s8 => "tests/models/quant/transformer_encoder_qdq_s8.onnx", 2.0, 0.99;
     two_inputs_two_outputs_qdq_s8 => "tests/models/quant/two_inputs_two_outputs_qdq_s8.onnx", 2.0, 0.99;
-    vww_mobilenetv1_qdq_s8 => "tests/models/quant/vww_mobilenetv1_qdq_s8.onnx", 2.0, 0.5;
-    vww_mobilenetv1_qdq_u8 => "tests/models/quant/vww_mobilenetv1_qdq_u8.onnx", 2.0, 0.5;
+    vww_mobilenetv1_qdq_s8 => "tests/models/quant/vww_mobilenetv1_qdq_s8.onnx", 2.0, 0.99;
+    vww_mobilenetv1_qdq_u8 => "tests/models/quant/vww_mobilenetv1_qdq_u8.onnx", 2.0, 0.99;
     vww_mobilenetv1_qop_s8 => "tests/models/quant/vww_mobilenetv1_qop_s8.onnx", 2.0, 0.99;
+}
+
+// ResNet-18 (64x64, 11.2M weights): its int8 file is not committed but made from the committed f32
+// model by `python3 scripts/gen_quantized.py models resnet18 --big` (deterministic; `.ci/run` does
+// it), with the onnxruntime fixture beside it.
+#[cfg(sramfit_quant_big)]
+quant_models! {
+    resnet18_qdq_s8 => "tests/models/quant/big/resnet18_qdq_s8.onnx", 2.0, 0.5;
 }
 
 /// Ports follow the graph: a float input followed by QuantizeLinear and a float output after the

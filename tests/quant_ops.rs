@@ -128,6 +128,8 @@ quant_ops! {
     qdq_reshape_u8 => "tests/models/quant/ops/qdq_reshape_u8.onnx";
     qdq_sigmoid_s8 => "tests/models/quant/ops/qdq_sigmoid_s8.onnx";
     qdq_sigmoid_u8 => "tests/models/quant/ops/qdq_sigmoid_u8.onnx";
+    qdq_layernorm_s8 => "tests/models/quant/ops/qdq_layernorm_s8.onnx";
+    qdq_layernorm_u8 => "tests/models/quant/ops/qdq_layernorm_u8.onnx";
     qdq_softmax_s8 => "tests/models/quant/ops/qdq_softmax_s8.onnx";
     qdq_softmax_u8 => "tests/models/quant/ops/qdq_softmax_u8.onnx";
     qdq_tanh_s8 => "tests/models/quant/ops/qdq_tanh_s8.onnx";

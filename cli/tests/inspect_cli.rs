@@ -340,7 +340,8 @@ fn no_rewrites_plans_the_graph_as_imported() {
     let without = inspect(&model("lenet"), &["--no-rewrites"]);
     assert!(with.status.success() && without.status.success());
     let (with, without) = (stdout(&with), stdout(&without));
-    assert!(with.contains("2 activation(s) fused into the preceding kernel"), "{with}");
+    assert!(with.contains("4 activation(s) fused into the preceding kernel"), "{with}");
+    assert!(with.contains("3 scale/shift step(s) folded into convolution weights"), "{with}");
     assert!(
         without.contains(
             "activation fusion off, in-place execution off, concat elision off, transpose folding off, scratch fitting off, scheduling off"

@@ -378,6 +378,7 @@ mod tests {
             groups: 1,
             act: rt::Activation::None,
             weights: rt::ConvWeights::Oihw,
+            input: rt::ConvInput::Nchw,
         };
         let mm = rt::MatMul::row_major(1, 10, 64);
         let node = |name: &str, op: Op, inputs: Vec<TensorId>, output: TensorId| Node {

@@ -32,6 +32,9 @@ const SEEDS: &[&str] = &[
     // TFLite flatbuffers (read by `import::tflite`): fully connected layers; most operator kinds.
     "../tests/models/tflite/keras/fc_autoencoder_int8.tflite",
     "../tests/models/tflite/keras/misc_ops_int8.tflite",
+    // TFLite's 16x8 mode: int64 biases, the int16 softmax tables, SUB / MUL / LEAKY_RELU on int16.
+    "../tests/models/tflite/keras/arith_a16w8.tflite",
+    "../tests/models/tflite/keras/ds_cnn_a16w8.tflite",
 ];
 
 /// xorshift64: deterministic, so a failure reproduces.

@@ -77,3 +77,30 @@ fn weights_computed_in_the_graph_are_folded_at_build_time() {
     // With constant weights tract turns the convolutions into Conv (k > 1) and EinSum (1x1, the head).
     assert_eq!(k.iter().filter(|s| *s == "Conv:conv2d").count(), 17, "{k:#?}");
 }
+
+/// The Keras models exported by tf2onnx (NHWC graphs, `tests/models/nhwc/`) run with no transposing
+/// copy once the rewrites ran: their input transposes are read in place by the first convolution
+/// (`ConvInput::Nhwc`), the transposes around channels-last convolutions cancel (ResNet-8's
+/// strided copies are tract's Downsample, the subsampling of its strided 1x1 convolutions).
+#[test]
+fn nhwc_graphs_keep_no_transposing_copy() {
+    use sramfit_planner_core::compile::compile_model;
+    use sramfit_planner_core::request::Request;
+    use sramfit_runtime_min::ConvInput;
+    for name in ["nhwc/vww_mobilenetv1_keras.onnx", "nhwc/resnet8_keras.onnx"] {
+        let p = compile_model(&Request::new(fixture(name))).unwrap_or_else(|e| panic!("{name}: {e}")).into_program();
+        let copies: Vec<&str> = p
+            .graph
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.op, Op::Copy(_)) && n.source_op == "Transpose")
+            .map(|n| n.name.as_str())
+            .collect();
+        assert!(copies.is_empty(), "{name}: transposing copies {copies:?}");
+        let first_conv = p.graph.nodes.iter().find_map(|n| match &n.op {
+            Op::Conv(c) => Some(c.input),
+            _ => None,
+        });
+        assert_eq!(first_conv, Some(ConvInput::Nhwc), "{name}: the first convolution reads the NHWC input");
+    }
+}

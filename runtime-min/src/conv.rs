@@ -1,7 +1,7 @@
-//! 2-D (and 1-D) convolution and transposed convolution, NCHW.
+//! 2-D (and 1-D) convolution and transposed convolution, NCHW (a convolution's input may be NHWC).
 
 use crate::arch::{self, KernelCall, Kernels};
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::{input_span, input_strides, Conv2d, ConvInput, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
 use crate::gemm::gemm;
 use crate::util::{gather_strided, valid_range};
@@ -32,13 +32,14 @@ pub const IM2COL_K_BLOCK: usize = 128;
 /// Scratch elements [`conv2d`] uses per output position of an im2col tile:
 /// `in_channels / groups * kernel_h * kernel_w` capped at [`IM2COL_K_BLOCK`], or 0 when the
 /// convolution never uses im2col (pointwise: 1x1, stride 1, no padding; or
-/// `in_channels / groups == 1`, depthwise and single-input-channel).
+/// `in_channels / groups == 1`, depthwise and single-input-channel; an NHWC input's pointwise
+/// convolution runs through im2col).
 pub const fn conv2d_scratch_per_position(p: &Conv2d) -> usize {
     if p.groups == 0 {
         return 0;
     }
     let icg = p.in_channels / p.groups;
-    if icg == 1 || conv_is_pointwise(p) {
+    if icg == 1 || (conv_is_pointwise(p) && matches!(p.input, ConvInput::Nchw)) {
         return 0;
     }
     let kk = icg * p.kernel_h * p.kernel_w;
@@ -60,7 +61,7 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
 }
 
 /// 2-D convolution (ONNX Conv), see [`Conv2d`]. `x`: `[batch, in_channels,
-/// in_h, in_w]`, `w`: `[out_channels, in_channels / groups, kernel_h,
+/// in_h, in_w]` (or `[batch, in_h, in_w, in_channels]`, [`ConvInput::Nhwc`]), `w`: `[out_channels, in_channels / groups, kernel_h,
 /// kernel_w]`, `bias`: `[out_channels]`, `y`: `[batch, out_channels, out_h,
 /// out_w]`. `scratch` may have any length: [`conv2d_scratch_len`] elements
 /// give the fastest path, fewer give smaller im2col tiles, and fewer than
@@ -118,6 +119,25 @@ fn conv2d_on(
     y: &mut [f32],
     scratch: &mut [f32],
 ) {
+    match p.input {
+        ConvInput::Nchw => conv2d_in::<false>(kernels, p, x, w, bias, y, scratch),
+        ConvInput::Nhwc => conv2d_in::<true>(kernels, p, x, w, bias, y, scratch),
+    }
+}
+
+/// [`conv2d_on`] with the input's layout a constant (`NHWC`), so the NCHW code is what it was
+/// before inputs had a layout. An NHWC input takes the portable paths only.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn conv2d_in<const NHWC: bool>(
+    kernels: Kernels,
+    p: &Conv2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
     let positions = p.out_h * p.out_w;
     if p.batch == 0 || p.out_channels == 0 || positions == 0 {
         return;
@@ -125,22 +145,24 @@ fn conv2d_on(
     let icg = p.in_channels / p.groups;
     let ocg = p.out_channels / p.groups;
     let kk = icg * p.kernel_h * p.kernel_w;
-    let pointwise = conv_is_pointwise(p);
+    // An NHWC input's pointwise convolution runs through im2col, a strided gather.
+    let pointwise = !NHWC && conv_is_pointwise(p);
     let kb = kk.min(IM2COL_K_BLOCK);
     let tile = (scratch.len() / kb).min(CONV_TILE);
-    let implicit = !pointwise && kernels.implicit_conv(ocg, tile, positions);
+    let implicit = !NHWC && !pointwise && kernels.implicit_conv(ocg, tile, positions);
     if !implicit && (icg == 1 || (!pointwise && tile == 0)) {
         let bias_rows = bias.map_or(Bias::None, Bias::Row);
         let ops = ConvOperands { icg, ocg, x, w, bias: bias_rows, y: &mut *y };
-        if !kernels.depthwise(p, ops) {
-            conv_direct(p, icg, ocg, x, w, bias, y);
+        if NHWC || !kernels.depthwise(p, ops) {
+            conv_direct::<NHWC>(p, icg, ocg, x, w, bias, y);
         }
         return;
     }
-    let in_plane = p.in_h * p.in_w;
+    let (image, channel, _, _) = input_strides(p, NHWC);
+    let group_len = input_span(p, NHWC, icg);
     for n in 0..p.batch {
         for g in 0..p.groups {
-            let xg = &x[(n * p.in_channels + g * icg) * in_plane..][..icg * in_plane];
+            let xg = &x[n * image + g * icg * channel..][..group_len];
             // To the end of `w`: the FMA kernels may read a whole vector past a group's last
             // output channel (lanes computed, never stored) while it stays inside `w`.
             let (w0, a_rs, a_cs) = p.weights.gemm_operand(g, ocg, kk);
@@ -179,7 +201,7 @@ fn conv2d_on(
                 while k0 < kk {
                     let kc = kb.min(kk - k0);
                     let cols = &mut scratch[..kc * t];
-                    im2col_tile(p, icg, xg, p0, k0, cols.chunks_exact_mut(t));
+                    im2col_tile::<NHWC>(p, icg, xg, p0, k0, cols.chunks_exact_mut(t));
                     gm.n = t;
                     gm.k = kc;
                     gm.b_rs = t;
@@ -198,11 +220,19 @@ fn conv2d_on(
 /// with one value per output position `p0..p0 + t`) with the input values those positions see
 /// (zero outside the input).
 #[cfg_attr(target_arch = "x86_64", inline(always))]
-fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut rows: core::slice::ChunksExactMut<f32>) {
-    let in_plane = p.in_h * p.in_w;
+fn im2col_tile<const NHWC: bool>(
+    p: &Conv2d,
+    icg: usize,
+    xg: &[f32],
+    p0: usize,
+    k0: usize,
+    mut rows: core::slice::ChunksExactMut<f32>,
+) {
+    let (_, channel, row_stride, column) = input_strides(p, NHWC);
+    let plane_len = input_span(p, NHWC, 1);
     let ksize = p.kernel_h * p.kernel_w;
     for ic in k0 / ksize..icg {
-        let xplane = &xg[ic * in_plane..][..in_plane];
+        let xplane = &xg[ic * channel..][..plane_len];
         for kh in 0..p.kernel_h {
             let h_off = (kh * p.dilation_h) as isize - p.pad_top as isize;
             for kw in 0..p.kernel_w {
@@ -221,14 +251,15 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut row
                     if ih < 0 || ih >= p.in_h as isize {
                         d.fill(0.0);
                     } else {
-                        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
+                        let xrow = &xplane[ih as usize * row_stride..];
                         let a = lo.clamp(ow, ow + seg);
                         let b = hi.clamp(a, ow + seg);
                         d[..a - ow].fill(0.0);
                         d[b - ow..].fill(0.0);
                         if b > a {
                             let s = ((a * p.stride_w) as isize + w_off) as usize;
-                            gather_strided(&mut d[a - ow..b - ow], &xrow[s..], p.stride_w, |d, v| *d = v);
+                            let step = p.stride_w * column;
+                            gather_strided(&mut d[a - ow..b - ow], &xrow[s * column..], step, |d, v| *d = v);
                         }
                     }
                     dst = rest;
@@ -246,8 +277,17 @@ fn im2col_tile(p: &Conv2d, icg: usize, xg: &[f32], p0: usize, k0: usize, mut row
 /// channel per group, any channel multiplier; except the 3x3 ones the
 /// architecture kernels compute), and for any convolution given no scratch.
 #[cfg_attr(target_arch = "x86_64", inline(always))]
-fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let in_plane = p.in_h * p.in_w;
+fn conv_direct<const NHWC: bool>(
+    p: &Conv2d,
+    icg: usize,
+    ocg: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let (image, channel, _, _) = input_strides(p, NHWC);
+    let plane_len = input_span(p, NHWC, 1);
     let out_plane = p.out_h * p.out_w;
     let ksize = p.kernel_h * p.kernel_w;
     for n in 0..p.batch {
@@ -262,8 +302,8 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                 for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                     yrow.fill(b);
                     for ic in 0..icg {
-                        let xplane = &x[(n * p.in_channels + g * icg + ic) * in_plane..][..in_plane];
-                        accumulate_rows(p, oh, xplane, &wm[ic * ksize * ws..], ws, yrow);
+                        let xplane = &x[n * image + (g * icg + ic) * channel..][..plane_len];
+                        accumulate_rows::<NHWC>(p, oh, xplane, &wm[ic * ksize * ws..], ws, yrow);
                     }
                     p.act.apply_in_place(yrow);
                 }
@@ -278,13 +318,14 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
 /// [`ROW_TAPS`] at a time: reading them strided inside the loop made the Cortex-M4 build run 2.4x
 /// the instructions on the keyword-spotting model.
 #[cfg_attr(target_arch = "x86_64", inline(always))]
-fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize, yrow: &mut [f32]) {
+fn accumulate_rows<const NHWC: bool>(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize, yrow: &mut [f32]) {
+    let (_, _, row, column) = input_strides(p, NHWC);
     for kh in 0..p.kernel_h {
         let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
         if ih < 0 || ih >= p.in_h as isize {
             continue;
         }
-        let xrow = &xplane[ih as usize * p.in_w..][..p.in_w];
+        let xrow = &xplane[ih as usize * row..];
         let mut kw0 = 0;
         while kw0 < p.kernel_w {
             let n = ROW_TAPS.min(p.kernel_w - kw0);
@@ -299,7 +340,7 @@ fn accumulate_rows(p: &Conv2d, oh: usize, xplane: &[f32], wk: &[f32], ws: usize,
                     continue;
                 }
                 let s = ((lo * p.stride_w) as isize + w_off) as usize;
-                gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, |d, v| *d += wv * v);
+                gather_strided(&mut yrow[lo..hi], &xrow[s * column..], p.stride_w * column, |d, v| *d += wv * v);
             }
             kw0 += n;
         }

@@ -4,7 +4,7 @@
 use crate::epilogue::Bias;
 use crate::Activation;
 
-/// Parameters of [`conv2d`](crate::conv2d): ONNX Conv on NCHW data, with the weights in ONNX's OIHW order
+/// Parameters of [`conv2d`](crate::conv2d): ONNX Conv on NCHW data (or an NHWC input, [`ConvInput`]), with the weights in ONNX's OIHW order
 /// (`[out_channels, in_channels / groups, kernel_h, kernel_w]`) or packed at build time for the
 /// GEMM kernels ([`ConvWeights`]).
 ///
@@ -55,6 +55,39 @@ pub struct Conv2d {
     pub act: Activation,
     /// Layout of the weights.
     pub weights: ConvWeights,
+    /// Layout of the input.
+    pub input: ConvInput,
+}
+
+/// Layout of a convolution's input. The output is NCHW either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvInput {
+    /// `[batch, in_channels, in_h, in_w]`, ONNX's.
+    Nchw,
+    /// `[batch, in_h, in_w, in_channels]`, read in place: the channels-last input of an NHWC graph
+    /// (a Keras model exported by tf2onnx), whose transpose to NCHW is folded into its first
+    /// convolution. Runs on the portable paths (pointwise GEMM with strided operands, im2col,
+    /// direct), each giving the bits it gives on the NCHW tensor.
+    Nhwc,
+}
+
+/// The number of input elements from the first to the last of `channels` adjacent channels' planes
+/// (0 when there are none): the slice a group, or one channel, is read from.
+pub(crate) const fn input_span(p: &Conv2d, nhwc: bool, channels: usize) -> usize {
+    if channels == 0 || p.in_h == 0 || p.in_w == 0 {
+        return 0;
+    }
+    let (_, channel, row, column) = input_strides(p, nhwc);
+    (channels - 1) * channel + (p.in_h - 1) * row + (p.in_w - 1) * column + 1
+}
+
+/// The element strides of a convolution's input: `(image, channel, row, column)`.
+pub(crate) const fn input_strides(p: &Conv2d, nhwc: bool) -> (usize, usize, usize, usize) {
+    if nhwc {
+        (p.in_h * p.in_w * p.in_channels, 1, p.in_w * p.in_channels, p.in_channels)
+    } else {
+        (p.in_channels * p.in_h * p.in_w, p.in_h * p.in_w, p.in_w, 1)
+    }
 }
 
 /// Layout of a convolution's weights. Both hold the same values; which one a model uses changes

@@ -103,7 +103,7 @@ pub use arch::{
 };
 pub use binary::*;
 pub use conv::*;
-pub use conv_shape::{Conv2d, ConvWeights};
+pub use conv_shape::{Conv2d, ConvInput, ConvWeights};
 pub use cumsum::*;
 pub use dtype::DType;
 pub use facts::*;

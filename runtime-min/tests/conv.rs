@@ -78,6 +78,12 @@ fn check(p: Conv2d, with_bias: bool, seed: u64) {
         };
         let y = run(ConvWeights::Oihw, &w);
         assert_close_mag(&y, &want, Some(&mag), &format!("{p:?} with {scratch_len} scratch elements"));
+        // The same input NHWC, read in place.
+        let x_nhwc = nchw_to_nhwc(&x, (p.batch, p.in_channels, p.in_h, p.in_w));
+        let mut y_nhwc = vec![f32::NAN; y.len()];
+        let mut scratch = vec![f32::NAN; scratch_len.max(3 * per_position)];
+        conv2d(&Conv2d { input: ConvInput::Nhwc, ..p }, &x_nhwc, &w, bias, &mut y_nhwc, &mut scratch[..scratch_len]);
+        assert_close_mag(&y_nhwc, &want, Some(&mag), &format!("{p:?} NHWC with {scratch_len} scratch elements"));
         for (weights, w) in &packed {
             let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&run(*weights, w)), bits(&y), "{p:?}: {weights:?} with {} weights", w.len());
@@ -119,6 +125,7 @@ fn scratch_len_is_const() {
         groups: 1,
         act: Activation::None,
         weights: ConvWeights::Oihw,
+        input: ConvInput::Nchw,
     };
     const L: usize = conv2d_scratch_len(&P);
     assert_eq!(L, 4 * 9 * CONV_TILE);

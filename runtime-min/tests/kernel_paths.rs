@@ -65,6 +65,29 @@ fn run_conv(p: &Conv2d, x: &[f32], w: &[f32], b: &[f32]) -> Vec<f32> {
     y
 }
 
+/// An NHWC input read in place gives, on the portable path, the bits of the same convolution on
+/// the NCHW tensor (the same products in the same order); on the FMA paths, where an NCHW input
+/// may take the implicit GEMM or a depthwise kernel instead, every path agrees with itself.
+#[test]
+fn an_nhwc_input_gives_the_portable_bits_of_its_nchw_tensor() {
+    for (i, p) in conv_cases().into_iter().enumerate() {
+        let mut rng = Rng::new(i as u64 + 100);
+        let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+        let w = rng.vec(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w);
+        let b = rng.vec(p.out_channels);
+        let x_nhwc = nchw_to_nhwc(&x, (p.batch, p.in_channels, p.in_h, p.in_w));
+        let nhwc = Conv2d { input: ConvInput::Nhwc, ..p };
+        let results = on_each_path(|| (run_conv(&p, &x, &w, &b), run_conv(&nhwc, &x_nhwc, &w, &b)));
+        let (_, (nchw, from_nhwc)) = results.iter().find(|(path, _)| *path == KernelPath::Portable).unwrap();
+        // `==`: a zero sum may differ in sign.
+        assert!(nchw.iter().zip(from_nhwc).all(|(a, b)| a == b), "{p:?}: NHWC vs NCHW on the portable path");
+        let fma: Vec<_> = results.iter().filter(|(path, _)| *path != KernelPath::Portable).collect();
+        for (path, (_, y)) in &fma {
+            assert_eq!(bits(y), bits(&fma[0].1 .1), "{p:?} NHWC: {} vs {}", path.name(), fma[0].0.name());
+        }
+    }
+}
+
 #[test]
 fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
     for (i, p) in conv_cases().into_iter().enumerate() {

@@ -83,6 +83,7 @@ fn perf_smoke() {
             groups,
             act: Activation::Relu,
             weights: ConvWeights::KMajor,
+            input: ConvInput::Nchw,
         };
         let x = rng.vec(ic * h * w);
         // Weights as a model packs them: KMajor (any order of values does for timing) with room

@@ -12,7 +12,7 @@ use common::Rng;
 use quant_common::{clamp, elems, int, ref_output, requant, weights, zero_point};
 use sramfit_runtime_min::quant::{
     conv2d, conv2d_acc, conv2d_scratch_len, depthwise_conv2d, fold_bias, fold_depthwise_bias, pack_conv_weights,
-    pack_depthwise_weights, ChannelQuant, Conv2d, ImageStrides, QuantElem, Requant,
+    pack_depthwise_weights, ChannelQuant, Conv2d, ImageStrides, QuantElem, Requant, RequantRounding,
 };
 
 /// One random convolution: parameters (strides still NHWC), ONNX-layout weights
@@ -161,7 +161,7 @@ fn run<T: QuantElem>(c: &Case<T>, depthwise: bool, (x_nhwc, y_nhwc): (bool, bool
     }
     let multipliers: Vec<i32> = c.requants.iter().map(|r| r.multiplier).collect();
     let shifts: Vec<i32> = c.requants.iter().map(|r| r.shift).collect();
-    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding: RequantRounding::Double };
     let mut y = vec![T::default(); p.batch * p.out_channels * p.out_h * p.out_w];
     if depthwise {
         depthwise_conv2d(&p, &x, &w, &q, &mut y);
@@ -267,7 +267,7 @@ fn conv2d_hand_computed() {
     fold_bias(&w, &[10], 3, 0, &mut bias);
     // 10 - 3 * (1 + 2 + 3 + 4) = -20.
     assert_eq!(bias, [-20]);
-    let q = ChannelQuant { bias: &bias, multipliers: &[1 << 30], shifts: &[0] };
+    let q = ChannelQuant { bias: &bias, multipliers: &[1 << 30], shifts: &[0], rounding: RequantRounding::Double };
     let mut y = [0i8; 9];
     let mut scratch = [0i8; 4];
     conv2d(&p, &x, &w, &q, &mut y, &mut scratch);

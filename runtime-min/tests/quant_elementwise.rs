@@ -187,6 +187,8 @@ fn check_requantize<X: QuantElem, Y: QuantElem>(seed: u64) {
             x_zero_point: zero_point::<X>(&mut rng),
             y_zero_point: zero_point::<Y>(&mut rng),
             requant: requant(&mut rng, -8, 3),
+            act_min: Y::MIN,
+            act_max: Y::MAX,
         };
         let x: Vec<X> = elems(&mut rng, rows * x_row_stride);
         let mut y = vec![Y::default(); rows * y_row_stride];
@@ -227,6 +229,8 @@ fn requantize_same_scale_int8_to_uint8_flips_the_sign_bit() {
             x_zero_point: -5,
             y_zero_point: 123,
             requant: r,
+            act_min: 0,
+            act_max: 255,
         },
         &x,
         &mut y,

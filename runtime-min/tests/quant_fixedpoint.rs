@@ -315,3 +315,43 @@ fn doubling_high_mul_is_gemmlowps_formula() {
         }
     }
 }
+
+/// `x * m * 2^(shift - 31)` rounded to nearest with ties to even, from the exact rational in
+/// 128-bit arithmetic (Euclidean division, then the tie rule), saturated to `i32`.
+fn half_even_reference(x: i32, m: i32, shift: i32) -> i32 {
+    let p = x as i128 * m as i128;
+    let d = 1i128 << (31 - shift);
+    let (q, r) = (p.div_euclid(d), p.rem_euclid(d));
+    let q = if 2 * r > d || (2 * r == d && q % 2 != 0) { q + 1 } else { q };
+    q.clamp(i32::MIN as i128, i32::MAX as i128) as i32
+}
+
+#[test]
+fn single_rounding_rounds_ties_to_even_and_saturates() {
+    use sramfit_runtime_min::quant::multiply_by_quantized_multiplier_half_even as half_even;
+    let half = 1 << 30; // 1/2 in Q0.31
+                        // x / 2 with shift 0: 1.5 -> 2, 2.5 -> 2, 3.5 -> 4, and the negative ties alike.
+    assert_eq!([3, 5, 7, -3, -5, -7].map(|x| half_even(x, half, 0)), [2, 2, 4, -2, -2, -4]);
+    // A non-tie just above and below one half: (2^31 - 1) / 2^31 * 1.5 = 1.4999.. -> 1.
+    assert_eq!(half_even(3, i32::MAX, -1), 1);
+    // Shift -31: x * (1/2) * 2^-31; i32::MAX * 2^-32 is just below 1/2 -> 0, i32::MIN * 2^-32 is
+    // exactly -1/2, a tie -> 0 (even).
+    assert_eq!((half_even(i32::MAX, half, -31), half_even(i32::MIN, half, -31)), (0, 0));
+    // Shift 31: no rounding at all, and the product saturates: 2^-31 * 2^31 * 2^0 multiplier 1.
+    assert_eq!(half_even(1, 1, 31), 1);
+    assert_eq!(half_even(i32::MIN, i32::MIN, 31), i32::MAX);
+    assert_eq!(half_even(i32::MIN, i32::MAX, 31), i32::MIN);
+    // Where double rounding differs: 2049 * (1/2) * 2^-11 = 0.50024.. rounds to 1 once; TFLite's
+    // first rounding gives 1025 * 2^-11 (1024.5 rounded up), its second 0.50048.. -> 1 too; but
+    // 2047 * 2^-12 = 0.49976.. -> 0 once, while double rounding makes 1024 * 2^-11 = 1/2 -> 1.
+    assert_eq!((half_even(2049, half, -11), half_even(2047, half, -11)), (1, 0));
+    assert_eq!((mbqm(2049, half, -11), mbqm(2047, half, -11)), (1, 1));
+    // Random cases against the exact rational:
+    let mut rng = Rng::new(7);
+    for _ in 0..100_000 {
+        let x = (rng.next_u64() as i32) >> rng.below(32);
+        let m = rng.next_u64() as i32;
+        let shift = rng.below(63) as i32 - 31;
+        assert_eq!(half_even(x, m, shift), half_even_reference(x, m, shift), "x {x} m {m} shift {shift}");
+    }
+}

@@ -5,7 +5,7 @@
 //! NCHW and NHWC), zero points at the ends of the types, shifts of -31, 0 and 31, the saturating
 //! `i32::MIN * i32::MIN` product, and layers the SIMD kernels leave to the portable ones; and
 //! the same-shape add / sub (in place too) and ONNX's quantization of floats (NaN, infinities,
-//! ties, huge values).
+//! ties, huge values). Both requantization roundings (TFLite's double, onnxruntime's single).
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
@@ -136,7 +136,8 @@ fn check_conv<T: QuantElem>(rng: &mut Rng, p: Conv2d, depthwise: bool) {
     let x: Vec<T> = elems(rng, p.batch * p.in_channels * p.in_h * p.in_w);
     let w = weights(rng, p.out_channels * p.taps());
     let (bias, multipliers, shifts) = channel_constants(rng, p.out_channels);
-    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+    let rounding = if rng.below(3) == 0 { RequantRounding::SingleHalfToEven } else { RequantRounding::Double };
+    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding };
     let results = on_each_path(|| {
         let mut y = vec![T::default(); p.batch * p.out_channels * p.out_h * p.out_w];
         if depthwise {
@@ -238,7 +239,8 @@ fn check_fully_connected<T: QuantElem>(rng: &mut Rng, (batch, k, n): (usize, usi
     let x: Vec<T> = elems(rng, batch * k);
     let w = weights(rng, n * k);
     let (bias, multipliers, shifts) = channel_constants(rng, n);
-    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+    let rounding = if rng.below(3) == 0 { RequantRounding::SingleHalfToEven } else { RequantRounding::Double };
+    let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding };
     let (act_min, act_max) = clamp::<T>(rng);
     let p = FullyConnected {
         batch,

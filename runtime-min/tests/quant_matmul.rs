@@ -10,7 +10,7 @@ use common::Rng;
 use quant_common::{clamp, elems, int, ref_output, requant, weights, zero_point};
 use sramfit_runtime_min::quant::{
     fold_bias, fully_connected, matmul, pack_fully_connected_weights, weights_u8_to_i8, ChannelQuant, FullyConnected,
-    MatMul, QuantElem, Requant,
+    MatMul, QuantElem, Requant, RequantRounding,
 };
 
 fn check_fully_connected<T: QuantElem>(seed: u64) {
@@ -58,7 +58,12 @@ fn check_fully_connected<T: QuantElem>(seed: u64) {
             &p,
             &x,
             &w,
-            &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts },
+            &ChannelQuant {
+                bias: &folded,
+                multipliers: &multipliers,
+                shifts: &shifts,
+                rounding: RequantRounding::Double,
+            },
             &mut y,
         );
         let got: Vec<i32> = y.iter().map(|v| v.to_i32()).collect();

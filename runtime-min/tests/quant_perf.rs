@@ -6,9 +6,9 @@ mod common;
 mod quant_common;
 
 use common::Rng;
-use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides};
+use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides, RequantRounding};
 use sramfit_runtime_min::{
-    conv2d, conv2d_scratch_len, detected_kernel_path, force_kernel_path, quant_kernels, Activation, Conv2d,
+    conv2d, conv2d_scratch_len, detected_kernel_path, force_kernel_path, quant_kernels, Activation, Conv2d, ConvInput,
     ConvWeights, KernelPath,
 };
 use std::time::Instant;
@@ -86,7 +86,8 @@ fn quant_perf() {
         let wq = quant_common::weights(&mut rng, co * k * k * cpg);
         let bias = vec![100; co];
         let (multipliers, shifts) = (vec![1_500_000_000; co], vec![-9; co]);
-        let q = ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts };
+        let q =
+            ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding: RequantRounding::Double };
         let mut y = vec![0i8; co * oh * ow];
         let mut run_int8 = |p: &quant::Conv2d| {
             let mut scratch = vec![0i8; quant::conv2d_scratch_len(p)];
@@ -125,6 +126,7 @@ fn quant_perf() {
             groups,
             act: Activation::None,
             weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
         };
         let (xf, wf, bf) = (rng.vec(ci * h * w), rng.vec(co * k * k * cpg), rng.vec(co));
         let mut yf = vec![0.0; co * oh * ow];

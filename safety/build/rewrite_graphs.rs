@@ -1,7 +1,9 @@
 //! Random models shaped for the memory-saving rewrites, each compiled twice through the real
-//! code generation path: with every rewrite on (scratch fitting off, since the direct convolution
-//! it may pick sums in another order) and with `Optimizations::NONE`. `tests/rewrite_graphs.rs`
-//! runs both on the same random inputs and compares the outputs bit for bit.
+//! code generation path: with every rewrite on but scratch fitting (the direct convolution it may
+//! pick sums in another order) and scale/shift folding (it rounds differently), and with
+//! `Optimizations::NONE`; and a third time with scale/shift folding on too where it folds
+//! something. `tests/rewrite_graphs.rs` runs them on the same random inputs and compares the
+//! first two bit for bit, the folded one within a float tolerance.
 //!
 //! The generator ([`generate`]) mixes the plain random nodes of [`crate::random_graphs`] with the
 //! patterns the rewrites look for: an activation after a convolution or matrix product (fusion),
@@ -30,7 +32,8 @@ const MAX_PATTERNS: usize = 8;
 /// Writes `rewrite_graphs.rs`.
 pub fn write(out: &Out) {
     let dir = model_dir(out, "rewrites");
-    let optimized = Optimizations { fit_scratch: false, ..Default::default() };
+    let optimized = Optimizations { fit_scratch: false, fold_scale_shift: false, ..Default::default() };
+    let folding = Optimizations { fold_scale_shift: true, ..optimized };
     let mut modules = TokenStream::new();
     let mut rows = Vec::new();
     for seed in seeds("SRAMFIT_REWRITE_GRAPHS", "SRAMFIT_REWRITE_SEED", DEFAULT_COUNT) {
@@ -44,11 +47,27 @@ pub fn write(out: &Out) {
                 // where it happens not to change an output.
                 let opt_items = out.module_items(&format!("r{seed}_opt"), &opt, true);
                 let plain_items = out.module_items(&format!("r{seed}_plain"), &plain, false);
-                modules.extend(quote!(pub mod #m { pub mod opt { #opt_items } pub mod plain { #plain_items } }));
-                let applied = applied(&opt);
+                // The folded build, where folding changes something (checked mode too).
+                let folded = build(&folding).ok().filter(|f| f.optimizations.1.folded_scale_shifts > 0);
+                let (folded_items, folded_run, folds) = match &folded {
+                    Some(f) => {
+                        let items = out.module_items(&format!("r{seed}_folded"), f, true);
+                        (
+                            quote!(pub mod folded { #items }),
+                            quote!(Some(#m::folded::run_dyn)),
+                            f.optimizations.1.folded_scale_shifts,
+                        )
+                    }
+                    None => (quote!(), quote!(None), 0),
+                };
+                modules.extend(
+                    quote!(pub mod #m { pub mod opt { #opt_items } pub mod plain { #plain_items } #folded_items }),
+                );
+                let applied = applied(&opt, folds);
                 quote!(Ok(Pair {
                     opt: #m::opt::run_dyn,
                     plain: #m::plain::run_dyn,
+                    folded: #folded_run,
                     inputs: #m::opt::INPUT_SHAPES,
                     outputs: #m::opt::OUTPUT_SHAPES,
                     arenas: (#m::opt::ARENA_BYTES, #m::plain::ARENA_BYTES),
@@ -65,14 +84,15 @@ pub fn write(out: &Out) {
     out.write("rewrite_graphs.rs", quote!(#modules pub static GRAPHS: &[RewriteGraph] = &[#(#rows),*];));
 }
 
-/// `Applied` as a literal of the test's own `Applied` struct.
-fn applied(p: &Program) -> TokenStream {
+/// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
+fn applied(p: &Program, folds: usize) -> TokenStream {
     let a = &p.optimizations.1;
     let (fused, in_place, elided, transposes, packed) =
         (a.fused_activations, a.in_place_steps, a.elided_concats, a.folded_transposes, a.packed_weights);
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {
-        fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered
+        fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered,
+        folds: #folds,
     })
 }
 

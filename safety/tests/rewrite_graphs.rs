@@ -1,8 +1,10 @@
 //! Every rewrite (the memory-saving ones and weight packing) keeps outputs bit-identical: random
 //! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
-//! branches, transposed operands) are compiled with every rewrite on (in checked mode) and with
-//! `Optimizations::NONE`, run on the same random inputs, and compared bit for bit. More graphs:
+//! branches, transposed operands, unfolded BatchNormalizations) are compiled with every rewrite on
+//! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
+//! bit for bit; scale/shift folding, which rounds differently, is compared within 1e-5 of each
+//! output's largest magnitude. More graphs:
 //! `SRAMFIT_REWRITE_GRAPHS=1000 cargo test -p sramfit-safety --test rewrite_graphs -- --nocapture`
 //! (and `SRAMFIT_REWRITE_SEED=N` for another range).
 
@@ -22,12 +24,16 @@ pub struct Applied {
     transposes: usize,
     packed: usize,
     reordered: bool,
+    /// Scale/shift steps folded in the folded build.
+    folds: usize,
 }
 
 /// Both builds of one graph.
 pub struct Pair {
     opt: RunDyn,
     plain: RunDyn,
+    /// The build with scale/shift folding too, where it folds something.
+    folded: Option<RunDyn>,
     inputs: &'static [&'static [usize]],
     outputs: &'static [&'static [usize]],
     /// Arena bytes with and without the rewrites.
@@ -45,6 +51,15 @@ pub struct RewriteGraph {
 
 include!(concat!(env!("OUT_DIR"), "/rewrite_graphs.rs"));
 
+/// Whether two outputs (as bits) agree within 1e-5 of the larger's largest magnitude (NaN where
+/// both are NaN).
+fn close(a: &[u32], b: &[u32]) -> bool {
+    let f = |v: &[u32]| v.iter().map(|&x| f32::from_bits(x)).collect::<Vec<f32>>();
+    let (a, b) = (f(a), f(b));
+    let scale = a.iter().chain(&b).filter(|v| v.is_finite()).fold(1.0f32, |m, v| m.max(v.abs()));
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-5 * scale)
+}
+
 /// Runs `f` on `ins`; the outputs as bits.
 fn run(f: RunDyn, ins: &[&[f32]], outputs: &[&[usize]]) -> Result<Vec<Vec<u32>>, sramfit::Error> {
     let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
@@ -58,6 +73,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
+    let mut folds = 0;
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -87,11 +103,22 @@ fn every_rewrite_keeps_outputs_bit_identical() {
                 }
                 (Err(e), _) | (_, Err(e)) => failures.push(what(&e.to_string())),
             }
+            if let Some(folded) = p.folded {
+                match (run(folded, &ins, p.outputs), run(p.plain, &ins, p.outputs)) {
+                    (Ok(a), Ok(b)) => {
+                        if let Some(k) = (0..a.len()).find(|&k| !close(&a[k], &b[k])) {
+                            failures.push(what(&format!("folded output {k} differs beyond 1e-5 (input seed {seed})")));
+                        }
+                    }
+                    (Err(e), _) | (_, Err(e)) => failures.push(what(&e.to_string())),
+                }
+            }
         }
+        folds += p.applied.folds;
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {packed} weights packed, {reordered} reordered; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -99,7 +126,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
     // The generator's purpose: every rewrite it targets happens somewhere in the default set.
     assert!(
-        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0,
+        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0 && folds > 0,
         "the generator no longer exercises every rewrite"
     );
 }

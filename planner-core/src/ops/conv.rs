@@ -63,18 +63,23 @@ pub fn params(p: &rt::Conv2d) -> TokenStream {
         groups,
         act,
         weights,
+        input,
     } = *p;
     let act = activation(act);
     let weights = match weights {
         rt::ConvWeights::Oihw => quote!(::sramfit::kernels::ConvWeights::Oihw),
         rt::ConvWeights::KMajor => quote!(::sramfit::kernels::ConvWeights::KMajor),
     };
+    let input = match input {
+        rt::ConvInput::Nchw => quote!(::sramfit::kernels::ConvInput::Nchw),
+        rt::ConvInput::Nhwc => quote!(::sramfit::kernels::ConvInput::Nhwc),
+    };
     quote!(::sramfit::kernels::Conv2d {
         batch: #batch, in_channels: #in_channels, in_h: #in_h, in_w: #in_w,
         out_channels: #out_channels, out_h: #out_h, out_w: #out_w,
         kernel_h: #kernel_h, kernel_w: #kernel_w, stride_h: #stride_h, stride_w: #stride_w,
         dilation_h: #dilation_h, dilation_w: #dilation_w, pad_top: #pad_top, pad_left: #pad_left,
-        groups: #groups, act: #act, weights: #weights,
+        groups: #groups, act: #act, weights: #weights, input: #input,
     })
 }
 
@@ -141,6 +146,7 @@ pub(crate) mod lower {
             groups: op.group,
             act: Activation::None,
             weights: rt::ConvWeights::Oihw,
+            input: rt::ConvInput::Nchw,
         };
         let mut inputs = vec![Src::Input(0), Src::Input(1)];
         inputs.extend(bias(t, out_channels)?);

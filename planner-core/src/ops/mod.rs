@@ -161,6 +161,9 @@ operators! {
     cumsum => CumSum(rt::CumSum),
     /// Quantized convolution; inputs `[x, weights, folded bias, multipliers, shifts]`.
     qconv => QConv(qconv::QConv),
+    /// TensorFlow Lite's hybrid convolution (float activations, int8 weights); inputs `[x,
+    /// weights, bias]`.
+    qhybrid_conv => QHybridConv(qhybrid_conv::QHybridConv),
     /// Quantized fully connected layer; inputs `[x, weights, folded bias, multipliers, shifts]`.
     qfully_connected => QFullyConnected(qfully_connected::QFullyConnected),
     /// Quantized batched matrix product of two activations; inputs `[a, b]`.
@@ -173,9 +176,11 @@ operators! {
     qmean => QMean(qmean::QMean),
     /// Quantized softmax; input `[x]`.
     qsoftmax => QSoftmax(qsoftmax::QSoftmax),
+    /// Quantized layer normalization; inputs `[x, gains, offsets]`.
+    qlayer_norm => QLayerNorm(qlayer_norm::QLayerNorm),
     /// 256-entry table lookup; inputs `[x, table]`.
     lut => Lut(lut::Lut),
-    /// Requantization of a whole tensor; input `[x]`.
+    /// Requantization of a whole tensor (also TFLite Micro's int16 RELU, RELU6, LEAKY_RELU); input `[x]`.
     requantize => Requantize(requantize::Requantize),
     /// Concatenation with requantization; inputs: the tensors concatenated.
     qconcat => QConcat(qconcat::QConcat),

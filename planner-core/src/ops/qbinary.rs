@@ -9,7 +9,7 @@ use sramfit_runtime_min::quant::{self as rtq, AddScaling};
 use super::literal::slice_expr;
 use super::qparams::{in_place_if, requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
-use crate::tensor::is_row_major;
+use crate::tensor::{is_row_major, DType};
 
 /// The function and its TFLite parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,8 +46,8 @@ pub enum Arith {
 }
 
 impl QBinary {
-    /// `y = a op b` with TFLite's rescaling of ADD and SUB (through a common scale) and one
-    /// multiplier for MUL (rounded as `convention` does), `clamp` the real range of a fused
+    /// `y = a op b` with TFLite's rescaling of ADD and SUB (through a common scale; on int16 with
+    /// TFLite's left shift of 15) and one multiplier for MUL (rounded as `convention` does), `clamp` the real range of a fused
     /// activation.
     pub fn new(
         arith: Arith,
@@ -69,7 +69,9 @@ impl QBinary {
             act_max,
         };
         let kind = match arith {
+            Arith::Add if y.dtype == DType::I16 => QBinaryKind::Add(add(rtq::add_scaling_s16(a.scale, b.scale, y.scale))),
             Arith::Add => QBinaryKind::Add(add(rtq::add_scaling(a.scale, b.scale, y.scale))),
+            Arith::Sub if y.dtype == DType::I16 => QBinaryKind::Sub(add(rtq::sub_scaling_s16(a.scale, b.scale, y.scale))),
             Arith::Sub => QBinaryKind::Sub(add(rtq::sub_scaling(a.scale, b.scale, y.scale))),
             Arith::Mul => QBinaryKind::Mul(rtq::Mul {
                 a_zero_point: a.zero_point,

@@ -1,13 +1,15 @@
 //! Quantized convolution (standard, grouped, pointwise, depthwise with a channel multiplier, 1-D as
 //! `in_h = 1`) on NCHW (ONNX) or NHWC (TFLite) activations: `runtime_min::quant::conv2d` /
 //! `depthwise_conv2d`, with the per-channel folded biases, multipliers and shifts in the weight
-//! blob; or `conv2d_acc`, whose output is the `i32` accumulator (ONNX ConvInteger, MatMulInteger).
+//! blob; or `conv2d_acc`, whose output is the `i32` accumulator (ONNX ConvInteger, MatMulInteger);
+//! or, on `i16` activations (TFLite's 16x8 mode), `conv2d_s16` / `depthwise_conv2d_s16` with `i64`
+//! biases.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 use sramfit_runtime_min::quant as rtq;
 
-use super::qparams::{image_strides_expr, requant_arrays, Convention, QParams, QWeights};
+use super::qparams::{channel_quant_expr, channel_requant, image_strides_expr, Convention, QParams, QWeights};
 use super::{Target, OpKind, Operands, Scratch, Step};
 use crate::tensor::{DType, Data};
 
@@ -19,11 +21,13 @@ pub struct QConv {
     pub params: rtq::Conv2d,
     /// `depthwise_conv2d` (groups == input channels) rather than `conv2d`.
     pub depthwise: bool,
-    /// The activation type (`I8` or `U8`).
+    /// The activation type (`I8` or `U8`; `I16`: the 16x8 kernels, [`QConv::new_s16`]).
     pub dtype: DType,
     /// `conv2d_acc`: the output is the `i32` accumulator itself (ONNX ConvInteger), and the
     /// inputs are `[x, weights, folded bias]` ([`QConv::accumulator`]).
     pub accumulate: bool,
+    /// How the output stage rounds (that of the model's format: [`channel_requant`]).
+    pub rounding: rtq::RequantRounding,
 }
 
 impl QConv {
@@ -40,8 +44,8 @@ impl QConv {
         clamp: (f32, f32),
         convention: Convention,
     ) -> Result<(QConv, Vec<Data>), String> {
-        if x.dtype != y.dtype {
-            return Err("input and output of different integer types".into());
+        if x.dtype != y.dtype || x.dtype == DType::I16 {
+            return Err("input and output of different integer types, or int16 ones (QConv::new_s16)".into());
         }
         let oc = geometry.out_channels;
         if !(w.scales.len() == 1 || w.scales.len() == oc) {
@@ -51,11 +55,33 @@ impl QConv {
         let (mut p, packed, folded) = pack(geometry, x.zero_point, w, bias, (depthwise, convention))?;
         p.y_zero_point = y.zero_point;
         (p.act_min, p.act_max) = y.clamp(clamp);
-        let requant = (0..w.scales.len()).map(|o| convention.requant(x.scale as f64 * w.scale(o) as f64 / y.scale as f64));
-        let requant = requant.collect::<Result<Vec<_>, _>>()?;
-        let (multipliers, shifts) = requant_arrays(&requant);
-        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false };
+        let reals = (0..w.scales.len()).map(|o| x.scale as f64 * w.scale(o) as f64 / y.scale as f64);
+        let (multipliers, shifts, rounding) = channel_requant(convention, reals)?;
+        let op = QConv { params: p, depthwise, dtype: x.dtype, accumulate: false, rounding };
         Ok((op, vec![Data::I8(packed), Data::I32(folded), multipliers, shifts]))
+    }
+
+    /// The convolution of [`QConv::new`] on `i16` activations (TFLite's 16x8 mode: `x` and `y`
+    /// symmetric, zero point 0; TFLite's layouts) with `i64` biases: the op and its constants
+    /// `[weights, bias words (rtq::bias_s16_words), multipliers, shifts]`, the multipliers
+    /// TFLite's.
+    pub fn new_s16(
+        geometry: rtq::Conv2d,
+        (x, w, y): (QParams, &QWeights, QParams),
+        bias: &[i64],
+        clamp: (f32, f32),
+    ) -> Result<(QConv, Vec<Data>), String> {
+        let (multipliers, shifts) = s16_requant(x, w, y)?;
+        let depthwise = geometry.groups > 1 && geometry.groups == geometry.in_channels;
+        let (mut p, packed, _) = pack(geometry, 0, w, &[], (depthwise, Convention::Tflite))?;
+        if !(bias.is_empty() || bias.len() == p.out_channels) {
+            return Err(format!("{} biases for {} output channels", bias.len(), p.out_channels));
+        }
+        (p.act_min, p.act_max) = y.clamp(clamp);
+        // TFLite's double rounding, in the 64-bit form of `ChannelQuantS16` (the field is not read).
+        let rounding = rtq::RequantRounding::Double;
+        let op = QConv { params: p, depthwise, dtype: DType::I16, accumulate: false, rounding };
+        Ok((op, vec![Data::I8(packed), s16_bias(bias, p.out_channels), multipliers, shifts]))
     }
 
     /// The convolution of [`QConv::new`] without the output stage (ONNX ConvInteger; a
@@ -69,8 +95,30 @@ impl QConv {
         w: &QWeights,
     ) -> Result<(QConv, Vec<Data>), String> {
         let (p, packed, folded) = pack(geometry, x_zero_point, w, &[], (false, Convention::Onnx))?;
-        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true }, vec![Data::I8(packed), Data::I32(folded)]))
+        let rounding = rtq::RequantRounding::Double; // no output stage
+        Ok((QConv { params: p, depthwise: false, dtype, accumulate: true, rounding }, vec![Data::I8(packed), Data::I32(folded)]))
     }
+}
+
+/// TFLite's per-channel multipliers of a 16x8 layer, `x.scale * w.scale(o) / y.scale` in `f64`
+/// (the same as the 8-bit layers'): the `[multipliers, shifts]` constants. Refused unless `x` and
+/// `y` are int16 and both they and the weights symmetric (TFLite's 16x8 spec).
+pub(crate) fn s16_requant(x: QParams, w: &QWeights, y: QParams) -> Result<(Data, Data), String> {
+    if x.dtype != DType::I16 || y.dtype != DType::I16 || x.zero_point != 0 || y.zero_point != 0 || w.zero_point != 0 {
+        return Err("a 16x8 layer whose activations are not symmetric int16 or whose weights are not symmetric".into());
+    }
+    let reals = (0..w.scales.len()).map(|o| x.scale as f64 * w.scale(o) as f64 / y.scale as f64);
+    let (multipliers, shifts, _) = channel_requant(Convention::Tflite, reals)?;
+    Ok((multipliers, shifts))
+}
+
+/// The `i64` biases of a 16x8 layer (0 for each of `channels` when there are none) as the words
+/// [`rtq::ChannelQuantS16`] reads.
+pub(crate) fn s16_bias(bias: &[i64], channels: usize) -> Data {
+    let bias = if bias.is_empty() { vec![0; channels] } else { bias.to_vec() };
+    let mut words = vec![0i32; 2 * channels];
+    rtq::bias_s16_words(&bias, &mut words);
+    Data::I32(words)
 }
 
 /// Checks `geometry` against the weights and bias, sets its strides (the layout of `convention`)
@@ -117,10 +165,12 @@ fn pack(
 
 impl OpKind for QConv {
     fn kernel_name(&self) -> &'static str {
-        match (self.accumulate, self.depthwise) {
-            (true, _) => "quant::conv2d_acc",
-            (false, true) => "quant::depthwise_conv2d",
-            (false, false) => "quant::conv2d",
+        match (self.accumulate, self.depthwise, self.dtype) {
+            (true, _, _) => "quant::conv2d_acc",
+            (false, true, DType::I16) => "quant::depthwise_conv2d_s16",
+            (false, false, DType::I16) => "quant::conv2d_s16",
+            (false, true, _) => "quant::depthwise_conv2d",
+            (false, false, _) => "quant::conv2d",
         }
     }
 
@@ -133,7 +183,12 @@ impl OpKind for QConv {
             return quote!(::sramfit::kernels::quant::conv2d_acc(&#p, #x, #w, #bias, #y, #scratch););
         }
         let [x, w, bias, multipliers, shifts] = &s.inputs[..] else { unreachable!("five inputs") };
-        let q = quote!(&::sramfit::kernels::quant::ChannelQuant { bias: #bias, multipliers: #multipliers, shifts: #shifts });
+        if self.dtype == DType::I16 {
+            let kernel = format_ident!("{}", self.kernel_name().trim_start_matches("quant::"));
+            let q = quote!(&::sramfit::kernels::quant::ChannelQuantS16 { bias: #bias, multipliers: #multipliers, shifts: #shifts });
+            return quote!(::sramfit::kernels::quant::#kernel(&#p, #x, #w, #q, #y););
+        }
+        let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
         if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {
@@ -147,7 +202,7 @@ impl OpKind for QConv {
     }
 
     fn scratch(&self) -> Scratch {
-        match self.depthwise {
+        match self.depthwise || self.dtype == DType::I16 {
             true => Scratch::NONE,
             // A window or nothing: `fit_scratch` gives none where a window would raise the peak.
             false => Scratch { dtype: self.dtype, preferred: rtq::conv2d_scratch_len(&self.params), step: self.params.taps() },
@@ -155,6 +210,10 @@ impl OpKind for QConv {
     }
 
     fn stack_bytes(&self, target: Target) -> u64 {
+        if self.dtype == DType::I16 {
+            // The 16x8 kernels have no local arrays.
+            return 0;
+        }
         match self.depthwise {
             true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
             false => sramfit_runtime_min::quant_conv2d_stack_bytes(target) as u64,
@@ -167,7 +226,7 @@ impl OpKind for QConv {
 }
 
 /// A [`rtq::Conv2d`] expression.
-fn params(p: &rtq::Conv2d) -> TokenStream {
+pub(crate) fn params(p: &rtq::Conv2d) -> TokenStream {
     let rtq::Conv2d {
         batch,
         in_channels,

@@ -7,7 +7,7 @@ use sramfit_runtime_min::quant as rtq;
 
 use super::qparams::{requant_expr, Convention, QParams};
 use super::{Target, OpKind, Operands, Scratch, Step};
-use crate::tensor::strides_of;
+use crate::tensor::{strides_of, DType};
 
 /// A quantized batched matrix product; inputs `[a, b]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +26,9 @@ impl QMatMul {
         clamp: (f32, f32),
         convention: Convention,
     ) -> Result<(QMatMul, Vec<usize>), String> {
+        if [a, b, y].iter().any(|q| q.dtype == DType::I16) {
+            return Err("a matrix product of int16 tensors (TFLite's 16x8 mode is not supported there)".into());
+        }
         let (a2, b2) = (as_matrix(a_shape, true)?, as_matrix(b_shape, false)?);
         let (m, k, n) = (a2[a2.len() - 2], a2[a2.len() - 1], b2[b2.len() - 1]);
         if b2[b2.len() - 2] != k {

@@ -19,7 +19,7 @@ pub struct QPad {
     pub out_shape: Vec<usize>,
     /// The value of the added elements, in the element type's range.
     pub value: i32,
-    /// The element type (`I8` or `U8`).
+    /// The element type (`I8`, `U8` or `I16`).
     pub dtype: DType,
 }
 
@@ -32,6 +32,7 @@ impl OpKind for QPad {
         let (ins, begin, outs) = (slice_expr(&self.in_shape), slice_expr(&self.pads_begin), slice_expr(&self.out_shape));
         let value = match self.dtype {
             DType::U8 => Literal::u8_suffixed(self.value as u8),
+            DType::I16 => Literal::i16_suffixed(self.value as i16),
             _ => Literal::i8_suffixed(self.value as i8),
         };
         let (x, y) = (&s.inputs[0], &s.output);

@@ -4,7 +4,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use sramfit_runtime_min::quant::{self as rtq, QuantElem, Requant};
+use sramfit_runtime_min::quant::{self as rtq, QuantInt, Requant};
 
 use crate::tensor::{DType, Data, Quant, Tensor};
 
@@ -25,23 +25,36 @@ macro_rules! on_dtype {
 }
 pub(crate) use on_dtype;
 
-/// How an 8-bit activation's integers map to reals: `real = scale * (q - zero_point)`.
+/// [`on_dtype`] over every quantized integer type: also `i16` for `I16` (TFLite's 16x8 mode).
+macro_rules! on_int_dtype {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        if $dtype == DType::I16 {
+            type $t = i16;
+            $body
+        } else {
+            on_dtype!($dtype, $t => $body)
+        }
+    };
+}
+
+/// How a quantized activation's integers map to reals: `real = scale * (q - zero_point)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QParams {
     /// The real value of one step.
     pub scale: f32,
     /// The integer that represents 0.
     pub zero_point: i32,
-    /// `I8` or `U8`.
+    /// `I8` or `U8`; `I16` in TFLite's 16x8 mode.
     pub dtype: DType,
 }
 
 impl QParams {
-    /// The quantization of an 8-bit tensor: its per-tensor [`Quant`], or "raw integers" (scale 1,
-    /// zero point 0) when it has none (an integer tensor no quantized operator has described).
+    /// The quantization of an 8-bit or `i16` tensor: its per-tensor [`Quant`], or "raw integers"
+    /// (scale 1, zero point 0) when it has none (an integer tensor no quantized operator has
+    /// described).
     pub fn of(t: &Tensor) -> Result<QParams, String> {
-        if !matches!(t.dtype, DType::I8 | DType::U8) {
-            return Err(format!("`{}` is {}, not an 8-bit integer tensor", t.name, t.dtype.rust_name()));
+        if !matches!(t.dtype, DType::I8 | DType::U8 | DType::I16) {
+            return Err(format!("`{}` is {}, not a quantized integer tensor", t.name, t.dtype.rust_name()));
         }
         match &t.quant {
             Some(Quant::PerTensor { scale, zero_point }) => {
@@ -65,18 +78,18 @@ impl QParams {
 
     /// The element type's range `(MIN, MAX)`.
     pub fn range(&self) -> (i32, i32) {
-        on_dtype!(self.dtype, T => (<T as QuantElem>::MIN, <T as QuantElem>::MAX))
+        on_int_dtype!(self.dtype, T => (<T as QuantInt>::MIN, <T as QuantInt>::MAX))
     }
 
     /// The output clamp of a fused activation whose real range is `[lo, hi]` (TFLite's
     /// `CalculateActivationRangeQuantized`: each bound quantized, kept inside the type).
     pub fn clamp(&self, (lo, hi): (f32, f32)) -> (i32, i32) {
-        on_dtype!(self.dtype, T => rtq::activation_range::<T>(lo, hi, self.scale, self.zero_point))
+        on_int_dtype!(self.dtype, T => rtq::activation_range::<T>(lo, hi, self.scale, self.zero_point))
     }
 
     /// `real` quantized to this type (ties to even, as ONNX QuantizeLinear), saturated.
     pub fn quantize(&self, real: f32) -> i32 {
-        on_dtype!(self.dtype, T => rtq::quantize_value::<T>(real, self.scale, self.zero_point, rtq::Rounding::HalfToEven).to_i32())
+        on_int_dtype!(self.dtype, T => rtq::quantize_value::<T>(real, self.scale, self.zero_point, rtq::Rounding::HalfToEven).to_i32())
     }
 
     /// The real value of the integer `q`.
@@ -118,10 +131,11 @@ impl QWeights {
     }
 }
 
-/// Integers (already in range) as data of the 8-bit type `dtype`.
+/// Integers (already in range) as data of the quantized type `dtype`.
 pub fn int_data(dtype: DType, values: impl Iterator<Item = i32>) -> Data {
     match dtype {
         DType::U8 => Data::U8(values.map(|v| v as u8).collect()),
+        DType::I16 => Data::I16(values.map(|v| v as i16).collect()),
         _ => Data::I8(values.map(|v| v as i8).collect()),
     }
 }
@@ -185,10 +199,44 @@ impl Convention {
     }
 }
 
-/// The multipliers and shifts of per-channel requantization, as the two `i32` arrays
-/// [`rtq::ChannelQuant`] reads from the weight blob.
-pub fn requant_arrays(r: &[Requant]) -> (Data, Data) {
-    (Data::I32(r.iter().map(|r| r.multiplier).collect()), Data::I32(r.iter().map(|r| r.shift).collect()))
+/// The per-channel requantization of a convolution or fully connected layer by the real
+/// multipliers `reals` (one per tensor or per output channel) under `convention`: the
+/// multipliers and shifts as the two `i32` arrays [`rtq::ChannelQuant`] reads from the weight
+/// blob, and how they round.
+///
+/// Both conventions take TFLite's `QuantizeMultiplier` (31 significant bits); TFLite's files
+/// round twice as TFLite Micro does, ONNX's once, to even, as onnxruntime's float requantization
+/// does. The accumulations of these layers make their multipliers small (typically 1e-4 to 1e-2),
+/// where 32-bit arithmetic rounding once ([`requant`]) keeps too few bits: on ResNet-18 int8,
+/// that left sramfit 4 steps from onnxruntime, single rounding of the 64-bit product 2 (the
+/// distance of onnxruntime's own float simulation of the file).
+pub fn channel_requant(
+    convention: Convention,
+    reals: impl Iterator<Item = f64>,
+) -> Result<(Data, Data, rtq::RequantRounding), String> {
+    let r = reals.map(|real| convention.requant(real).map(|_| rtq::quantize_multiplier(real)));
+    let r = r.collect::<Result<Vec<_>, _>>()?;
+    let rounding = match convention {
+        Convention::Onnx => rtq::RequantRounding::SingleHalfToEven,
+        Convention::Tflite => rtq::RequantRounding::Double,
+    };
+    Ok((Data::I32(r.iter().map(|r| r.multiplier).collect()), Data::I32(r.iter().map(|r| r.shift).collect()), rounding))
+}
+
+/// The [`rtq::ChannelQuant`] expression of a step's `bias`, `multipliers` and `shifts` slices
+/// rounded as `rounding`.
+pub fn channel_quant_expr(
+    [bias, multipliers, shifts]: [&TokenStream; 3],
+    rounding: rtq::RequantRounding,
+) -> TokenStream {
+    let rounding = match rounding {
+        rtq::RequantRounding::Double => quote!(Double),
+        rtq::RequantRounding::SingleHalfToEven => quote!(SingleHalfToEven),
+    };
+    quote!(&::sramfit::kernels::quant::ChannelQuant {
+        bias: #bias, multipliers: #multipliers, shifts: #shifts,
+        rounding: ::sramfit::kernels::quant::RequantRounding::#rounding,
+    })
 }
 
 /// A [`rtq::Requant`] expression.

@@ -1,6 +1,7 @@
 //! Graph rewrites between import and liveness that make the plan smaller without changing any
-//! result bit: each is switchable ([`Optimizations`]) and what it did is reported ([`Applied`]),
-//! in the module docs of the expansion and in `sramfit inspect`.
+//! result bit (all but [`fold_affine`], which rounds differently, for speed): each is switchable
+//! ([`Optimizations`]) and what it did is reported ([`Applied`]), in the module docs of the
+//! expansion and in `sramfit inspect`.
 //!
 //! Graph passes rewrite the graph ([`rewrite_graph`]); storage passes decide which tensors share
 //! bytes and how much scratch each kernel gets ([`storage`]), recording every decision in
@@ -17,15 +18,20 @@
 //!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
 //!   intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
-//!   strides, so the transposed tensor never exists; [`sink_transpose`] first moves transposes
+//!   strides, and an NHWC-to-NCHW copy a convolution's NHWC input layout, so the transposed tensor
+//!   never exists; [`sink_transpose`] first moves transposes
 //!   below elementwise steps, so that a pair that undoes itself (an NHWC graph's layout changes)
 //!   cancels;
+//! - [`fold_affine`] (for speed, not memory): a per-channel scale or shift by a constant after a
+//!   convolution (an unfolded BatchNormalization; a pointwise convolution that tract made a
+//!   matrix product becomes a 1x1 convolution first) goes into its weights and bias;
 //! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
 //!   kernels read in place, so nothing is repacked at run time.
 
 pub mod elide_concat;
 pub mod exact_schedule;
 pub mod fit_scratch;
+pub mod fold_affine;
 pub mod fuse;
 pub mod in_place;
 pub mod pack;
@@ -135,8 +141,11 @@ rewrites! {
     /// ([`sink_transpose`]).
     transpose: default true, memory true,
         on |a| match a.cancelled_transposes {
-            0 => format!("{} transpose(s) folded into matrix product strides", a.folded_transposes),
-            n => format!("{} transpose(s) folded into matrix product strides, {n} cancelled", a.folded_transposes),
+            0 => format!("{} transpose(s) folded into matrix product strides or convolution inputs", a.folded_transposes),
+            n => format!(
+                "{} transpose(s) folded into matrix product strides or convolution inputs, {n} cancelled",
+                a.folded_transposes
+            ),
         },
         off "transpose folding off";
     /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
@@ -148,6 +157,12 @@ rewrites! {
     schedule: default true, memory true,
         on |a| a.schedule_line(),
         off "scheduling off";
+    /// Fold a per-channel scale or shift by a constant after a convolution (an unfolded
+    /// BatchNormalization) into its weights and bias ([`fold_affine`]): speed only; changes float
+    /// rounding within the usual tolerance.
+    fold_scale_shift: default true, memory false,
+        on |a| format!("{} scale/shift step(s) folded into convolution weights", a.folded_scale_shifts),
+        off "scale/shift folding off";
     /// Store convolution weights in the layout the GEMM kernels read ([`pack`]): speed only.
     pack_weights: default true, memory false,
         on |a| format!("{} convolution(s) with weights packed for the GEMM kernels", a.packed_weights),
@@ -168,7 +183,10 @@ pub struct Applied {
     pub schedule_lower_bounds: Option<(u64, u64)>,
     /// Concatenations elided (their inputs written in place into the output).
     pub elided_concats: usize,
-    /// Transposing copies folded into a matrix product's strides.
+    /// Per-channel scale and shift steps folded into the convolution before them.
+    #[serde(default)]
+    pub folded_scale_shifts: usize,
+    /// Transposing copies folded into a matrix product's strides or a convolution's input layout.
     pub folded_transposes: usize,
     /// Transposing copies cancelled against another after moving below elementwise steps.
     #[serde(default)]
@@ -217,6 +235,9 @@ pub fn rewrite_graph(g: &mut Graph, o: &Optimizations) -> Applied {
     let mut applied = Applied::default();
     if o.transpose {
         applied.cancelled_transposes = sink_transpose::sink_transposes(g);
+    }
+    if o.fold_scale_shift {
+        applied.folded_scale_shifts = fold_affine::fold_scale_shift(g);
     }
     if o.fuse_activations {
         applied.fused_activations = fuse::fuse_activations(g);

@@ -63,7 +63,7 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use sramfit_runtime_min::{Activation, Conv2d};
+    use sramfit_runtime_min::{Activation, Conv2d, ConvInput};
 
     use super::*;
     use crate::ir::{Node, TensorKind};
@@ -89,6 +89,7 @@ mod tests {
             groups,
             act: Activation::None,
             weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
         }
     }
 

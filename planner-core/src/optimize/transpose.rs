@@ -1,19 +1,25 @@
 //! Transpose as metadata: a copy that only permutes (or reshapes) a tensor for a matrix product
-//! becomes strides of that product, so the copied tensor never exists.
+//! becomes strides of that product, and a copy from NHWC to NCHW for a convolution becomes its
+//! NHWC input layout, so the copied tensor never exists.
 //!
 //! The matrix product kernel ([`sramfit_runtime_min::MatMul`]) reads each operand through a batch,
 //! row and column stride, so it can read a transposed operand where it lies. Such copies come from
 //! a Transpose that tract did not fold into the product, and from the importer's fallback that puts
 //! both einsum operands in a canonical layout when their axes do not nest (ShuffleNetV2's last
 //! convolution after a channel shuffle, a Gemm after Flatten whose weights are stored transposed).
+//! The convolution kernel reads an NHWC input in place ([`ConvInput::Nhwc`]): the transpose an
+//! NHWC graph (a Keras model exported by tf2onnx) has on its input goes into its first
+//! convolution.
 //!
-//! A copy node is folded into the product that reads it when: it is one whole-tensor strided copy
-//! of its input (no offset, non-negative source strides, a dense row-major destination), its output
-//! is read once, by that product, and is not a graph output, and every element the product reads
-//! at the new strides is, exhaustively checked, the element the copy would have put at the old
-//! position. The copy node and its tensor are then removed.
+//! A copy node is folded into the product or convolution that reads it when: it is one
+//! whole-tensor strided copy of its input (no offset, non-negative source strides, a dense
+//! row-major destination), its output is read once, by that node, and is not a graph output, and
+//! (a product) every element the product reads at the new strides is, exhaustively checked, the
+//! element the copy would have put at the old position, or (a convolution's input) its source
+//! strides are those of the NHWC tensor of the NCHW shape it writes. The copy node and its tensor
+//! are then removed.
 
-use sramfit_runtime_min::MatMul;
+use sramfit_runtime_min::{ConvInput, MatMul};
 
 use crate::ir::{strides_of, Graph, Op};
 use crate::ops::copy::{Copies, StridedCopy};
@@ -21,9 +27,9 @@ use crate::ops::copy::{Copies, StridedCopy};
 /// Most element positions checked for one fold; a larger operand keeps its copy.
 const MAX_CHECKED: usize = 1 << 24;
 
-/// Folds every eligible copy into the matrix product reading it; returns how many were folded.
-/// Near-linear: producers and use counts are computed once and kept up to date, and folded copies
-/// are dropped in one pass at the end.
+/// Folds every eligible copy into the matrix product or convolution reading it; returns how many
+/// were folded. Near-linear: producers and use counts are computed once and kept up to date, and
+/// folded copies are dropped in one pass at the end.
 pub fn fold_transposes(g: &mut Graph) -> usize {
     let producers = g.producers();
     let mut uses = vec![0usize; g.tensors.len()];
@@ -36,11 +42,13 @@ pub fn fold_transposes(g: &mut Graph) -> usize {
         while let Some((slot, i, strides)) = foldable_operand(g, j, &producers, &uses) {
             let Op::MatMul(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_operand") };
             set_operand(p, slot, strides);
-            let (copied, source) = (g.nodes[j].inputs[slot], g.nodes[i].inputs[0]);
-            g.nodes[j].inputs[slot] = source;
-            // The copy's output loses its only reader; its source trades the copy for node j.
-            uses[copied] -= 1;
-            removed[i] = true;
+            bypass(g, (j, slot, i), &mut uses, &mut removed);
+            folded += 1;
+        }
+        if let Some(i) = foldable_conv_input(g, j, &producers, &uses) {
+            let Op::Conv(p) = &mut g.nodes[j].op else { unreachable!("checked by foldable_conv_input") };
+            p.input = ConvInput::Nhwc;
+            bypass(g, (j, 0, i), &mut uses, &mut removed);
             folded += 1;
         }
     }
@@ -50,6 +58,16 @@ pub fn fold_transposes(g: &mut Graph) -> usize {
         super::remove_unused_tensors(g);
     }
     folded
+}
+
+/// Node `j` reads input `slot` from the source of copy `i` instead of from the copy, which is
+/// marked removed.
+fn bypass(g: &mut Graph, (j, slot, i): (usize, usize, usize), uses: &mut [usize], removed: &mut [bool]) {
+    let (copied, source) = (g.nodes[j].inputs[slot], g.nodes[i].inputs[0]);
+    g.nodes[j].inputs[slot] = source;
+    // The copy's output loses its only reader; its source trades the copy for node j.
+    uses[copied] -= 1;
+    removed[i] = true;
 }
 
 /// An operand's extents and strides: four batch axes, rows, columns.
@@ -89,27 +107,45 @@ fn foldable_operand(
 ) -> Option<(usize, usize, [usize; 6])> {
     let Op::MatMul(p) = &g.nodes[j].op else { return None };
     (0..2).find_map(|slot| {
-        let t = *g.nodes[j].inputs.get(slot)?;
-        // The only use (graph outputs count as uses) is this operand.
-        if uses[t] != 1 {
-            return None;
-        }
-        let i = producers[t]?;
-        let Op::Copy(Copies(copies)) = &g.nodes[i].op else { return None };
-        let [c] = copies.as_slice() else { return None };
-        let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));
-        let whole = c.shape.iter().product::<usize>() == g.tensors[t].len();
-        if c.input != 0
-            || c.src_offset != 0
-            || c.dst_offset != 0
-            || !dense
-            || !whole
-            || c.src_strides.iter().any(|&s| s < 0)
-        {
-            return None;
-        }
+        let (i, c) = sole_copy(g, *g.nodes[j].inputs.get(slot)?, producers, uses)?;
         restride(c, operand(p, slot)).map(|s| (slot, i, s))
     })
+}
+
+/// The producer of convolution `j`'s input when it is a foldable copy from the NHWC tensor of
+/// the NCHW input the convolution reads.
+fn foldable_conv_input(g: &Graph, j: usize, producers: &[Option<usize>], uses: &[usize]) -> Option<usize> {
+    let Op::Conv(p) = &g.nodes[j].op else { return None };
+    if p.input != ConvInput::Nchw {
+        return None;
+    }
+    let (i, c) = sole_copy(g, *g.nodes[j].inputs.first()?, producers, uses)?;
+    let (n, ch, h, w) = (p.batch, p.in_channels, p.in_h, p.in_w);
+    let nhwc = [h * w * ch, 1, w * ch, ch].map(|s| s as isize);
+    // An axis of extent 1 has no stride to agree on.
+    let strides_agree = (0..4).all(|a| c.shape.get(a) == Some(&1) || c.src_strides.get(a) == Some(&nhwc[a]));
+    (c.shape == [n, ch, h, w] && strides_agree).then_some(i)
+}
+
+/// The producer of tensor `t` and its one strided copy, when `t` is read once (graph outputs
+/// count as reads) and is the whole dense result of copying the producer's input from offset 0
+/// with non-negative strides.
+fn sole_copy<'g>(
+    g: &'g Graph,
+    t: usize,
+    producers: &[Option<usize>],
+    uses: &[usize],
+) -> Option<(usize, &'g StridedCopy)> {
+    if uses[t] != 1 {
+        return None;
+    }
+    let i = producers[t]?;
+    let Op::Copy(Copies(copies)) = &g.nodes[i].op else { return None };
+    let [c] = copies.as_slice() else { return None };
+    let dense = c.dst_strides.iter().map(|&s| s as usize).eq(strides_of(&c.shape));
+    let whole = c.shape.iter().product::<usize>() == g.tensors[t].len();
+    let plain = c.input == 0 && c.src_offset == 0 && c.dst_offset == 0 && c.src_strides.iter().all(|&s| s >= 0);
+    (plain && dense && whole).then_some((i, c))
 }
 
 /// The source offset of the element the copy writes at destination offset `dst`.
@@ -227,5 +263,56 @@ mod tests {
         let split = StridedCopy { shape: vec![2, 2], src_strides: vec![1, 4], dst_strides: vec![2, 1], ..c };
         // One operand axis of 4 over two copy axes (2 x 2) whose source strides (1, 4) do not nest.
         assert_eq!(restride(&split, ([1, 1, 1, 1, 1, 4], [0, 0, 0, 0, 4, 1])), None);
+    }
+
+    /// x NHWC [1, 4, 5, 3] -> transpose to NCHW (perm [0, 3, 1, 2]) -> 3x3 conv -> y.
+    fn nhwc_conv_graph(perm: &[usize]) -> Graph {
+        use sramfit_runtime_min::{Activation, Conv2d, ConvWeights};
+        let mut g = Graph::default();
+        let nhwc = vec![1, 4, 5, 3];
+        let copied: Vec<usize> = perm.iter().map(|&a| nhwc[a]).collect();
+        let x = g.add_tensor("x", nhwc.clone(), DType::F32, TensorKind::Input(0));
+        let xt = g.add_tensor("xt", copied.clone(), DType::F32, TensorKind::Activation);
+        let w = g.add_const("w", vec![2, 3, 3, 3], Data::F32(vec![0.25; 54]));
+        let y = g.add_tensor("y", vec![1, 2, 4, 5], DType::F32, TensorKind::Activation);
+        let (in_channels, in_h, in_w) = (copied[1], copied[2], copied[3]);
+        let conv = Conv2d {
+            batch: 1,
+            in_channels,
+            in_h,
+            in_w,
+            out_channels: 2,
+            out_h: 4,
+            out_w: 5,
+            kernel_h: 3,
+            kernel_w: 3,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 1,
+            pad_left: 1,
+            groups: 1,
+            act: Activation::None,
+            weights: ConvWeights::Oihw,
+            input: ConvInput::Nchw,
+        };
+        let copy = crate::ops::copy::transpose(perm, &nhwc, &copied);
+        g.nodes.push(Node::new("to_nchw", Op::Copy(copy), vec![x], xt));
+        g.nodes.push(Node::new("conv", Op::Conv(conv), vec![xt, w], y));
+        (g.inputs, g.outputs) = (vec![x], vec![y]);
+        g
+    }
+
+    #[test]
+    fn an_nhwc_input_transposed_for_a_convolution_is_read_in_place() {
+        let mut g = nhwc_conv_graph(&[0, 3, 1, 2]);
+        assert_eq!(fold_transposes(&mut g), 1);
+        let [n] = &g.nodes[..] else { panic!("{} steps", g.nodes.len()) };
+        let Op::Conv(p) = &n.op else { panic!() };
+        assert_eq!((p.input, g.tensors[n.inputs[0]].name.as_str()), (ConvInput::Nhwc, "x"));
+        // Another permutation (N H C W: channels and width swapped too) is no NHWC read.
+        let mut g = nhwc_conv_graph(&[0, 3, 2, 1]);
+        assert_eq!(fold_transposes(&mut g), 0);
     }
 }

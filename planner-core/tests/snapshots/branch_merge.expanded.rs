@@ -5,9 +5,9 @@
  | arena (`ARENA_BYTES`) | 24576 |
  | lower bound (`LOWER_BOUND_BYTES`, peak at step 2) | 24576 |
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
- | weights in flash (`WEIGHT_BYTES`) | 3872 |
+ | weights in flash (`WEIGHT_BYTES`) | 3904 |
 
- Planner: greedy_by_conflicts (proven optimal). Steps: 6. Rewrites: 0 activation(s) fused into the preceding kernel, 2 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 2 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
+ Planner: greedy_by_conflicts (proven optimal). Steps: 5. Rewrites: 0 activation(s) fused into the preceding kernel, 1 step(s) in place, 0 concat(s) elided, 0 transpose(s) folded into matrix product strides or convolution inputs, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
 pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
@@ -15,7 +15,7 @@ pub const LOWER_BOUND_BYTES: usize = 24576usize;
 /// Arena bytes without any reuse (every buffer its own region), for comparison.
 pub const NAIVE_BYTES: usize = 41856usize;
 /// Bytes of weights kept in read-only memory (flash).
-pub const WEIGHT_BYTES: usize = 3872usize;
+pub const WEIGHT_BYTES: usize = 3904usize;
 /// Shapes of the graph inputs, in graph order.
 pub const INPUT_SHAPES: &[&[usize]] = &[&[1usize, 4usize, 16usize, 16usize]];
 /// Shapes of the graph outputs, in graph order.
@@ -37,9 +37,9 @@ pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
 /// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
 #[repr(C, align(16))]
 #[allow(dead_code)]
-struct Weights([u8; 3872usize]);
+struct Weights([u8; 3904usize]);
 #[allow(dead_code)]
-static WEIGHTS: Weights = Weights(*b"<3872 bytes, fnv1a64 8297dc6abe424962>");
+static WEIGHTS: Weights = Weights(*b"<3904 bytes, fnv1a64 fab08d02cb1da57e>");
 /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
 ///
 /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
@@ -165,11 +165,10 @@ pub fn run_typed_in(
  | step | node | op | kernel | output | at |
  |---|---|---|---|---|---|
  | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | arena 0..8192 (live steps 0..2) |
- | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..5) |
- | 2 | `branch_b.einsum` | EinSum | matmul | `branch_b.einsum` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..4) |
- | 3 | `branch_b` | Add | binary | `branch_b` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..4) |
- | 4 | `add` | Add | binary | `add` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..5) |
- | 5 | `relu.low` | Max | unary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
+ | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..4) |
+ | 2 | `branch_b.einsum` | EinSum | conv2d | `branch_b` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..3) |
+ | 3 | `add` | Add | binary | `add` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..4) |
+ | 4 | `relu.low` | Max | unary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
 */
 #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
 pub fn run_in(
@@ -207,6 +206,7 @@ pub fn run_in(
                 groups: 1usize,
                 act: ::sramfit::kernels::Activation::None,
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
+                input: ::sramfit::kernels::ConvInput::Nchw,
             },
             &input[..],
             ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 0usize, 296usize),
@@ -229,7 +229,7 @@ pub fn run_in(
  - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
  - in:  `branch_a.weight.0.packed` [584] f32 @ flash 1216..3552
  - in:  `branch_a.bias.0` [8] f32 @ flash 3552..3584
- - out: `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+ - out: `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
  - scratch: arena 16384..24448 (step 1 only)
 
  SAFETY: every arena slice here is a buffer live at step 1; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
@@ -254,6 +254,7 @@ pub fn run_in(
                 groups: 1usize,
                 act: ::sramfit::kernels::Activation::None,
                 weights: ::sramfit::kernels::ConvWeights::KMajor,
+                input: ::sramfit::kernels::ConvInput::Nchw,
             },
             unsafe {
                 ::sramfit::__private::arena_slice::<
@@ -276,73 +277,60 @@ pub fn run_in(
             },
         );
     }
-    /** Step 2: `branch_b.einsum` (EinSum -> matmul)
- - in:  `branch_b.filters_as_co_ci` [8, 8] f32 @ flash 3584..3840
+    /** Step 2: `branch_b.einsum` (EinSum -> conv2d)
  - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
- - out: `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
+ - in:  `branch_b.einsum.weights.packed` [72] f32 @ flash 3584..3872
+ - in:  `branch_b.einsum.folded_bias` [8] f32 @ flash 3872..3904
+ - out: `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..3)
 
  SAFETY: every arena slice here is a buffer live at step 2; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
-        ::sramfit::kernels::matmul(
-            &::sramfit::kernels::MatMul {
-                batch: [1usize, 1usize, 1usize, 1usize],
-                a_batch_strides: [0usize, 0usize, 0usize, 0usize],
-                b_batch_strides: [0usize, 0usize, 0usize, 0usize],
-                c_batch_strides: [0usize, 0usize, 0usize, 0usize],
-                m: 8usize,
-                n: 256usize,
-                k: 8usize,
-                a_row_stride: 8usize,
-                a_col_stride: 1usize,
-                b_row_stride: 256usize,
-                b_col_stride: 1usize,
-                c_row_stride: 256usize,
-                alpha: 1f32,
+        ::sramfit::kernels::conv2d(
+            &::sramfit::kernels::Conv2d {
+                batch: 1usize,
+                in_channels: 8usize,
+                in_h: 1usize,
+                in_w: 256usize,
+                out_channels: 8usize,
+                out_h: 1usize,
+                out_w: 256usize,
+                kernel_h: 1usize,
+                kernel_w: 1usize,
+                stride_h: 1usize,
+                stride_w: 1usize,
+                dilation_h: 1usize,
+                dilation_w: 1usize,
+                pad_top: 0usize,
+                pad_left: 0usize,
+                groups: 1usize,
                 act: ::sramfit::kernels::Activation::None,
+                weights: ::sramfit::kernels::ConvWeights::KMajor,
+                input: ::sramfit::kernels::ConvInput::Nchw,
             },
-            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3584usize, 64usize),
             unsafe {
                 ::sramfit::__private::arena_slice::<
                     f32,
                 >(base, ARENA_BYTES, 0usize, 2048usize)
             },
-            None,
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3584usize, 72usize),
+            Some(
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3872usize, 8usize),
+            ),
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
                     f32,
                 >(base, ARENA_BYTES, 16384usize, 2048usize)
             },
+            &mut [],
         );
     }
-    /** Step 3: `branch_b` (Add -> binary)
- - in:  `branch_b.einsum` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
- - in:  `branch_b.bias.reshape` [1, 8, 1, 1] f32 @ flash 3840..3872
- - out: `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
- - in place: the output overwrites `branch_b.einsum`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
-
- SAFETY: every arena slice here is a buffer live at step 3; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
-    {
-        ::sramfit::kernels::add_in_place(
-            &::sramfit::kernels::Broadcast {
-                out_shape: &[1usize, 8usize, 16usize, 16usize],
-                a_strides: &[0usize, 256usize, 16usize, 1usize],
-                b_strides: &[0usize, 1usize, 0usize, 0usize],
-            },
-            unsafe {
-                ::sramfit::__private::arena_slice_mut::<
-                    f32,
-                >(base, ARENA_BYTES, 16384usize, 2048usize)
-            },
-            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3840usize, 8usize),
-        );
-    }
-    /** Step 4: `add` (Add -> binary)
- - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
- - in:  `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..4)
- - out: `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+    /** Step 3: `add` (Add -> binary)
+ - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
+ - in:  `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..3)
+ - out: `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
  - in place: the output overwrites `branch_a`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
 
- SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
+ SAFETY: every arena slice here is a buffer live at step 3; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
         ::sramfit::kernels::add_in_place(
             &::sramfit::kernels::Broadcast {
@@ -362,11 +350,11 @@ pub fn run_in(
             },
         );
     }
-    /** Step 5: `relu.low` (Max -> unary)
- - in:  `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..5)
+    /** Step 4: `relu.low` (Max -> unary)
+ - in:  `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
  - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
 
- SAFETY: every arena slice here is a buffer live at step 5; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
+ SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
         ::sramfit::kernels::relu(
             unsafe {

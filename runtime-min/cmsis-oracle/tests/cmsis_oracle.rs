@@ -35,7 +35,7 @@ mod oracle {
     use sramfit_runtime_min::quant::{
         add, add_scaling, avg_pool2d, conv2d, conv2d_scratch_len, depthwise_conv2d, fold_bias, fold_depthwise_bias,
         fully_connected, matmul, max_pool2d, mul, mul_requant, softmax, softmax_output, softmax_scaling, ChannelQuant,
-        Conv2d, FullyConnected, ImageStrides, MatMul, Mul, Pool2d, Requant, Softmax,
+        Conv2d, FullyConnected, ImageStrides, MatMul, Mul, Pool2d, Requant, RequantRounding, Softmax,
     };
     use sramfit_runtime_min::Broadcast;
 
@@ -145,11 +145,21 @@ mod oracle {
             let mut ours = vec![0i8; batch * out_h * out_w * out_channels];
             if depthwise {
                 fold_depthwise_bias(&w, &bias, p.x_zero_point, 0, &mut folded);
-                let q = ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts };
+                let q = ChannelQuant {
+                    bias: &folded,
+                    multipliers: &multipliers,
+                    shifts: &shifts,
+                    rounding: RequantRounding::Double,
+                };
                 depthwise_conv2d(&p, &x, &w, &q, &mut ours);
             } else {
                 fold_bias(&w, &bias, p.x_zero_point, 0, &mut folded);
-                let q = ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts };
+                let q = ChannelQuant {
+                    bias: &folded,
+                    multipliers: &multipliers,
+                    shifts: &shifts,
+                    rounding: RequantRounding::Double,
+                };
                 let mut scratch = vec![0i8; conv2d_scratch_len(&p)];
                 conv2d(&p, &x, &w, &q, &mut ours, &mut scratch);
             }
@@ -204,7 +214,12 @@ mod oracle {
                 if bias.is_none() {
                     // CMSIS-NN without bias: ours with a zero bias.
                     fold_bias(&w, &[], p.x_zero_point, 0, &mut folded);
-                    let q = ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts };
+                    let q = ChannelQuant {
+                        bias: &folded,
+                        multipliers: &multipliers,
+                        shifts: &shifts,
+                        rounding: RequantRounding::Double,
+                    };
                     let mut scratch = vec![0i8; conv2d_scratch_len(&p)];
                     conv2d(&p, &x, &w, &q, &mut ours, &mut scratch);
                 }
@@ -266,7 +281,12 @@ mod oracle {
                 &p,
                 &x,
                 &w,
-                &ChannelQuant { bias: &folded, multipliers: &multipliers, shifts: &shifts },
+                &ChannelQuant {
+                    bias: &folded,
+                    multipliers: &multipliers,
+                    shifts: &shifts,
+                    rounding: RequantRounding::Double,
+                },
                 &mut ours,
             );
             let mut theirs = vec![0i8; batch * n];

@@ -40,7 +40,7 @@ pub use path::{KernelPath, UnsupportedKernelPath};
 
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{Add, ChannelQuant, ConvertElem, FullyConnected, QuantElem, Quantization, Rounding};
+use crate::quant::{Add, ChannelQuant, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization, Rounding};
 use crate::Broadcast;
 
 impl KernelPath {
@@ -194,14 +194,9 @@ pub(crate) fn quant_fully_connected<T: QuantElem>(
 
 /// Runs [`crate::quant::add`] (`subtract`: [`crate::quant::sub`]) on the x86-64 int8 kernels of
 /// the path in force if they take it (inputs of the output's shape, no broadcasting), and
-/// returns whether they ran. Same bits either way.
+/// returns whether they ran (8-bit elements only). Same bits either way.
 #[inline(always)]
-pub(crate) fn quant_add_sub<T: QuantElem>(
-    p: (&Add, &Broadcast),
-    ab: (&[T], &[T]),
-    y: &mut [T],
-    subtract: bool,
-) -> bool {
+pub(crate) fn quant_add_sub<T: QuantInt>(p: (&Add, &Broadcast), ab: (&[T], &[T]), y: &mut [T], subtract: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     return this_arch::quant_add_sub(Kernels::current().0, p, ab, y, subtract);
     #[cfg(not(target_arch = "x86_64"))]
@@ -214,7 +209,7 @@ pub(crate) fn quant_add_sub<T: QuantElem>(
 /// As [`quant_add_sub`], for [`crate::quant::add_in_place`] and
 /// [`crate::quant::sub_in_place`].
 #[inline(always)]
-pub(crate) fn quant_add_sub_in_place<T: QuantElem>(
+pub(crate) fn quant_add_sub_in_place<T: QuantInt>(
     p: (&Add, &Broadcast),
     acc: &mut [T],
     b: &[T],

@@ -2,16 +2,16 @@
 //! (`reference_integer_ops::AddFunc`, `reference_ops::SubElementwise`, `MulElementwise`), ONNX QLinearAdd,
 //! QLinearMul and QDQ Add / Sub / Mul.
 
-use super::{quantize_multiplier, QuantElem, Requant};
+use super::{quantize_multiplier, QuantInt, Requant};
 use crate::util::{contiguous_strides, Layout};
 use crate::Broadcast;
 
 /// TFLite's rescaling of ADD and SUB: both inputs are shifted left by `left_shift` (20 for 8-bit
-/// types) and brought to a common scale (twice the larger input scale) by `a` and `b`, the sum or
+/// types, 15 for `i16`) and brought to a common scale (twice the larger input scale) by `a` and `b`, the sum or
 /// difference is brought to the output scale by `output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AddScaling {
-    /// Left shift applied to both inputs first (20).
+    /// Left shift applied to both inputs first (20; 15 for `i16`).
     pub left_shift: i32,
     /// Multiplier of `a - a_zero_point` (after the shift).
     pub a: Requant,
@@ -60,27 +60,51 @@ pub struct Mul {
 /// TFLite ADD's left shift for 8-bit inputs.
 const ADD_LEFT_SHIFT: i32 = 20;
 
+/// TFLite ADD's left shift for `i16` inputs (TFLite's 16x8 mode).
+const ADD_LEFT_SHIFT_S16: i32 = 15;
+
 /// [`AddScaling`] of TFLite Micro's ADD (`add_common.cc`): twice the larger input scale and
 /// every ratio in `f64`.
 pub const fn add_scaling(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    add_scaling_shifted(ADD_LEFT_SHIFT, a_scale, b_scale, y_scale)
+}
+
+/// [`add_scaling`] for `i16` operands (TFLite Micro's `add_common.cc`: the left shift is 15, not
+/// 20, so that a shifted `i16` still fits in `i32`); the same kernels.
+pub const fn add_scaling_s16(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    add_scaling_shifted(ADD_LEFT_SHIFT_S16, a_scale, b_scale, y_scale)
+}
+
+/// [`AddScaling`] of TFLite Micro's ADD with inputs shifted left by `left_shift`.
+const fn add_scaling_shifted(left_shift: i32, a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
     let twice_max = 2.0 * (if a_scale > b_scale { a_scale } else { b_scale }) as f64;
     AddScaling {
-        left_shift: ADD_LEFT_SHIFT,
+        left_shift,
         a: quantize_multiplier(a_scale as f64 / twice_max),
         b: quantize_multiplier(b_scale as f64 / twice_max),
-        output: quantize_multiplier(twice_max / ((1i64 << ADD_LEFT_SHIFT) as f64 * y_scale as f64)),
+        output: quantize_multiplier(twice_max / ((1i64 << left_shift) as f64 * y_scale as f64)),
     }
 }
 
 /// [`AddScaling`] of TFLite Micro's SUB (`sub_common.cc`): the same ratios as [`add_scaling`] but
 /// computed in `f32` (so a multiplier can differ from ADD's in the last bit).
 pub const fn sub_scaling(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    sub_scaling_shifted(ADD_LEFT_SHIFT, a_scale, b_scale, y_scale)
+}
+
+/// [`sub_scaling`] for `i16` operands (left shift 15, as [`add_scaling_s16`]).
+pub const fn sub_scaling_s16(a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
+    sub_scaling_shifted(ADD_LEFT_SHIFT_S16, a_scale, b_scale, y_scale)
+}
+
+/// [`AddScaling`] of TFLite Micro's SUB with inputs shifted left by `left_shift`.
+const fn sub_scaling_shifted(left_shift: i32, a_scale: f32, b_scale: f32, y_scale: f32) -> AddScaling {
     let twice_max = 2.0 * if a_scale > b_scale { a_scale } else { b_scale };
     AddScaling {
-        left_shift: ADD_LEFT_SHIFT,
+        left_shift,
         a: quantize_multiplier((a_scale / twice_max) as f64),
         b: quantize_multiplier((b_scale / twice_max) as f64),
-        output: quantize_multiplier((twice_max / ((1i64 << ADD_LEFT_SHIFT) as f32 * y_scale)) as f64),
+        output: quantize_multiplier((twice_max / ((1i64 << left_shift) as f32 * y_scale)) as f64),
     }
 }
 
@@ -98,7 +122,7 @@ impl Add {
 
     /// TFLite `AddFunc` (SUB: `SubElementwise`) on one pair.
     #[inline(always)]
-    fn combine<T: QuantElem>(&self, a: T, b: T, subtract: bool) -> T {
+    fn combine<T: QuantInt>(&self, a: T, b: T, subtract: bool) -> T {
         let sa = self.scaled(a.to_i32(), self.a_zero_point, self.scaling.a);
         let sb = self.scaled(b.to_i32(), self.b_zero_point, self.scaling.b);
         let raw = if subtract { sa.wrapping_sub(sb) } else { sa.wrapping_add(sb) };
@@ -110,7 +134,7 @@ impl Add {
 impl Mul {
     /// TFLite `MulElementwise` on one pair.
     #[inline(always)]
-    fn combine<T: QuantElem>(&self, a: T, b: T) -> T {
+    fn combine<T: QuantInt>(&self, a: T, b: T) -> T {
         let product = (a.to_i32() - self.a_zero_point) * (b.to_i32() - self.b_zero_point);
         let v = self.requant.apply(product).wrapping_add(self.y_zero_point);
         T::saturate(v.max(self.act_min).min(self.act_max))
@@ -119,7 +143,7 @@ impl Mul {
 
 /// `y = f(a, b)` under broadcasting (`y` contiguous), innermost coalesced axis in one loop.
 #[inline(always)]
-fn broadcast<T: QuantElem>(shape: &Broadcast, a: &[T], b: &[T], y: &mut [T], f: impl Fn(T, T) -> T) {
+fn broadcast<T: QuantInt>(shape: &Broadcast, a: &[T], b: &[T], y: &mut [T], f: impl Fn(T, T) -> T) {
     let ys = contiguous_strides(shape.out_shape);
     let Some(l) = Layout::<3>::new(shape.out_shape, |s, d| match s {
         0 => ys[d],
@@ -140,7 +164,7 @@ fn broadcast<T: QuantElem>(shape: &Broadcast, a: &[T], b: &[T], y: &mut [T], f: 
 
 /// `acc = f(acc, b)`: [`broadcast`] with `a` the output itself.
 #[inline(always)]
-fn broadcast_in_place<T: QuantElem>(shape: &Broadcast, acc: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
+fn broadcast_in_place<T: QuantInt>(shape: &Broadcast, acc: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
     let ys = contiguous_strides(shape.out_shape);
     let Some(l) = Layout::<2>::new(shape.out_shape, |s, d| if s == 0 { ys[d] } else { shape.b_strides[d] as isize })
     else {
@@ -155,7 +179,7 @@ fn broadcast_in_place<T: QuantElem>(shape: &Broadcast, acc: &mut [T], b: &[T], f
 }
 
 /// Quantized `y = a + b` with broadcasting ([`Broadcast`], as the `f32` kernels).
-pub fn add<T: QuantElem>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+pub fn add<T: QuantInt>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
     if crate::arch::quant_add_sub((p, shape), (a, b), y, false) {
         return;
     }
@@ -163,7 +187,7 @@ pub fn add<T: QuantElem>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [
 }
 
 /// Quantized `y = a - b` with broadcasting.
-pub fn sub<T: QuantElem>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+pub fn sub<T: QuantInt>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
     if crate::arch::quant_add_sub((p, shape), (a, b), y, true) {
         return;
     }
@@ -171,13 +195,13 @@ pub fn sub<T: QuantElem>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [
 }
 
 /// Quantized `y = a * b` with broadcasting.
-pub fn mul<T: QuantElem>(p: &Mul, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+pub fn mul<T: QuantInt>(p: &Mul, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
     broadcast(shape, a, b, y, |a, b| p.combine(a, b));
 }
 
 /// In place [`add`]: `acc` is `a` and `y` (contiguous with `shape.out_shape`), `b` is broadcast
 /// through `shape.b_strides`; `shape.a_strides` is ignored.
-pub fn add_in_place<T: QuantElem>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
+pub fn add_in_place<T: QuantInt>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
     if crate::arch::quant_add_sub_in_place((p, shape), acc, b, false) {
         return;
     }
@@ -185,7 +209,7 @@ pub fn add_in_place<T: QuantElem>(p: &Add, shape: &Broadcast, acc: &mut [T], b: 
 }
 
 /// In place [`sub`] (`acc = acc - b`), as [`add_in_place`].
-pub fn sub_in_place<T: QuantElem>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
+pub fn sub_in_place<T: QuantInt>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
     if crate::arch::quant_add_sub_in_place((p, shape), acc, b, true) {
         return;
     }
@@ -193,6 +217,6 @@ pub fn sub_in_place<T: QuantElem>(p: &Add, shape: &Broadcast, acc: &mut [T], b: 
 }
 
 /// In place [`mul`], as [`add_in_place`].
-pub fn mul_in_place<T: QuantElem>(p: &Mul, shape: &Broadcast, acc: &mut [T], b: &[T]) {
+pub fn mul_in_place<T: QuantInt>(p: &Mul, shape: &Broadcast, acc: &mut [T], b: &[T]) {
     broadcast_in_place(shape, acc, b, |a, b| p.combine(a, b));
 }

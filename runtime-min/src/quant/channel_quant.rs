@@ -1,6 +1,6 @@
 //! The per-output-channel epilogue of convolutions and fully connected layers.
 
-use super::fixedpoint::multiply_by_quantized_multiplier;
+use super::fixedpoint::RequantRounding;
 use super::QuantElem;
 
 /// Per-output-channel constants of a convolution, depthwise convolution or fully connected
@@ -17,6 +17,9 @@ pub struct ChannelQuant<'a> {
     pub multipliers: &'a [i32],
     /// Shifts ([`Requant::shift`](super::Requant)), as many as `multipliers`.
     pub shifts: &'a [i32],
+    /// How the product of accumulator and multiplier is rounded: TFLite's double rounding, or
+    /// onnxruntime's single rounding to even.
+    pub rounding: RequantRounding,
 }
 
 impl ChannelQuant<'_> {
@@ -30,12 +33,13 @@ impl ChannelQuant<'_> {
         );
     }
 
-    /// TFLite's output stage for channel `o`: requantize `acc`, add the output zero point, clamp
-    /// to `[act_min, act_max]` (max first, then min, as TFLite) and to `T`.
+    /// TFLite's output stage for channel `o`: requantize `acc` (rounded as `rounding` says), add
+    /// the output zero point, clamp to `[act_min, act_max]` (max first, then min, as TFLite) and
+    /// to `T`.
     #[inline(always)]
     pub(crate) fn output<T: QuantElem>(&self, o: usize, acc: i32, y_zero_point: i32, act_min: i32, act_max: i32) -> T {
         let i = if self.multipliers.len() == 1 { 0 } else { o };
-        let v = multiply_by_quantized_multiplier(acc, self.multipliers[i], self.shifts[i]).wrapping_add(y_zero_point);
+        let v = self.rounding.apply(acc, self.multipliers[i], self.shifts[i]).wrapping_add(y_zero_point);
         T::saturate(v.max(act_min).min(act_max))
     }
 }

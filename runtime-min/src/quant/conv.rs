@@ -116,32 +116,43 @@ pub const fn conv2d_scratch_len(p: &Conv2d) -> usize {
     }
 }
 
+impl Conv2d {
+    /// The runs of channels of the window of output `(b, oy, ox)`, group `g`, in the weights'
+    /// `(ky, kx)` order: the index of each run's first input element, or `None` for a position
+    /// outside the input (the run's channels are `x_strides.c` apart).
+    #[inline(always)]
+    pub(crate) fn window_runs(
+        &self,
+        (b, g, oy, ox): (usize, usize, usize, usize),
+    ) -> impl Iterator<Item = Option<usize>> + '_ {
+        let xs = self.x_strides;
+        let origin = b * xs.n + g * self.group_in_channels() * xs.c;
+        (0..self.kernel_h).flat_map(move |ky| {
+            let iy = self.input_row(oy, ky);
+            (0..self.kernel_w).map(move |kx| match (iy, self.input_col(ox, kx)) {
+                (Some(iy), Some(ix)) => Some(origin + iy * xs.h + ix * xs.w),
+                _ => None,
+            })
+        })
+    }
+}
+
 /// `sum_k (w[k] - w_zero_point) * window[k]` over the window of output `(b, oy, ox)`, group `g`,
 /// read in place run by run (each `(ky, kx)` run of channels contiguous in NHWC, strided in NCHW),
 /// positions outside the input counting as `x_zero_point`.
 #[inline(always)]
-fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], (b, g, oy, ox): (usize, usize, usize, usize)) -> i32 {
+pub(crate) fn window_dot<T: QuantElem>(p: &Conv2d, x: &[T], w_oc: &[i8], at: (usize, usize, usize, usize)) -> i32 {
     let cpg = p.group_in_channels();
-    let xs = p.x_strides;
-    let mut runs = w_oc.chunks_exact(cpg);
-    let mut acc = 0i32;
-    for ky in 0..p.kernel_h {
-        let iy = p.input_row(oy, ky);
-        for kx in 0..p.kernel_w {
-            let w_run = runs.next().expect("weights hold kernel_h * kernel_w runs");
-            acc = acc.wrapping_add(match (iy, p.input_col(ox, kx)) {
-                (Some(iy), Some(ix)) => {
-                    let base = b * xs.n + g * cpg * xs.c + iy * xs.h + ix * xs.w;
-                    match xs.c {
-                        1 => dot(w_run, &x[base..base + cpg], p.w_zero_point),
-                        c => dot_strided(w_run, &x[base..base + (cpg - 1) * c + 1], c, p.w_zero_point),
-                    }
-                }
-                _ => w_run.iter().fold(0i32, |s, &wv| s.wrapping_add((wv as i32 - p.w_zero_point) * p.x_zero_point)),
-            });
-        }
-    }
-    acc
+    let runs = w_oc.chunks_exact(cpg).zip(p.window_runs(at));
+    runs.fold(0i32, |acc, (w_run, base)| {
+        acc.wrapping_add(match (base, p.x_strides.c) {
+            (Some(base), 1) => dot(w_run, &x[base..base + cpg], p.w_zero_point),
+            (Some(base), c) => dot_strided(w_run, &x[base..base + (cpg - 1) * c + 1], c, p.w_zero_point),
+            (None, _) => {
+                w_run.iter().fold(0i32, |s, &wv| s.wrapping_add((wv as i32 - p.w_zero_point) * p.x_zero_point))
+            }
+        })
+    })
 }
 
 /// `sum_k (w[k] - w_zero_point) * x[k]`, wrapping like TFLite's `int32_t` accumulator.

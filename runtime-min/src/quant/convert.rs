@@ -3,10 +3,10 @@
 //! quantization of `f32` / dequantization to `f32` at the graph's float ports (of the 8-bit types
 //! and `i16`: [`ConvertElem`]).
 
-use super::{QuantElem, Requant};
+use super::{QuantInt, Requant};
 
-/// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantElem`]
-/// and `i16` (ONNX QuantizeLinear / DequantizeLinear with int16).
+/// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantInt`]
+/// (`i16`: ONNX QuantizeLinear / DequantizeLinear with int16, TFLite's 16x8 ports).
 pub trait ConvertElem: Copy {
     /// The value as `i32`.
     fn to_int(self) -> i32;
@@ -14,7 +14,7 @@ pub trait ConvertElem: Copy {
     fn clamp_from(v: i32) -> Self;
 }
 
-impl<T: QuantElem> ConvertElem for T {
+impl<T: QuantInt> ConvertElem for T {
     #[inline(always)]
     fn to_int(self) -> i32 {
         self.to_i32()
@@ -25,19 +25,9 @@ impl<T: QuantElem> ConvertElem for T {
     }
 }
 
-impl ConvertElem for i16 {
-    #[inline(always)]
-    fn to_int(self) -> i32 {
-        self.into()
-    }
-    #[inline(always)]
-    fn clamp_from(v: i32) -> Self {
-        v.clamp(i16::MIN.into(), i16::MAX.into()) as i16
-    }
-}
-
 /// Parameters of [`requantize`]: `y = clamp(requant.apply(x - x_zero_point) + y_zero_point)`
-/// (TFLite `reference_ops::Requantize`) over `rows` rows of `cols` elements, row `r` of `x` at
+/// (TFLite `reference_ops::Requantize`; with a narrower clamp TFLite Micro's quantized RELU and
+/// RELU6, `ReluQuantized` / `Relu6Quantized`) over `rows` rows of `cols` elements, row `r` of `x` at
 /// `r * x_row_stride`, of `y` at `r * y_row_stride` (one row for a whole tensor; a concatenation
 /// on an inner axis writes its input's rows into the output's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,14 +46,19 @@ pub struct Requantize {
     pub y_zero_point: i32,
     /// `x_scale / y_scale`: [`rescale_requant`](super::rescale_requant).
     pub requant: Requant,
+    /// Lower output clamp (`Y::MIN` for none; a fused activation's bound).
+    pub act_min: i32,
+    /// Upper output clamp (`Y::MAX` for none).
+    pub act_max: i32,
 }
 
 /// Requantizes `x` into `y`'s scale, zero point and element type: see [`Requantize`].
-pub fn requantize<X: QuantElem, Y: QuantElem>(p: &Requantize, x: &[X], y: &mut [Y]) {
+pub fn requantize<X: QuantInt, Y: QuantInt>(p: &Requantize, x: &[X], y: &mut [Y]) {
     for r in 0..p.rows {
         let (xr, yr) = (&x[r * p.x_row_stride..][..p.cols], &mut y[r * p.y_row_stride..][..p.cols]);
         for (yv, &xv) in yr.iter_mut().zip(xr) {
-            *yv = Y::saturate(p.requant.apply(xv.to_i32() - p.x_zero_point).wrapping_add(p.y_zero_point));
+            let v = p.requant.apply(xv.to_i32() - p.x_zero_point).wrapping_add(p.y_zero_point);
+            *yv = Y::saturate(v.max(p.act_min).min(p.act_max));
         }
     }
 }

@@ -9,7 +9,10 @@
 //! CMSIS-NN mirrors the choice with `CMSIS_NN_USE_SINGLE_ROUNDING`. Neither macro is defined by
 //! default in TFLite Micro's or CMSIS-NN's builds (checked in tflite-micro's makefiles and
 //! CMSIS-NN's `arm_nnsupportfunctions.h`, `arm_nn_requantize`), so TFLite Micro's reference kernels
-//! and CMSIS-NN both use **double rounding**, and so does this module.
+//! and CMSIS-NN both use **double rounding**, and so does this module for TFLite's files. Models
+//! from ONNX, compared with onnxruntime (which requantizes in float, rounding once, ties to even),
+//! use a single rounding of the 64-bit product with ties to even instead
+//! ([`multiply_by_quantized_multiplier_half_even`], chosen by [`RequantRounding`]).
 //!
 //! Overflow: TFLite's C++ would be undefined on signed overflow; these functions wrap instead
 //! (what the C compiles to on every target), and only where TFLite's own contracts already
@@ -74,6 +77,57 @@ pub const fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i3
     let (left, right) = if shift > 0 { (shift, 0) } else { (0, -shift) };
     let scaled = x.wrapping_mul(1i32 << left);
     rounding_divide_by_pot(saturating_rounding_doubling_high_mul(scaled, multiplier), right)
+}
+
+/// `x * multiplier * 2^(shift - 31)` rounded once: the exact 64-bit product shifted right by
+/// `31 - shift` with ties to even, saturated to `i32`. The requantization onnxruntime's integer
+/// kernels compute in floating point (`round_half_even(acc * scale)`), here without a float and
+/// with the multiplier's 31 significant bits, where [`multiply_by_quantized_multiplier`]'s first
+/// rounding keeps only `31 + shift` of the product's. `shift` in `-31..=31`.
+#[inline(always)]
+pub const fn multiply_by_quantized_multiplier_half_even(x: i32, multiplier: i32, shift: i32) -> i32 {
+    debug_assert!(shift >= -31 && shift <= 31);
+    let product = x as i64 * multiplier as i64; // |product| <= 2^62
+    let right = 31 - shift; // 0..=62
+    let v = if right == 0 {
+        product
+    } else {
+        let truncated = product >> right; // floor
+        let remainder = product - (truncated << right); // 0 <= remainder < 2^right
+        let half = 1i64 << (right - 1);
+        let up = remainder > half || (remainder == half && truncated & 1 == 1);
+        truncated + up as i64
+    };
+    if v > i32::MAX as i64 {
+        i32::MAX
+    } else if v < i32::MIN as i64 {
+        i32::MIN
+    } else {
+        v as i32
+    }
+}
+
+/// How a per-channel requantization ([`ChannelQuant`](super::ChannelQuant)) rounds the product of
+/// an accumulator and a [`Requant`](super::Requant) multiplier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequantRounding {
+    /// TFLite's and CMSIS-NN's default, twice, ties away from zero:
+    /// [`multiply_by_quantized_multiplier`] (bit for bit with TensorFlow Lite Micro).
+    Double,
+    /// Once, ties to even: [`multiply_by_quantized_multiplier_half_even`] (the nearest integer
+    /// computation to onnxruntime's float requantization).
+    SingleHalfToEven,
+}
+
+impl RequantRounding {
+    /// `x * multiplier * 2^(shift - 31)` rounded this way.
+    #[inline(always)]
+    pub const fn apply(self, x: i32, multiplier: i32, shift: i32) -> i32 {
+        match self {
+            RequantRounding::Double => multiply_by_quantized_multiplier(x, multiplier, shift),
+            RequantRounding::SingleHalfToEven => multiply_by_quantized_multiplier_half_even(x, multiplier, shift),
+        }
+    }
 }
 
 /// gemmlowp `RoundingHalfSum`: `(a + b) / 2` rounded to nearest, ties away from zero.

@@ -2,7 +2,7 @@
 //! planner-core and generated `const`s can both call it), and of fused-activation clamps.
 
 use super::fixedpoint::multiply_by_quantized_multiplier;
-use super::QuantElem;
+use super::QuantInt;
 
 /// A real multiplier in TFLite's representation: `multiplier * 2^(shift - 31)`, with
 /// `multiplier` a Q0.31 significand in `[2^30, 2^31)` (negative for a negative real, 0 for a real
@@ -98,7 +98,7 @@ pub const fn rescale_requant(input_scale: f32, output_scale: f32) -> Requant {
 /// quantized as `zero_point + round(bound / scale)` (`f32` division, ties away from zero) and
 /// kept inside `T`'s range. NONE is `(-inf, inf)`, RELU `(0, inf)`, RELU6 `(0, 6)`,
 /// RELU_N1_TO_1 `(-1, 1)`; an ONNX Clip folded into its producer is its `(min, max)`.
-pub fn activation_range<T: QuantElem>(lo: f32, hi: f32, scale: f32, zero_point: i32) -> (i32, i32) {
+pub fn activation_range<T: QuantInt>(lo: f32, hi: f32, scale: f32, zero_point: i32) -> (i32, i32) {
     let quantize = |bound: f32| {
         let q = (zero_point as i64).saturating_add(libm::roundf(bound / scale) as i64);
         q.clamp(T::MIN as i64, T::MAX as i64) as i32

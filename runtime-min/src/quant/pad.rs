@@ -1,7 +1,7 @@
 //! Constant padding (and cropping) of a quantized tensor: TFLite PAD / PADV2, ONNX Pad in constant
 //! mode; the pad value is the zero point (the quantized 0) unless the graph says otherwise.
 
-use super::QuantElem;
+use super::QuantInt;
 use crate::util::{contiguous_strides, Layout};
 use crate::MAX_RANK;
 
@@ -18,7 +18,7 @@ pub struct Pad<'a> {
 
 /// `y` is `value` everywhere except where it overlaps the input shifted by `pads_begin`, which is
 /// copied.
-pub fn pad<T: QuantElem>(p: &Pad, x: &[T], y: &mut [T], value: T) {
+pub fn pad<T: QuantInt>(p: &Pad, x: &[T], y: &mut [T], value: T) {
     let rank = p.in_shape.len();
     assert!(rank <= MAX_RANK && p.pads_begin.len() == rank && p.out_shape.len() == rank, "pad: ranks");
     y.fill(value);

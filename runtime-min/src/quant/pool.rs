@@ -5,7 +5,7 @@
 
 use core::ops::Range;
 
-use super::{ImageStrides, QuantElem};
+use super::{ImageStrides, QuantInt};
 
 /// Parameters of [`max_pool2d`] and [`avg_pool2d`]: the input and output share one scale and
 /// zero point (TFLite's requirement), addressed by strides as [`Conv2d`](super::Conv2d).
@@ -87,7 +87,7 @@ impl Pool2d {
     /// `finish(acc, inputs, padding)` (`padding`: the window positions in the padded extent but
     /// outside the input), clamped and stored.
     #[inline(always)]
-    fn pool<T: QuantElem>(
+    fn pool<T: QuantInt>(
         &self,
         x: &[T],
         y: &mut [T],
@@ -128,7 +128,7 @@ impl Pool2d {
 
 /// Quantized max pooling: the largest input value of each window (padding ignored; the zero
 /// point for a window without input), clamped to `[act_min, act_max]`.
-pub fn max_pool2d<T: QuantElem>(p: &Pool2d, x: &[T], y: &mut [T]) {
+pub fn max_pool2d<T: QuantInt>(p: &Pool2d, x: &[T], y: &mut [T]) {
     p.pool(x, y, i32::MIN, i32::max, |acc, inputs, _| if inputs == 0 { p.zero_point } else { acc });
 }
 
@@ -136,7 +136,7 @@ pub fn max_pool2d<T: QuantElem>(p: &Pool2d, x: &[T], y: &mut [T]) {
 /// nearest, ties away from zero) over the `n` input values of each window, plus with
 /// `count_include_pad` the padding positions as `zero_point`; the zero point for an empty
 /// window. Clamped to `[act_min, act_max]`. ONNX's rounding is [`avg_pool2d_half_even`].
-pub fn avg_pool2d<T: QuantElem>(p: &Pool2d, x: &[T], y: &mut [T]) {
+pub fn avg_pool2d<T: QuantInt>(p: &Pool2d, x: &[T], y: &mut [T]) {
     p.pool(x, y, 0, i32::wrapping_add, |sum, inputs, padding| {
         let padding = if p.count_include_pad { padding } else { 0 };
         let n = (inputs + padding) as i32;
@@ -165,7 +165,7 @@ pub fn avg_pool2d<T: QuantElem>(p: &Pool2d, x: &[T], y: &mut [T]) {
 /// with padding, and 2x2 ones into another scale) it leaves 92.6-93.4% / 54.7-56.3% of the
 /// outputs equal where TFLite's rule left 94.9-96.5% / 57.8%, all within one step either way;
 /// on lenet_qdq_s8 (`tests/quant_models.rs`) it brings the model from 3 steps to 1.
-pub fn avg_pool2d_half_even<T: QuantElem>(p: &Pool2d, x: &[T], y: &mut [T]) {
+pub fn avg_pool2d_half_even<T: QuantInt>(p: &Pool2d, x: &[T], y: &mut [T]) {
     p.pool(x, y, 0, i32::wrapping_add, |sum, inputs, padding| {
         let padding = if p.count_include_pad { padding } else { 0 };
         let n = (inputs + padding) as i32;

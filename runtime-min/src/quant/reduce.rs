@@ -1,7 +1,7 @@
 //! Quantized mean over axes: TFLite MEAN (`reference_ops::QuantizedMeanOrSum` as TFLite Micro
 //! calls it), ONNX ReduceMean / GlobalAveragePool on quantized tensors with rescaling.
 
-use super::{QuantElem, Requant};
+use super::{QuantInt, Requant};
 
 /// TFLite MEAN's multiplier for a mean of `count` values: the rescaling `r` (input scale / output
 /// scale, [`rescale_requant`](super::rescale_requant)) with `1 / count` folded in as TFLite does it
@@ -39,7 +39,7 @@ pub struct Mean {
 
 /// Quantized mean: `y = saturate(requant.apply(sum(x) - x_zero_point * reduce) + y_zero_point)`
 /// (TFLite MEAN, sums in `i32`).
-pub fn mean<T: QuantElem>(p: &Mean, x: &[T], y: &mut [T]) {
+pub fn mean<T: QuantInt>(p: &Mean, x: &[T], y: &mut [T]) {
     for o in 0..p.outer {
         for i in 0..p.inner {
             let sum = (0..p.reduce).fold(0i32, |s, r| s.wrapping_add(x[(o * p.reduce + r) * p.inner + i].to_i32()));

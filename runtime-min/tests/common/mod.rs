@@ -201,6 +201,7 @@ pub fn conv_params(
         groups,
         act,
         weights: sramfit_runtime_min::ConvWeights::Oihw,
+        input: sramfit_runtime_min::ConvInput::Nchw,
     }
 }
 
@@ -221,4 +222,17 @@ pub fn on_each_path<T>(paths: &std::sync::Mutex<()>, f: impl Fn() -> T) -> Vec<(
         .collect();
     force_kernel_path(detected_kernel_path()).unwrap();
     results
+}
+
+/// An NCHW tensor `x` of `[n, c, h, w]` in NHWC order.
+pub fn nchw_to_nhwc(x: &[f32], (n, c, h, w): (usize, usize, usize, usize)) -> Vec<f32> {
+    let mut out = vec![0.0; x.len()];
+    for b in 0..n {
+        for ch in 0..c {
+            for i in 0..h * w {
+                out[(b * h * w + i) * c + ch] = x[(b * c + ch) * h * w + i];
+            }
+        }
+    }
+    out
 }

@@ -7,7 +7,7 @@
 use tract_onnx::pb;
 
 use super::onnx::Attrs;
-use super::{Call, Operand, Value, Walk};
+use super::{Call, Value, Walk};
 use crate::ir::{Op, TensorId, TensorKind};
 use crate::ops::binary::{Binary, BinaryOp};
 use crate::ops::lowering::broadcast_strides;
@@ -120,17 +120,7 @@ pub(super) fn batch_norm(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>
         return Err(format!("a batch normalization of {xs:?}"));
     }
     let channels = xs[1];
-    let reals = |i: usize| -> Result<Vec<f64>, String> {
-        let v = match c.operands.get(i) {
-            Some(Operand::Const(k)) => k.floats(),
-            Some(Operand::Weights(q)) => q.dequantized()?,
-            _ => return Err(format!("input {i} must be a constant")),
-        };
-        match v.len() {
-            n if n == channels => Ok(v.iter().map(|&x| x as f64).collect()),
-            n => Err(format!("{n} values of input {i} for {channels} channels")),
-        }
-    };
+    let reals = |i: usize| c.reals(i, channels);
     let (scale, bias, mean, var) = (reals(1)?, reals(2)?, reals(3)?, reals(4)?);
     let eps = c.attrs().float("epsilon", 1e-5) as f64;
     let factor: Vec<f64> = (0..channels).map(|k| scale[k] / (var[k] + eps).sqrt()).collect();

@@ -224,6 +224,19 @@ impl Call<'_> {
         }
     }
 
+    /// Operand `i` as `count` real constants (a float constant, or dequantized weights).
+    pub fn reals(&self, i: usize, count: usize) -> Result<Vec<f64>, String> {
+        let v = match self.operands.get(i) {
+            Some(Operand::Const(k)) => k.floats(),
+            Some(Operand::Weights(q)) => q.dequantized()?,
+            _ => return Err(format!("input {i} must be a constant")),
+        };
+        match v.len() {
+            n if n == count => Ok(v.iter().map(|&x| x as f64).collect()),
+            n => Err(format!("{n} values of input {i} where {count} are needed")),
+        }
+    }
+
     /// The single output's quantization and clamp.
     pub fn out(&self) -> Out {
         self.outs[0]
@@ -423,7 +436,7 @@ impl<'p> Walk<'p> {
                 let (Quant::PerTensor { .. }, Quant::PerTensor { scale, zero_point }) = (&from, &quant) else {
                     return Err("a requantization per axis".into());
                 };
-                let x_q = QParams::of(&self.graph.tensors[x])?;
+                let x_q = eight_bit(&self.graph.tensors[x])?;
                 let y_q = QParams { scale: *scale, zero_point: *zero_point, dtype };
                 if x_q.same_as(&y_q) {
                     Value::Int(x)
@@ -606,7 +619,7 @@ impl<'p> Walk<'p> {
             .map(|v| match v {
                 None => Ok(Operand::Absent),
                 Some(Value::Int(t)) => {
-                    let p = QParams::of(&self.graph.tensors[*t])?;
+                    let p = eight_bit(&self.graph.tensors[*t])?;
                     q.get_or_insert(p);
                     Ok(Operand::Act(*t, p))
                 }
@@ -708,6 +721,7 @@ impl<'p> Walk<'p> {
             "MaxPool" | "AveragePool" | "GlobalAveragePool" | "GlobalMaxPool" => reduce::pool(self, &call),
             "ReduceMean" => reduce::reduce_mean(self, &call),
             "Softmax" => reduce::softmax(self, &call),
+            "LayerNormalization" => reduce::layer_norm(self, &call),
             "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" | "Identity" | "Dropout" => layout::view(self, &call),
             "Transpose" => layout::transpose(self, &call),
             "Concat" => layout::concat(self, &call),
@@ -812,6 +826,19 @@ pub(super) fn node_name(node: &pb::NodeProto) -> String {
 }
 
 /// The operator's name as a `&'static str` the families match on.
+/// The quantization of an 8-bit tensor an integer operator reads: ONNX's int16 tensors (from a
+/// QuantizeLinear of a float tensor, or an int16 graph input) have no integer operators in
+/// sramfit (TFLite's 16x8 arithmetic is not onnxruntime's).
+pub(super) fn eight_bit(t: &crate::tensor::Tensor) -> Result<QParams, String> {
+    match t.dtype {
+        DType::I16 => Err(format!(
+            "reads the int16 tensor `{}` (int16 activations have no integer operators in sramfit's ONNX import)",
+            t.name
+        )),
+        _ => QParams::of(t),
+    }
+}
+
 fn op_name(node: &pb::NodeProto) -> Result<&'static str, String> {
     const KNOWN: &[&str] = &[
         "Conv",
@@ -830,6 +857,7 @@ fn op_name(node: &pb::NodeProto) -> Result<&'static str, String> {
         "GlobalMaxPool",
         "ReduceMean",
         "Softmax",
+        "LayerNormalization",
         "Reshape",
         "Flatten",
         "Squeeze",

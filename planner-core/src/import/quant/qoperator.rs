@@ -144,7 +144,7 @@ fn act(w: &mut Walk<'_>, node: &pb::NodeProto, i: usize) -> Result<Operand, Stri
     let q = QParams { scale: *scale, zero_point: *zero_point as i32, dtype };
     // An integer graph input learns its quantization from the operator reading it.
     w.graph.tensors[t].quant.get_or_insert(Quant::PerTensor { scale: q.scale, zero_point: q.zero_point });
-    QParams::of(&w.graph.tensors[t])?;
+    super::eight_bit(&w.graph.tensors[t])?;
     Ok(Operand::Act(t, q))
 }
 

@@ -1,7 +1,8 @@
-//! Pooling, means and softmax: max pooling keeps its input's quantization (a requantization after
+//! Pooling, means, softmax and layer normalization: max pooling keeps its input's quantization (a requantization after
 //! it when the output's differs: the maximum commutes with it), average pooling over the whole
 //! input and ReduceMean rescale in one multiplier (TFLite MEAN), other average pools average in the
-//! input's quantization, and softmax writes TFLite's fixed 1/256 quantization.
+//! input's quantization, softmax writes TFLite's fixed 1/256 quantization, and layer
+//! normalization runs in integers straight into the output's quantization.
 
 use sramfit_runtime_min::quant as rtq;
 
@@ -9,11 +10,13 @@ use super::geometry::{hw, Window};
 use super::{Call, Walk};
 use crate::ir::{Op, TensorId};
 use crate::ops::pool::PoolKind;
+use crate::ops::qlayer_norm::QLayerNorm;
 use crate::ops::qmean::QMean;
 use crate::ops::qparams::Convention;
 use crate::ops::qpool::QPool;
 use crate::ops::qsoftmax::QSoftmax;
 use crate::ops::requantize::Requantize;
+use crate::tensor::Data;
 
 /// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (and QLinearAveragePool,
 /// QLinearGlobalAveragePool) over 1 or 2 spatial axes of NCHW.
@@ -138,8 +141,29 @@ pub(super) fn softmax(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, S
     let out = c.out().q;
     let direct = QSoftmax::output(out.dtype, out.scale);
     let y = if direct.zero_point == out.zero_point { direct } else { QSoftmax::output(out.dtype, 1.0 / 256.0) };
-    let op = QSoftmax::new(outer, len, inner, 1.0, xq, y);
+    let op = QSoftmax::new((outer, len, inner), 1.0, (xq, y), Convention::Onnx);
     w.keeping(c, 0, y, xs.clone(), |w, t| w.push(c.node, Op::QSoftmax(op), vec![x], t))
+}
+
+/// LayerNormalization over the axes from `axis` on (ONNX's default -1), with constant scale and
+/// optional bias of the normalized shape, in integer arithmetic ([`QLayerNorm`]).
+pub(super) fn layer_norm(w: &mut Walk<'_>, c: &Call<'_>) -> Result<Vec<TensorId>, String> {
+    let (x, xq) = c.act(0)?;
+    let xs = w.shape(x);
+    let a = c.attrs();
+    let at = axis(a.int("axis", -1), xs.len())?;
+    let (rows, len) = (xs[..at].iter().product(), xs[at..].iter().product());
+    if c.node.output.len() > 1 {
+        return Err("a LayerNormalization whose mean or inverse deviation is read".into());
+    }
+    let scale = c.reals(1, len)?;
+    let bias = if c.operands.len() > 2 { c.reals(2, len)? } else { vec![0.0; len] };
+    w.unclamped(c)?;
+    let (op, consts) = QLayerNorm::new((rows, len), (xq, c.out().q), (&scale, &bias), a.float("epsilon", 1e-5) as f64)?;
+    let [gains, offsets] = <[Data; 2]>::try_from(consts).map_err(|_| "two constants")?;
+    let gains = w.constant_tensor(c.node, "gains", vec![len], gains);
+    let offsets = w.constant_tensor(c.node, "offsets", vec![len], offsets);
+    Ok(vec![w.step(c, Op::QLayerNorm(op), vec![x, gains, offsets], xs)])
 }
 
 /// A possibly negative axis of a rank-`rank` tensor.

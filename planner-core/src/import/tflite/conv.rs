@@ -1,5 +1,6 @@
 //! CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL: TFLite's layouts (NHWC activations, OHWI,
-//! 1HWO and `[out, in]` weights) and TFLite Micro's multipliers.
+//! 1HWO and `[out, in]` weights) and TFLite Micro's multipliers; on int16 activations (TFLite's
+//! 16x8 mode) the first three with `int64` biases.
 
 use sramfit_runtime_min::quant as rtq;
 
@@ -10,7 +11,7 @@ use crate::ops::qconv::QConv;
 use crate::ops::qfully_connected::QFullyConnected;
 use crate::ops::qmatmul::QMatMul;
 use crate::ops::qparams::{Convention, QParams, QWeights};
-use crate::tensor::Quant;
+use crate::tensor::{DType, Quant};
 use tract_tflite::tflite;
 
 /// The window of a TFLite `Padding` along one axis: `(output extent, padding before)`, as TFLite's
@@ -184,6 +185,24 @@ fn bias(w: &Walk<'_>, c: &OpCall<'_>, channels: usize) -> Result<Vec<i32>, Strin
     }
 }
 
+/// The `int64` bias of input 2 of a 16x8 layer, if present. TFLite Micro also takes an `int32`
+/// bias there but then accumulates in `int32` and requantizes as the 8-bit layers do: not
+/// supported (the converter writes `int64`).
+fn bias_s16(w: &Walk<'_>, c: &OpCall<'_>, channels: usize) -> Result<Vec<i64>, String> {
+    let Some(t) = c.input(2) else { return Ok(Vec::new()) };
+    if w.tensor(t)?.type_() != tflite::TensorType::INT64 {
+        return Err(format!(
+            "bias `{}` of a 16x8 layer is not int64 (int32 biases are not supported)",
+            w.tensor_name(t)
+        ));
+    }
+    let b = w.ints(t)?;
+    match b.len() {
+        n if n == channels => Ok(b),
+        n => Err(format!("a bias of {n} values for {channels} channels")),
+    }
+}
+
 /// CONV_2D (OHWI weights; grouped when their input channels divide the input's) and
 /// DEPTHWISE_CONV_2D (1HWO weights, a channel multiplier).
 pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
@@ -202,7 +221,6 @@ pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         let ohwi = permutation(&[1, kernel_h, kernel_w, out_c], &[3, 1, 2, 0]);
         qw.values = ohwi.map(|k| qw.values[k]).collect();
     }
-    let b = bias(w, c, out_c)?;
     let yq = w.out_q(c, 0)?;
     let unset = rtq::ImageStrides { n: 0, c: 0, h: 0, w: 0 };
     let geometry = rtq::Conv2d {
@@ -230,7 +248,10 @@ pub(super) fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         act_min: 0,
         act_max: 0,
     };
-    let (op, consts) = QConv::new(geometry, (xq, &qw, yq), &b, fused(win.activation)?, Convention::Tflite)?;
+    let (op, consts) = match xq.dtype {
+        DType::I16 => QConv::new_s16(geometry, (xq, &qw, yq), &bias_s16(w, c, out_c)?, fused(win.activation)?)?,
+        _ => QConv::new(geometry, (xq, &qw, yq), &bias(w, c, out_c)?, fused(win.activation)?, Convention::Tflite)?,
+    };
     let y = w.output(c, 0, vec![batch, out_h, out_w, out_c], Some(yq))?;
     w.push_with_constants(c, Op::QConv(op), x, consts, y);
     Ok(())
@@ -253,7 +274,6 @@ pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), St
     }
     let batch = len / in_features;
     let qw = weights(w, wt, 0, out_features)?;
-    let b = bias(w, c, out_features)?;
     let yq = w.out_q(c, 0)?;
     let geometry = rtq::FullyConnected {
         batch,
@@ -265,7 +285,10 @@ pub(super) fn fully_connected(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), St
         act_max: 0,
     };
     let clamp = fused(opt.fused_activation_function())?;
-    let (op, consts) = QFullyConnected::new(geometry, (xq, &qw, yq), &b, clamp, Convention::Tflite)?;
+    let (op, consts) = match xq.dtype {
+        DType::I16 => QFullyConnected::new_s16(geometry, (xq, &qw, yq), &bias_s16(w, c, out_features)?, clamp)?,
+        _ => QFullyConnected::new(geometry, (xq, &qw, yq), &bias(w, c, out_features)?, clamp, Convention::Tflite)?,
+    };
     let y = w.output(c, 0, vec![batch, out_features], Some(yq))?;
     w.push_with_constants(c, Op::QFullyConnected(op), x, consts, y);
     Ok(())

@@ -1,11 +1,12 @@
 //! ADD, SUB, MUL with TFLite's rescaling; LOGISTIC, TANH, HARD_SWISH, LEAKY_RELU, RELU and RELU6
-//! as 256-entry tables of TFLite Micro's integer algorithms; QUANTIZE and DEQUANTIZE.
+//! as 256-entry tables of TFLite Micro's integer algorithms (on int16: RELU, RELU6 and LEAKY_RELU
+//! computed elementwise, the others refused); QUANTIZE and DEQUANTIZE.
 
-use sramfit_runtime_min::quant::{self as rtq, QuantElem};
+use sramfit_runtime_min::quant::{self as rtq, QuantInt};
 
 use super::{fused, OpCall, Walk};
 use crate::import::quant::broadcast_shape;
-use crate::ir::Op;
+use crate::ir::{Op, TensorId};
 use crate::ops::lowering::broadcast_strides;
 use crate::ops::lut::Lut;
 use crate::ops::qbinary::{Arith, QBinary};
@@ -41,6 +42,9 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     if xq.dtype != yq.dtype {
         return Err("input and output of different integer types".into());
     }
+    if xq.dtype == DType::I16 {
+        return activation_s16(w, c, x, (xq, yq));
+    }
     let fixed = |scale: f32, zero_point: i32| -> Result<(), String> {
         match yq.scale == scale && yq.zero_point == zero_point {
             true => Ok(()),
@@ -53,11 +57,11 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let entries: Vec<i32> = on_dtype!(xq.dtype, T => {
         let table: [T; 256] = match c.op {
             "LOGISTIC" => {
-                fixed(1.0 / 256.0, <T as QuantElem>::MIN)?;
+                fixed(1.0 / 256.0, <T as QuantInt>::MIN)?;
                 rtq::logistic_table(xq.scale, xq.zero_point)
             }
             "TANH" => {
-                fixed(1.0 / 128.0, (<T as QuantElem>::MIN + <T as QuantElem>::MAX + 1) / 2)?;
+                fixed(1.0 / 128.0, (<T as QuantInt>::MIN + <T as QuantInt>::MAX + 1) / 2)?;
                 rtq::tanh_table(xq.scale, xq.zero_point)
             }
             "HARD_SWISH" => rtq::hard_swish_table(xq.scale, xq.zero_point, yq.scale, yq.zero_point)
@@ -77,6 +81,45 @@ pub(super) fn table(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let shape = w.graph.tensors[x].shape.clone();
     let y = w.output(c, 0, shape, Some(yq))?;
     w.push(c, Op::Lut(Lut { channels: 1, inner: 1 }), vec![x, table], y);
+    Ok(())
+}
+
+/// RELU and RELU6 on int16 (TFLite Micro's `ReluQuantized`: the input rescaled by the ratio of
+/// scales taken in `f32`, clamped at the output's zero; `Relu6Quantized`: the input clamped to
+/// `[zero point, 6]` in its own quantization, not rescaled) as a clamped requantization, and
+/// LEAKY_RELU; the other table functions have no int16 form in sramfit.
+fn activation_s16(w: &mut Walk<'_>, c: &OpCall<'_>, x: TensorId, (xq, yq): (QParams, QParams)) -> Result<(), String> {
+    let len = w.graph.tensors[x].len();
+    let op = match c.op {
+        "RELU" => {
+            let requant = Convention::Tflite.requant((xq.scale / yq.scale) as f64)?;
+            Op::Requantize(Requantize::clamped(
+                len,
+                (xq.zero_point, yq.zero_point),
+                requant,
+                yq.clamp((0.0, f32::INFINITY)),
+            ))
+        }
+        "RELU6" => {
+            // TFLite Micro's `FloatToQuantizedType<int16_t>(6.0f, ..)`, kept inside int16.
+            let six = ((6.0 / xq.scale).round() as i64 + xq.zero_point as i64).clamp(i16::MIN.into(), i16::MAX.into());
+            let identity = rtq::quantize_multiplier(1.0);
+            Op::Requantize(Requantize::clamped(
+                len,
+                (xq.zero_point, xq.zero_point),
+                identity,
+                (xq.zero_point, six as i32),
+            ))
+        }
+        "LEAKY_RELU" => {
+            let alpha = c.table.builtin_options_as_leaky_relu_options().map_or(0.2, |o| o.alpha());
+            Op::Requantize(Requantize::leaky_relu_s16(xq, yq, alpha)?)
+        }
+        _ => return Err(super::not_in_16x8(c)),
+    };
+    let shape = w.graph.tensors[x].shape.clone();
+    let y = w.output(c, 0, shape, Some(yq))?;
+    w.push(c, op, vec![x], y);
     Ok(())
 }
 
@@ -101,7 +144,7 @@ pub(super) fn convert(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
             let y = w.output(c, 0, shape, Some(yq))?;
             w.push(c, Op::Requantize(Requantize::new(len, xq, yq, Convention::Tflite)?), vec![x], y);
         }
-        ("DEQUANTIZE", DType::I8 | DType::U8) => {
+        ("DEQUANTIZE", DType::I8 | DType::U8 | DType::I16) => {
             let xq = QParams::of(&w.graph.tensors[x])?;
             let op = QConvert { direction: Direction::Dequantize, params: vec![(xq.scale, xq.zero_point)], inner: len };
             let y = w.output(c, 0, shape, None)?;

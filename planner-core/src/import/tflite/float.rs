@@ -18,11 +18,13 @@ use crate::ops::copy;
 use crate::ops::lowering::{broadcast_strides, permutation};
 use crate::ops::pad::PadOp;
 use crate::ops::pool::{Pool, PoolKind};
+use crate::ops::qhybrid_conv::QHybridConv;
 use crate::ops::reduce::{ReduceOp, Reducer};
 use crate::ops::softmax::SoftmaxOp;
 use crate::ops::unary::Unary;
 use crate::ops::view::View;
-use crate::tensor::{strides_of, DType, Data};
+use crate::tensor::{strides_of, DType, Data, Quant};
+use sramfit_runtime_min::quant as rtq;
 use tract_tflite::tflite;
 
 /// The IR (NCHW) shape of a TFLite shape: rank 4 is permuted, other ranks kept.
@@ -57,7 +59,10 @@ impl Walk<'_> {
     fn floats(&self, t: i32) -> Result<Vec<f32>, String> {
         let bytes = self.data(t)?.ok_or_else(|| format!("`{}` must be a constant", self.tensor_name(t)))?;
         if self.tensor(t)?.type_() != tflite::TensorType::FLOAT32 {
-            return Err(format!("`{}` is not float32 (hybrid models are not supported)", self.tensor_name(t)));
+            return Err(format!(
+                "`{}` is not float32 (of hybrid operators, with int8 weights, sramfit has CONV_2D with per-tensor weights)",
+                self.tensor_name(t)
+            ));
         }
         let n: usize = self.shape(t)?.iter().product();
         if bytes.len() != 4 * n {
@@ -167,13 +172,17 @@ pub(super) const LOWERINGS: &[(&[&str], super::Lowering)] = &[
     (&["PAD", "PADV2"], pad),
 ];
 
-/// CONV_2D and DEPTHWISE_CONV_2D: the weights permuted to OIHW.
+/// CONV_2D and DEPTHWISE_CONV_2D: the weights permuted to OIHW; a CONV_2D with int8 weights is
+/// TensorFlow Lite's hybrid convolution ([`hybrid_conv`]).
 fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let (batch, in_h, in_w, in_c) = nhwc(&w.shape(c.input(0).expect("act checked it"))?)?;
     let wt = c.input(1).ok_or("no filter")?;
     let ws = w.shape(wt)?;
     let win = ConvWindow::of(c, (in_h, in_w, in_c), &ws)?;
+    if c.op == "CONV_2D" && w.tensor(wt)?.type_() == tflite::TensorType::INT8 {
+        return hybrid_conv(w, c, x, (batch, in_h, in_w, in_c), &win);
+    }
     let ((out_c, groups), (kh, kw)) = ((win.out_channels, win.groups), win.kernel);
     // To OIHW: from `[out, kh, kw, in / groups]`, or (depthwise) `[1, kh, kw, out]`.
     let to_oihw: &[usize] = if win.depthwise { &[3, 0, 1, 2] } else { &[0, 3, 1, 2] };
@@ -199,6 +208,7 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         groups,
         act: activation(win.activation)?,
         weights: rt::ConvWeights::Oihw,
+        input: rt::ConvInput::Nchw,
     };
     let weights = w.graph.add_const(format!("{}.weights", c.name), vec![out_c, in_c / groups, kh, kw], oihw);
     let mut inputs = vec![x, weights];
@@ -207,6 +217,66 @@ fn conv(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     }
     let y = w.float_out(c, 0)?;
     w.push(c, Op::Conv(p), inputs, y);
+    Ok(())
+}
+
+/// A CONV_2D with int8 weights on a float input (a hybrid file): TensorFlow Lite's `EvalHybrid`
+/// ([`rtq::hybrid_conv2d`]), the weights kept int8 and OHWI, the NCHW activations read by strides.
+/// TensorFlow Lite takes another path (asymmetric input quantization) for per-channel weights and
+/// grouped convolutions: those are refused.
+fn hybrid_conv(
+    w: &mut Walk<'_>,
+    c: &OpCall<'_>,
+    x: TensorId,
+    (batch, in_h, in_w, in_c): (usize, usize, usize, usize),
+    win: &ConvWindow,
+) -> Result<(), String> {
+    let wt = c.input(1).expect("conv checked it");
+    let weight_scale = match w.quant(wt)? {
+        Some(Quant::PerTensor { scale, zero_point: 0 }) => scale,
+        _ => return Err("a hybrid CONV_2D whose weights are not quantized per tensor, symmetric".into()),
+    };
+    if win.groups != 1 {
+        return Err("a grouped hybrid CONV_2D".into());
+    }
+    let weights: Vec<i8> = w.ints(wt)?.iter().map(|&v| v as i8).collect();
+    let (act_min, act_max) = super::fused(win.activation)?;
+    let conv = rtq::Conv2d {
+        batch,
+        in_channels: in_c,
+        in_h,
+        in_w,
+        out_channels: win.out_channels,
+        out_h: win.out.0,
+        out_w: win.out.1,
+        kernel_h: win.kernel.0,
+        kernel_w: win.kernel.1,
+        stride_h: win.stride.0,
+        stride_w: win.stride.1,
+        dilation_h: win.dilation.0,
+        dilation_w: win.dilation.1,
+        pad_top: win.pad.0,
+        pad_left: win.pad.1,
+        groups: 1,
+        x_strides: rtq::ImageStrides::nchw(in_c, in_h, in_w),
+        y_strides: rtq::ImageStrides::nchw(win.out_channels, win.out.0, win.out.1),
+        x_zero_point: 0,
+        w_zero_point: 0,
+        y_zero_point: 0,
+        act_min: 0,
+        act_max: 0,
+    };
+    let shape = vec![weights.len()];
+    let mut inputs = vec![x, w.graph.add_const(format!("{}.weights", c.name), shape, Data::I8(weights))];
+    if let Some(b) = c.input(2) {
+        let bias = Data::F32(w.floats(b)?);
+        if bias.len() != win.out_channels {
+            return Err(format!("a bias of {} values for {} channels", bias.len(), win.out_channels));
+        }
+        inputs.push(w.graph.add_const(format!("{}.bias", c.name), vec![bias.len()], bias));
+    }
+    let y = w.float_out(c, 0)?;
+    w.push(c, Op::QHybridConv(QHybridConv(rtq::HybridConv2d { conv, weight_scale, act_min, act_max })), inputs, y);
     Ok(())
 }
 

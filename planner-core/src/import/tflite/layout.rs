@@ -16,7 +16,7 @@ pub(super) fn view(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let shape = w.out_shape(c, 0)?;
     let q = match w.graph.tensors[x].dtype {
-        DType::I8 | DType::U8 => Some(w.out_q(c, 0).or_else(|_| QParams::of(&w.graph.tensors[x]))?),
+        DType::I8 | DType::U8 | DType::I16 => Some(w.out_q(c, 0).or_else(|_| QParams::of(&w.graph.tensors[x]))?),
         other => return Err(format!("a view of a {} tensor", other.rust_name())),
     };
     let y = w.output(c, 0, shape, q)?;

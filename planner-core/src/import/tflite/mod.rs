@@ -12,9 +12,11 @@
 //! outputs are TFLite Micro's bit for bit.
 //!
 //! Full-integer int8 and uint8 models are supported (per-channel weights; int8, uint8 or float
-//! ports through QUANTIZE / DEQUANTIZE), and float32 models ([`float`]: the float kernels, with
-//! NCHW tensors inside). Hybrid files (int8 weights, float activations) and TFLite's 16x8 mode
-//! (int16 activations) are refused with a message saying so.
+//! ports through QUANTIZE / DEQUANTIZE), TFLite's 16x8 mode (int16 activations, int8 weights,
+//! int64 biases: the same lowerings on `DType::I16`, the `_s16` kernels where TFLite's int16
+//! arithmetic differs; an int16 operator without one is refused naming it), and float32 models
+//! ([`float`]: the float kernels, with NCHW tensors inside), hybrid ones included (a CONV_2D with
+//! int8 weights on float activations: TensorFlow Lite's `EvalHybrid`).
 //! Every operator that cannot be lowered is listed at once, with its TFLite name.
 
 mod conv;
@@ -65,7 +67,6 @@ pub fn import(bytes: &[u8], fixed: &[InputShape], limits: &Limits) -> Result<Gra
     }
     let mut walk = Walk::new(model, sub, limits);
     walk.float = walk.computes_in_float();
-    walk.refuse_int16()?;
     walk.inputs(fixed)?;
     for (i, op) in sub.operators().into_iter().flatten().enumerate() {
         walk.operator(i, op);
@@ -137,6 +138,12 @@ const LOWERINGS: &[(&[&str], Lowering)] = &[
     (&["STRIDED_SLICE"], layout::strided_slice),
 ];
 
+/// Why operator `c`, which has an int16 operand, cannot be lowered: sramfit's 16x8 mode does not
+/// have it.
+pub(super) fn not_in_16x8(c: &OpCall<'_>) -> String {
+    format!("{} on int16 (TFLite's 16x8 mode) is not supported by sramfit", c.op)
+}
+
 /// A fused activation's real range (`ActivationFunctionType`).
 pub(super) fn fused(f: tflite::ActivationFunctionType) -> Result<(f32, f32), String> {
     Ok(match f {
@@ -184,23 +191,6 @@ impl<'a> Walk<'a> {
             let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
             self.op_name(op.opcode_index()) != "DEQUANTIZE" && outputs.iter().any(|&t| float(t))
         })
-    }
-
-    /// Refuses, in one message, TFLite's 16x8 mode: an operator writing int16 activations.
-    fn refuse_int16(&self) -> Result<(), CompileError> {
-        let int16 = |t: i32| self.tensor(t).is_ok_and(|x| x.type_() == tflite::TensorType::INT16);
-        let first = self.sub.operators().into_iter().flatten().find_map(|op| {
-            let outputs = op.outputs().map(|v| v.iter().collect::<Vec<_>>()).unwrap_or_default();
-            outputs.iter().copied().find(|&t| int16(t)).map(|t| (op, t))
-        });
-        let Some((op, t)) = first else { return Ok(()) };
-        Err(CompileError::Unsupported(vec![UnsupportedOp {
-            node: self.tensor_name(t),
-            op: self.op_name(op.opcode_index()).to_string(),
-            reason: "writes int16 activations: TFLite's 16x8 quantization mode is not supported yet \
-                     (convert with int8 activations)"
-                .into(),
-        }]))
     }
 
     /// The graph inputs, in their declared order, with `fixed` shapes where given.
@@ -450,15 +440,13 @@ impl<'a> Walk<'a> {
         Ok((id, q))
     }
 
-    /// The per-tensor quantization of an 8-bit tensor `t`.
+    /// The per-tensor quantization of an 8-bit or int16 tensor `t`.
     pub fn qparams(&self, t: i32) -> Result<QParams, String> {
         let name = self.tensor_name(t);
         let dtype = match self.tensor(t)?.type_() {
             tflite::TensorType::INT8 => DType::I8,
             tflite::TensorType::UINT8 => DType::U8,
-            tflite::TensorType::INT16 => {
-                return Err(format!("`{name}` is int16 (TFLite's 16x8 mode is not supported yet)"))
-            }
+            tflite::TensorType::INT16 => DType::I16,
             tflite::TensorType::FLOAT32 => {
                 return Err(format!("`{name}` is float32: sramfit reads full-integer TFLite models only so far (float32 and hybrid files are not supported yet)"))
             }

@@ -10,6 +10,7 @@ use crate::ops::qmean::QMean;
 use crate::ops::qparams::{Convention, QParams};
 use crate::ops::qpool::QPool;
 use crate::ops::qsoftmax::QSoftmax;
+use crate::tensor::DType;
 
 /// AVERAGE_POOL_2D and MAX_POOL_2D over NHWC: input and output quantized alike (TFLite's rule);
 /// padding positions do not count (TFLite's average rounds to nearest, ties away from zero).
@@ -88,7 +89,7 @@ pub(super) fn mean(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
 }
 
 /// SOFTMAX along the last axis, into TFLite's fixed output quantization (scale 1/256, zero point
-/// the type's minimum).
+/// the type's minimum; int16: scale 1/32768, zero point 0).
 pub(super) fn softmax(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let x = w.act(c, 0)?;
     let xq = QParams::of(&w.graph.tensors[x])?;
@@ -102,7 +103,19 @@ pub(super) fn softmax(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
         ));
     }
     let len = *xs.last().ok_or("a softmax of a scalar")?;
-    let op = QSoftmax::new(xs.iter().product::<usize>() / len.max(1), len, 1, beta, xq, yq);
+    let rows = xs.iter().product::<usize>() / len.max(1);
+    if xq.dtype == DType::I16 {
+        // TFLite Micro requires an output scale of 1/32768 (within 0.1%).
+        if (yq.scale - 1.0 / 32768.0).abs() > 0.001 / 32768.0 {
+            return Err(format!("an int16 softmax output of scale {} (TFLite's is 1/32768)", yq.scale));
+        }
+        let (op, tables) = QSoftmax::new_s16(rows, len, beta, xq)?;
+        let tables = w.graph.add_const(format!("{}.tables", c.name), vec![tables.len()], tables);
+        let y = w.output(c, 0, xs, Some(yq))?;
+        w.push(c, Op::QSoftmax(op), vec![x, tables], y);
+        return Ok(());
+    }
+    let op = QSoftmax::new((rows, len, 1), beta, (xq, yq), Convention::Tflite);
     let y = w.output(c, 0, xs, Some(yq))?;
     w.push(c, Op::QSoftmax(op), vec![x], y);
     Ok(())

@@ -4,7 +4,7 @@
 //! nonzero input zero point, stride and dilation, per-tensor and per-channel requantization, int8
 //! and uint8 activations, fully connected rows with tails, depthwise kernels of 1 to 4 columns.
 
-use crate::quant::{self, ChannelQuant, Conv2d, FullyConnected, ImageStrides, QuantElem};
+use crate::quant::{self, ChannelQuant, Conv2d, FullyConnected, ImageStrides, QuantElem, RequantRounding};
 
 /// xorshift64*.
 struct Rng(u64);
@@ -26,18 +26,21 @@ impl Rng {
     }
 }
 
-/// Random per-channel constants for `channels` outputs (`per_channel`: one multiplier each).
+/// Random per-channel constants for `channels` outputs (`per_channel`: one multiplier each),
+/// rounded either way at random.
 struct Constants {
     bias: [i32; 64],
     multipliers: [i32; 64],
     shifts: [i32; 64],
     channels: usize,
     per_channel: bool,
+    rounding: RequantRounding,
 }
 
 impl Constants {
     fn new(rng: &mut Rng, channels: usize, per_channel: bool) -> Constants {
-        let mut c = Constants { bias: [0; 64], multipliers: [0; 64], shifts: [0; 64], channels, per_channel };
+        let rounding = if rng.below(2) == 0 { RequantRounding::Double } else { RequantRounding::SingleHalfToEven };
+        let mut c = Constants { bias: [0; 64], multipliers: [0; 64], shifts: [0; 64], channels, per_channel, rounding };
         for o in 0..channels {
             c.bias[o] = rng.below(20_001) - 10_000;
             // Mostly right shifts; one channel in four shifts left (a multiplier above 1).
@@ -58,6 +61,7 @@ impl Constants {
             bias: &self.bias[..self.channels],
             multipliers: &self.multipliers[..m],
             shifts: &self.shifts[..m],
+            rounding: self.rounding,
         }
     }
 }

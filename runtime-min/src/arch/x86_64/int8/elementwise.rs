@@ -8,7 +8,7 @@ use core::arch::x86_64::__m256i;
 
 use super::requant::{elem, narrow, Multiplier8, Requant8};
 use super::vector::{add, bytes, shl, splat, sub, widen8};
-use crate::quant::{Add, QuantElem};
+use crate::quant::{Add, QuantInt};
 use crate::Broadcast;
 
 /// Elements per vector.
@@ -41,7 +41,7 @@ struct AddLanes {
 
 impl AddLanes {
     #[inline(always)]
-    fn new<T: QuantElem>(p: &Add, subtract: bool) -> Self {
+    fn new<T: QuantInt>(p: &Add, subtract: bool) -> Self {
         AddLanes {
             a_zero_point: splat(p.a_zero_point),
             b_zero_point: splat(p.b_zero_point),
@@ -81,7 +81,7 @@ impl AddLanes {
 
 /// `y = a + b` (or `a - b`), all `len` elements contiguous.
 #[inline(always)]
-pub(super) fn add_sub<T: QuantElem>(p: &Add, len: usize, (a, b): (&[T], &[T]), y: &mut [T], subtract: bool) {
+pub(super) fn add_sub<T: QuantInt>(p: &Add, len: usize, (a, b): (&[T], &[T]), y: &mut [T], subtract: bool) {
     let lanes = AddLanes::new::<T>(p, subtract);
     let (a, b, y) = (bytes(&a[..len]), bytes(&b[..len]), &mut y[..len]);
     for ((ac, bc), yc) in a.chunks(LANES).zip(b.chunks(LANES)).zip(y.chunks_mut(LANES)) {
@@ -91,14 +91,12 @@ pub(super) fn add_sub<T: QuantElem>(p: &Add, len: usize, (a, b): (&[T], &[T]), y
 
 /// `acc = acc + b` (or `acc - b`), all `len` elements contiguous.
 #[inline(always)]
-pub(super) fn add_sub_in_place<T: QuantElem>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
+pub(super) fn add_sub_in_place<T: QuantInt>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
     let lanes = AddLanes::new::<T>(p, subtract);
     let b = bytes(&b[..len]);
     for (ac, bc) in acc[..len].chunks_mut(LANES).zip(b.chunks(LANES)) {
         let mut a = [0u8; LANES];
-        for (d, s) in a.iter_mut().zip(ac.iter()) {
-            *d = s.byte();
-        }
+        a[..ac.len()].copy_from_slice(bytes(ac));
         lanes.block(&a[..ac.len()], bc, T::MIN < 0, |i, v| ac[i] = elem(v));
     }
 }

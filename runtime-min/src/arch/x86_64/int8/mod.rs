@@ -28,7 +28,8 @@ mod vector;
 
 use super::detect::int8_vnni;
 use crate::arch::path::KernelPath;
-use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, QuantElem, Quantization, Rounding};
+use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization};
+use crate::quant::{RequantRounding, Rounding};
 use crate::Broadcast;
 use dot::{Avx2, Vnni};
 
@@ -67,13 +68,13 @@ macro_rules! int8_entry_points {
 
             /// [`elementwise::add_sub`].
             #[target_feature(enable = $features)]
-            pub(super) fn add_sub<T: QuantElem>(p: &Add, len: usize, ab: (&[T], &[T]), y: &mut [T], subtract: bool) {
+            pub(super) fn add_sub<T: QuantInt>(p: &Add, len: usize, ab: (&[T], &[T]), y: &mut [T], subtract: bool) {
                 elementwise::add_sub(p, len, ab, y, subtract)
             }
 
             /// [`elementwise::add_sub_in_place`].
             #[target_feature(enable = $features)]
-            pub(super) fn add_sub_in_place<T: QuantElem>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
+            pub(super) fn add_sub_in_place<T: QuantInt>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
                 elementwise::add_sub_in_place(p, len, acc, b, subtract)
             }
 
@@ -142,6 +143,13 @@ macro_rules! dispatch {
     }};
 }
 
+/// Whether `q` rounds as the convolution kernels' output stage does ([`requant`]: TFLite's double
+/// rounding); onnxruntime's single rounding runs the portable kernels (the fully connected layer
+/// takes both: its output stage is the portable one).
+fn double_rounding(q: &ChannelQuant) -> bool {
+    q.rounding == RequantRounding::Double
+}
+
 /// See [`crate::arch::quant_conv2d`].
 #[inline(always)]
 pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
@@ -152,7 +160,7 @@ pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    dispatch!(path, conv::takes::<T>(p), conv2d(p, x, w, q, y))
+    dispatch!(path, double_rounding(q) && conv::takes::<T>(p), conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_depthwise_conv2d`].
@@ -165,7 +173,7 @@ pub(in crate::arch) fn quant_depthwise_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    dispatch!(path, depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
+    dispatch!(path, double_rounding(q) && depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_fully_connected`].
@@ -183,7 +191,7 @@ pub(in crate::arch) fn quant_fully_connected<T: QuantElem>(
 
 /// See [`crate::arch::quant_add_sub`].
 #[inline(always)]
-pub(in crate::arch) fn quant_add_sub<T: QuantElem>(
+pub(in crate::arch) fn quant_add_sub<T: QuantInt>(
     path: KernelPath,
     (p, shape): (&Add, &Broadcast),
     ab: (&[T], &[T]),
@@ -191,13 +199,13 @@ pub(in crate::arch) fn quant_add_sub<T: QuantElem>(
     subtract: bool,
 ) -> bool {
     let len = elementwise::same_shape(shape);
-    let takes = len.is_some() && (0..32).contains(&p.scaling.left_shift);
+    let takes = size_of::<T>() == 1 && len.is_some() && (0..32).contains(&p.scaling.left_shift);
     dispatch!(path, takes, add_sub(p, len.unwrap_or(0), ab, y, subtract))
 }
 
 /// See [`crate::arch::quant_add_sub_in_place`].
 #[inline(always)]
-pub(in crate::arch) fn quant_add_sub_in_place<T: QuantElem>(
+pub(in crate::arch) fn quant_add_sub_in_place<T: QuantInt>(
     path: KernelPath,
     (p, shape): (&Add, &Broadcast),
     acc: &mut [T],
@@ -205,7 +213,7 @@ pub(in crate::arch) fn quant_add_sub_in_place<T: QuantElem>(
     subtract: bool,
 ) -> bool {
     let len = elementwise::same_shape(shape);
-    let takes = len.is_some() && (0..32).contains(&p.scaling.left_shift);
+    let takes = size_of::<T>() == 1 && len.is_some() && (0..32).contains(&p.scaling.left_shift);
     dispatch!(path, takes, add_sub_in_place(p, len.unwrap_or(0), acc, b, subtract))
 }
 

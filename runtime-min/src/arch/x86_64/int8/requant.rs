@@ -17,7 +17,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::quant::{ChannelQuant, QuantElem, Requant};
+use crate::quant::{ChannelQuant, QuantInt, Requant};
 
 /// One TFLite multiplier (`multiply_by_quantized_multiplier`), in every lane.
 #[derive(Clone, Copy)]
@@ -96,14 +96,14 @@ impl Requant8 {
     /// Channel `o` of `q` with output zero point `zero_point` and clamp `[act_min, act_max]`, for
     /// outputs of type `T`.
     #[inline(always)]
-    pub(super) fn new<T: QuantElem>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
+    pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
         let i = if q.multipliers.len() == 1 { 0 } else { o };
         Self::of::<T>(Requant { multiplier: q.multipliers[i], shift: q.shifts[i] }, zero_point, clamp)
     }
 
     /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
     #[inline(always)]
-    pub(super) fn of<T: QuantElem>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
         // SAFETY: the module invariant.
         unsafe {
             Requant8 {
@@ -146,6 +146,6 @@ pub(super) fn narrow(v: __m256i) -> [u8; 8] {
 
 /// `T`'s value of raw byte `b`.
 #[inline(always)]
-pub(super) fn elem<T: QuantElem>(b: u8) -> T {
+pub(super) fn elem<T: QuantInt>(b: u8) -> T {
     T::saturate(if T::MIN < 0 { b as i8 as i32 } else { b as i32 })
 }

@@ -172,9 +172,10 @@ pub(super) fn deinterleave2(s: &[u8]) -> [[u8; 16]; 2] {
 
 /// The raw bytes of `x`.
 #[inline(always)]
-pub(super) fn bytes<T: crate::quant::QuantElem>(x: &[T]) -> &[u8] {
-    // `T` is `i8` or `u8`: one byte, every bit pattern valid; the sealed trait admits no other.
-    const { assert!(core::mem::size_of::<T>() == 1) };
+pub(super) fn bytes<T: crate::quant::QuantInt>(x: &[T]) -> &[u8] {
+    // `T` is `i8` or `u8` here (the callers check; `i16` never arrives): one byte, every bit
+    // pattern valid; the sealed trait admits no other 1-byte type.
+    assert_eq!(core::mem::size_of::<T>(), 1, "8-bit elements only");
     // SAFETY: `T` is a 1-byte integer type (asserted above), so `x`'s memory is `x.len()`
     // initialised bytes, valid as `u8`, borrowed for the same lifetime.
     unsafe { core::slice::from_raw_parts(x.as_ptr().cast(), x.len()) }
@@ -202,8 +203,8 @@ pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
 
 /// The raw bytes of `x`, writable.
 #[inline(always)]
-pub(super) fn bytes_mut<T: crate::quant::QuantElem>(x: &mut [T]) -> &mut [u8] {
-    const { assert!(core::mem::size_of::<T>() == 1) };
+pub(super) fn bytes_mut<T: crate::quant::QuantInt>(x: &mut [T]) -> &mut [u8] {
+    assert_eq!(core::mem::size_of::<T>(), 1, "8-bit elements only");
     // SAFETY: as in `bytes`; every byte written through the result is a valid `T` (`i8` or `u8`).
     unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len()) }
 }

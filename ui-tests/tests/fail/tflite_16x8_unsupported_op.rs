@@ -1,0 +1,7 @@
+sramfit::model! {
+    mod m {
+        path: "models/int16_logistic.tflite",
+    }
+}
+
+fn main() {}
