@@ -28,8 +28,8 @@ mod vector;
 
 use super::detect::int8_vnni;
 use crate::arch::path::KernelPath;
+use crate::quant::Rounding;
 use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization};
-use crate::quant::{RequantRounding, Rounding};
 use crate::Broadcast;
 use dot::{Avx2, Vnni};
 
@@ -143,13 +143,6 @@ macro_rules! dispatch {
     }};
 }
 
-/// Whether `q` rounds as the convolution kernels' output stage does ([`requant`]: TFLite's double
-/// rounding); onnxruntime's single rounding runs the portable kernels (the fully connected layer
-/// takes both: its output stage is the portable one).
-fn double_rounding(q: &ChannelQuant) -> bool {
-    q.rounding == RequantRounding::Double
-}
-
 /// See [`crate::arch::quant_conv2d`].
 #[inline(always)]
 pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
@@ -160,7 +153,7 @@ pub(in crate::arch) fn quant_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    dispatch!(path, double_rounding(q) && conv::takes::<T>(p), conv2d(p, x, w, q, y))
+    dispatch!(path, conv::takes::<T>(p), conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_depthwise_conv2d`].
@@ -173,7 +166,7 @@ pub(in crate::arch) fn quant_depthwise_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    dispatch!(path, double_rounding(q) && depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
+    dispatch!(path, depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
 }
 
 /// See [`crate::arch::quant_fully_connected`].

@@ -1,6 +1,8 @@
 //! The output stage of the int8 kernels on eight `i32` lanes ([`Requant8`]): TFLite's
-//! `MultiplyByQuantizedMultiplier` (double rounding), the output zero point and the clamps, the
-//! same function as `ChannelQuant`'s portable output stage term for term:
+//! `MultiplyByQuantizedMultiplier` (double rounding, [`Multiplier8`]) or onnxruntime's single
+//! rounding to even ([`SingleMultiplier8`]), as `ChannelQuant::rounding` says, then the output
+//! zero point and the clamps, the same function as `ChannelQuant`'s portable output stage term
+//! for term. Double rounding:
 //!
 //! - the left shift wraps (`VPSLLVD`), as `x * (1 << shift)` does;
 //! - the saturating rounding doubling high multiply is `(a * b + 2^30) >> 31` on exact 64-bit
@@ -17,7 +19,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::quant::{ChannelQuant, QuantInt, Requant};
+use crate::quant::{ChannelQuant, QuantInt, Requant, RequantRounding};
 
 /// One TFLite multiplier (`multiply_by_quantized_multiplier`), in every lane.
 #[derive(Clone, Copy)]
@@ -80,10 +82,80 @@ impl Multiplier8 {
     }
 }
 
+/// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), in every lane:
+/// the exact 64-bit product (even and odd lanes apart), an arithmetic shift right by `31 - shift`
+/// (AVX2 has only the logical one: `!((!p) >> r)` for negative `p`), plus one where the remainder
+/// exceeds half or equals it with the quotient odd, saturated to `i32`.
+#[derive(Clone, Copy)]
+pub(super) struct SingleMultiplier8 {
+    multiplier: __m256i,
+    /// `31 - shift` in each 64-bit lane.
+    right: __m256i,
+    /// `2^right - 1` in each 64-bit lane.
+    mask: __m256i,
+    /// `2^(right - 1)` in each 64-bit lane (`i64::MAX` for `right == 0`: never reached).
+    half: __m256i,
+}
+
+impl SingleMultiplier8 {
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
+    #[inline(always)]
+    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
+        let right = (31 - shift) as i64;
+        let half = if right == 0 { i64::MAX } else { 1 << (right - 1) };
+        // SAFETY: the module invariant.
+        unsafe {
+            SingleMultiplier8 {
+                multiplier: _mm256_set1_epi32(multiplier),
+                right: _mm256_set1_epi64x(right),
+                mask: _mm256_set1_epi64x((1i64 << right) - 1),
+                half: _mm256_set1_epi64x(half),
+            }
+        }
+    }
+
+    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes.
+    #[inline(always)]
+    fn round(&self, p: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
+            let truncated = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, sign), self.right), sign);
+            let remainder = _mm256_and_si256(p, self.mask);
+            let one = _mm256_set1_epi64x(1);
+            let odd = _mm256_cmpeq_epi64(_mm256_and_si256(truncated, one), one);
+            let tie = _mm256_and_si256(_mm256_cmpeq_epi64(remainder, self.half), odd);
+            let up = _mm256_or_si256(_mm256_cmpgt_epi64(remainder, self.half), tie);
+            let v = _mm256_sub_epi64(truncated, up);
+            let (max, min) = (_mm256_set1_epi64x(i32::MAX as i64), _mm256_set1_epi64x(i32::MIN as i64));
+            let v = _mm256_blendv_epi8(v, max, _mm256_cmpgt_epi64(v, max));
+            _mm256_blendv_epi8(v, min, _mm256_cmpgt_epi64(min, v))
+        }
+    }
+
+    /// `multiply_by_quantized_multiplier_half_even` of each lane of `x`.
+    #[inline(always)]
+    pub(super) fn apply(&self, x: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let even = self.round(_mm256_mul_epi32(x, self.multiplier));
+            let odd = self.round(_mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier));
+            _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
+        }
+    }
+}
+
+/// The multiplier of an output stage, rounded as its [`RequantRounding`] says.
+#[derive(Clone, Copy)]
+enum Rounded {
+    Double(Multiplier8),
+    Single(SingleMultiplier8),
+}
+
 /// An output stage: a multiplier, the output zero point and the clamps, in every lane.
 #[derive(Clone, Copy)]
 pub(super) struct Requant8 {
-    multiplier: Multiplier8,
+    multiplier: Rounded,
     zero_point: __m256i,
     act_min: __m256i,
     /// `min(act_max, T::MAX)`.
@@ -98,7 +170,12 @@ impl Requant8 {
     #[inline(always)]
     pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
         let i = if q.multipliers.len() == 1 { 0 } else { o };
-        Self::of::<T>(Requant { multiplier: q.multipliers[i], shift: q.shifts[i] }, zero_point, clamp)
+        let requant = Requant { multiplier: q.multipliers[i], shift: q.shifts[i] };
+        let mut stage = Self::of::<T>(requant, zero_point, clamp);
+        if q.rounding == RequantRounding::SingleHalfToEven {
+            stage.multiplier = Rounded::Single(SingleMultiplier8::new(requant));
+        }
+        stage
     }
 
     /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
@@ -107,7 +184,7 @@ impl Requant8 {
         // SAFETY: the module invariant.
         unsafe {
             Requant8 {
-                multiplier: Multiplier8::new(requant),
+                multiplier: Rounded::Double(Multiplier8::new(requant)),
                 zero_point: _mm256_set1_epi32(zero_point),
                 act_min: _mm256_set1_epi32(act_min),
                 high: _mm256_set1_epi32(act_max.min(T::MAX)),
@@ -119,7 +196,10 @@ impl Requant8 {
     /// The outputs of the accumulators `acc`, as `i32` lanes inside `T`'s range.
     #[inline(always)]
     pub(super) fn apply(&self, acc: __m256i) -> __m256i {
-        let rounded = self.multiplier.apply(acc);
+        let rounded = match &self.multiplier {
+            Rounded::Double(m) => m.apply(acc),
+            Rounded::Single(m) => m.apply(acc),
+        };
         // SAFETY: the module invariant.
         unsafe {
             let v = _mm256_max_epi32(_mm256_add_epi32(rounded, self.zero_point), self.act_min);
