@@ -83,18 +83,18 @@ impl Multiplier8 {
 }
 
 /// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), in every lane:
-/// the exact 64-bit product (even and odd lanes apart), an arithmetic shift right by `31 - shift`
-/// (AVX2 has only the logical one: `!((!p) >> r)` for negative `p`), plus one where the remainder
-/// exceeds half or equals it with the quotient odd, saturated to `i32`.
+/// the exact 64-bit product (even and odd lanes apart) divided by `2^(31 - shift)` with ties to
+/// even as one arithmetic shift of a biased product (AVX2 has only the logical shift:
+/// `!((!v) >> r)` for negative `v`), saturated to `i32`.
 #[derive(Clone, Copy)]
 pub(super) struct SingleMultiplier8 {
     multiplier: __m256i,
     /// `31 - shift` in each 64-bit lane.
     right: __m256i,
-    /// `2^right - 1` in each 64-bit lane.
-    mask: __m256i,
-    /// `2^(right - 1)` in each 64-bit lane (`i64::MAX` for `right == 0`: never reached).
-    half: __m256i,
+    /// `2^(right - 1) - 1` in each 64-bit lane (0 for `right == 0`).
+    half_less_one: __m256i,
+    /// 1 in each 64-bit lane (0 for `right == 0`, an exact quotient: nothing to round).
+    lsb: __m256i,
 }
 
 impl SingleMultiplier8 {
@@ -102,31 +102,29 @@ impl SingleMultiplier8 {
     #[inline(always)]
     pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
         let right = (31 - shift) as i64;
-        let half = if right == 0 { i64::MAX } else { 1 << (right - 1) };
+        let (half_less_one, lsb) = if right == 0 { (0, 0) } else { ((1i64 << (right - 1)) - 1, 1) };
         // SAFETY: the module invariant.
         unsafe {
             SingleMultiplier8 {
                 multiplier: _mm256_set1_epi32(multiplier),
                 right: _mm256_set1_epi64x(right),
-                mask: _mm256_set1_epi64x((1i64 << right) - 1),
-                half: _mm256_set1_epi64x(half),
+                half_less_one: _mm256_set1_epi64x(half_less_one),
+                lsb: _mm256_set1_epi64x(lsb),
             }
         }
     }
 
-    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes.
+    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `(p + half - 1 +
+    /// lsb) >> right` with `lsb` the low bit of the truncated quotient (ties to even in one floor
+    /// division; `|p| <= 2^62`, so the sum cannot overflow).
     #[inline(always)]
     fn round(&self, p: __m256i) -> __m256i {
         // SAFETY: the module invariant.
         unsafe {
-            let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
-            let truncated = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(p, sign), self.right), sign);
-            let remainder = _mm256_and_si256(p, self.mask);
-            let one = _mm256_set1_epi64x(1);
-            let odd = _mm256_cmpeq_epi64(_mm256_and_si256(truncated, one), one);
-            let tie = _mm256_and_si256(_mm256_cmpeq_epi64(remainder, self.half), odd);
-            let up = _mm256_or_si256(_mm256_cmpgt_epi64(remainder, self.half), tie);
-            let v = _mm256_sub_epi64(truncated, up);
+            let lsb = _mm256_and_si256(_mm256_srlv_epi64(p, self.right), self.lsb);
+            let biased = _mm256_add_epi64(_mm256_add_epi64(p, self.half_less_one), lsb);
+            let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), biased);
+            let v = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(biased, sign), self.right), sign);
             let (max, min) = (_mm256_set1_epi64x(i32::MAX as i64), _mm256_set1_epi64x(i32::MIN as i64));
             let v = _mm256_blendv_epi8(v, max, _mm256_cmpgt_epi64(v, max));
             _mm256_blendv_epi8(v, min, _mm256_cmpgt_epi64(min, v))
