@@ -12,8 +12,10 @@
 //! another (`portable`, `avx2+fma`, `avx512`).
 //!
 //! The int8 rows are the QDQ files of `tests/models/quant/` (float ports, integer arithmetic inside):
-//! onnxruntime runs them with its integer kernels, tract in its own quantized ops; a second table
-//! puts each int8 row's sramfit time next to its float twin's from the same run.
+//! onnxruntime runs them with its integer kernels (`session.qdqisint8allowed`, int8 x int8 as in
+//! the fixtures), tract in its own quantized ops; a second table puts each int8 row's sramfit time
+//! next to its float twin's from the same run, and next to onnxruntime's int8 run of the same
+//! file. The header names the int8 kernels that ran (x86-64: AVX2, or AVX-512 VNNI).
 //!
 //! `-- --rewrites` instead times each model with and without the memory-saving rewrites
 //! ([`rewrites`]).
@@ -182,9 +184,10 @@ fn main() {
     println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model");
     println!("{how}");
     println!(
-        "sramfit kernels: {} (run-time detection, no build flags; detected: {})",
+        "sramfit kernels: {} (run-time detection, no build flags; detected: {}); int8 kernels: {}",
         sramfit::kernels::kernel_path().name(),
-        sramfit::kernels::detected_kernel_path().name()
+        sramfit::kernels::detected_kernel_path().name(),
+        sramfit::kernels::quant_kernels()
     );
     if !with_ort {
         println!("(onnxruntime not found: `pip install onnxruntime` to add its column)");
@@ -198,7 +201,7 @@ fn main() {
     // one of the arguments (case-insensitive).
     let filters: Vec<String> = args.iter().map(|a| a.to_lowercase()).collect();
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
-    let mut medians: Vec<(&str, Duration)> = Vec::new();
+    let mut medians: Vec<Medians> = Vec::new();
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
         let program = compile_model(&Request::new(&path)).expect("the model compiles").into_program();
@@ -266,7 +269,7 @@ fn main() {
         let cell = |x: Option<(Duration, Duration, Duration)>| {
             x.map_or("-".into(), |(m, lo, hi)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi)))
         };
-        medians.push((b.name, s.0));
+        medians.push(Medians { name: b.name, sramfit: s.0, onnxruntime: o.map(|o| o.0) });
         let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
         println!(
             "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {:.2} | {:.1}% |",
@@ -287,21 +290,39 @@ fn main() {
 /// The suffix naming an int8 bench row; the row without it is its float twin.
 const INT8: &str = ", int8 QDQ";
 
-/// sramfit's int8 time of each model next to its float twin's, from the same run.
-fn int8_versus_float(medians: &[(&str, Duration)]) {
-    let pairs: Vec<(&str, Duration, Duration)> = (medians.iter())
-        .filter_map(|&(name, int8)| {
-            let float = name.strip_suffix(INT8)?;
-            medians.iter().find(|(n, _)| *n == float).map(|&(_, f)| (float, int8, f))
+/// One row's medians.
+struct Medians<'a> {
+    name: &'a str,
+    sramfit: Duration,
+    onnxruntime: Option<Duration>,
+}
+
+/// sramfit's int8 time of each model next to its float twin's and to onnxruntime's int8 run of
+/// the same file, from the same run.
+fn int8_versus_float(medians: &[Medians]) {
+    let rows: Vec<(&str, &Medians, Duration)> = (medians.iter())
+        .filter_map(|m| {
+            let float = m.name.strip_suffix(INT8)?;
+            medians.iter().find(|f| f.name == float).map(|f| (float, m, f.sramfit))
         })
         .collect();
-    if pairs.is_empty() {
+    if rows.is_empty() {
         return;
     }
     println!();
-    println!("| model | sramfit int8 ms | sramfit f32 ms | int8/f32 |");
-    println!("|---|--:|--:|--:|");
-    for (name, int8, float) in pairs {
-        println!("| {name} | {} | {} | {:.2} |", ms(int8), ms(float), int8.as_secs_f64() / float.as_secs_f64());
+    println!(
+        "| model | sramfit int8 ms | sramfit f32 ms | int8/f32 | onnxruntime int8 ms | sramfit/onnxruntime (int8) |"
+    );
+    println!("|---|--:|--:|--:|--:|--:|");
+    for (name, int8, float) in rows {
+        let ort = int8.onnxruntime;
+        println!(
+            "| {name} | {} | {} | {:.2} | {} | {} |",
+            ms(int8.sramfit),
+            ms(float),
+            int8.sramfit.as_secs_f64() / float.as_secs_f64(),
+            ort.map_or("-".into(), ms),
+            ort.map_or("-".into(), |o| format!("{:.2}", int8.sramfit.as_secs_f64() / o.as_secs_f64()))
+        );
     }
 }

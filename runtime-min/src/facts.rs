@@ -7,7 +7,9 @@
 //! bytes.
 
 use crate::arch::arm_facts::{DEPTHWISE_STACK_BYTES as ARM_DSP_DEPTHWISE_BYTES, STACK_BYTES as ARM_DSP_BYTES};
-use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES};
+use crate::arch::x86_64_facts::{
+    DEPTHWISE_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES, INT8_DEPTHWISE_BYTES,
+};
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
 use crate::pool::GLOBAL_PLANES;
@@ -132,26 +134,30 @@ pub const fn rank_generic_stack_bytes(t: Target) -> usize {
 /// Stack bytes of the local arrays of the int8 / uint8 depthwise convolution
 /// ([`quant::depthwise_conv2d`](crate::quant::depthwise_conv2d)) on `t`: a block of `i32`
 /// accumulators and input offsets, and on a 32-bit portable target, which may be an Arm core with
-/// the DSP extension, its kernel's widened input rows. The broadcast add / sub / mul and pad of
+/// the DSP extension, its kernel's widened input rows; on x86-64, the SIMD kernel's staged rows
+/// and outputs. The broadcast add / sub / mul and pad of
 /// [`quant`](crate::quant) walk the same layouts as the f32 ones ([`rank_generic_stack_bytes`]), the batched matmul keeps
 /// its batch index ([`quant_matmul_stack_bytes`]), the convolution the Arm DSP kernels' windows
 /// ([`quant_conv2d_stack_bytes`]), the other int8 kernels no arrays.
 pub const fn quant_depthwise_stack_bytes(t: Target) -> usize {
-    let arm_dsp = match t {
+    let arch = match t {
         Target::Portable { pointer_bytes: 4 } => ARM_DSP_DEPTHWISE_BYTES,
-        _ => 0,
+        Target::Portable { .. } => 0,
+        Target::X86_64 => INT8_DEPTHWISE_BYTES,
     };
-    CHANNEL_BLOCK * (4 + t.pointer_bytes()) + arm_dsp
+    CHANNEL_BLOCK * (4 + t.pointer_bytes()) + arch
 }
 
 /// Stack bytes of the local arrays of the int8 / uint8 convolution
 /// ([`quant::conv2d`](crate::quant::conv2d)) on `t`: none in the portable kernels; on a 32-bit
 /// portable target, which may be an Arm core with the DSP extension, the two widened windows of
-/// its kernels.
+/// its kernels; on x86-64, the SIMD kernel's staged rows, packed panel, tap offsets and starting
+/// accumulators.
 pub const fn quant_conv2d_stack_bytes(t: Target) -> usize {
     match t {
         Target::Portable { pointer_bytes: 4 } => ARM_DSP_BYTES,
-        _ => 0,
+        Target::Portable { .. } => 0,
+        Target::X86_64 => INT8_CONV_BYTES,
     }
 }
 

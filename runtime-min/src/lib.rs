@@ -99,7 +99,9 @@ mod unary;
 mod util;
 
 pub use activation::Activation;
-pub use arch::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath, UnsupportedKernelPath};
+pub use arch::{
+    detected_kernel_path, force_kernel_path, kernel_path, quant_kernels, KernelPath, UnsupportedKernelPath,
+};
 pub use binary::*;
 pub use conv::*;
 pub use conv_shape::{Conv2d, ConvInput, ConvWeights};

@@ -74,10 +74,12 @@ fn other_kernel_families_stack() {
 #[test]
 fn int8_kernels_stack() {
     assert_eq!(quant_conv2d_stack_bytes(CORTEX_M), 2 * 2 * 576 / 4 * 4);
-    assert_eq!(quant_conv2d_stack_bytes(Target::X86_64), 0);
+    // The x86-64 SIMD kernels: staged rows, the packed panel, tap offsets and starting sums.
+    assert_eq!(quant_conv2d_stack_bytes(Target::X86_64), 32 * 1024 + 1024 * 16 + 1024 * 4 + 256 * 4);
     assert_eq!(quant_conv2d_stack_bytes(Target::Portable { pointer_bytes: 8 }), 0);
     assert_eq!(quant_depthwise_stack_bytes(CORTEX_M), 16 * (4 + 4) + 4 * 64 * 4);
-    assert_eq!(quant_depthwise_stack_bytes(Target::X86_64), 16 * (4 + 8));
+    // Plus the SIMD kernel's staged rows, outputs, tap offsets and weight pairs.
+    assert_eq!(quant_depthwise_stack_bytes(Target::X86_64), 16 * (4 + 8) + 32 * 1024 + 8 * 1024 + 64 * 8 + 32 * 4);
 }
 
 #[test]

@@ -15,21 +15,9 @@ use std::sync::Mutex;
 /// Held by every test of this file: the path in force is process-wide.
 static PATHS: Mutex<()> = Mutex::new(());
 
-/// Runs `f` with each path this CPU supports in force, then restores the detected path; returns
-/// each path's result.
+/// Runs `f` with each path this CPU supports in force ([`common::on_each_path`]).
 fn on_each_path<T>(f: impl Fn() -> T) -> Vec<(KernelPath, T)> {
-    let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-    let results = KernelPath::ALL
-        .into_iter()
-        .filter(|p| p.is_supported())
-        .map(|p| {
-            force_kernel_path(p).unwrap();
-            assert_eq!(kernel_path(), p);
-            (p, f())
-        })
-        .collect();
-    force_kernel_path(detected_kernel_path()).unwrap();
-    results
+    common::on_each_path(&PATHS, f)
 }
 
 /// The bit patterns of `v`.

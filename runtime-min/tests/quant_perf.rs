@@ -1,12 +1,16 @@
-//! Rough throughput of the portable int8 kernels next to the f32 kernels on the same shapes
-//! (ignored by default; prints figures, asserts nothing about time):
+//! Rough throughput of the int8 kernels (portable, and the path this CPU runs by default) next to
+//! the f32 kernels on the same shapes (ignored by default; prints figures, asserts nothing about
+//! time):
 //! `cargo test --release -p sramfit-runtime-min --test quant_perf -- --ignored --nocapture`
 mod common;
 mod quant_common;
 
 use common::Rng;
 use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides, RequantRounding};
-use sramfit_runtime_min::{conv2d, conv2d_scratch_len, Activation, Conv2d, ConvInput, ConvWeights};
+use sramfit_runtime_min::{
+    conv2d, conv2d_scratch_len, detected_kernel_path, force_kernel_path, quant_kernels, Activation, Conv2d, ConvInput,
+    ConvWeights, KernelPath,
+};
 use std::time::Instant;
 
 /// Milliseconds per call of `f`: the best of 7 rounds of 10 calls (the machine is shared), after
@@ -37,8 +41,17 @@ fn quant_perf() {
         (32, 64, (48, 48), 1, 1, 1),
         (16, 16, (32, 32), 3, 1, 1),
         (3, 16, (96, 96), 3, 1, 2),
+        // MobileNetV2-0.35's: expansion, projection, strided depthwise, the last pointwise.
+        (8, 48, (48, 48), 1, 1, 1),
+        (48, 8, (24, 24), 1, 1, 1),
+        (48, 48, (48, 48), 3, 48, 2),
+        (112, 1280, (3, 3), 1, 1, 1),
     ];
-    println!("{:40} {:>10} {:>10} {:>10} {:>10}", "shape", "int8 NHWC", "int8 NCHW", "f32", "GMAC/s i8");
+    let default = quant_kernels();
+    println!(
+        "{:40} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "shape", "int8 NHWC", "int8 NCHW", "portable", "f32", "GMAC/s i8"
+    );
     for (ci, co, (h, w), k, groups, stride) in shapes {
         let pad = k / 2;
         let (oh, ow) = ((h + 2 * pad - k) / stride + 1, (w + 2 * pad - k) / stride + 1);
@@ -90,6 +103,9 @@ fn quant_perf() {
         let nchw_p =
             quant::Conv2d { x_strides: ImageStrides::nchw(ci, h, w), y_strides: ImageStrides::nchw(co, oh, ow), ..qp };
         let nchw = run_int8(&nchw_p);
+        force_kernel_path(KernelPath::Portable).unwrap();
+        let portable = run_int8(&nchw_p);
+        force_kernel_path(detected_kernel_path()).unwrap();
 
         let fp = Conv2d {
             batch: 1,
@@ -117,6 +133,7 @@ fn quant_perf() {
         let mut scratch = vec![0.0; conv2d_scratch_len(&fp)];
         let f32_ms = millis(|| conv2d(&fp, &xf, &wf, Some(&bf), &mut yf, &mut scratch));
         let name = format!("{ci}->{co} {h}x{w} k{k} g{groups} s{stride}");
-        println!("{name:40} {nhwc:8.3}ms {nchw:8.3}ms {f32_ms:8.3}ms {:10.2}", macs / nhwc * 1e-6);
+        println!("{name:40} {nhwc:8.3}ms {nchw:8.3}ms {portable:8.3}ms {f32_ms:8.3}ms {:10.2}", macs / nchw * 1e-6);
     }
+    println!("int8 kernels: {default} (NHWC and NCHW columns), portable (NCHW)");
 }

@@ -9,7 +9,9 @@
 //! features. Each target has one architecture module with the same functions (`this_arch`):
 //! `x86_64/` on x86-64, `portable.rs` (the portable path only) everywhere else.
 //!
-//! The int8 kernels of Arm's DSP extension (`arm/`) are chosen when the crate is compiled, not at
+//! On x86-64 the int8 convolution, depthwise convolution and fully connected layers follow the
+//! path in force too (`x86_64/int8/`: AVX2, or AVX-512 VNNI where the CPU has it on the AVX-512
+//! path). The int8 kernels of Arm's DSP extension (`arm/`) are chosen when the crate is compiled, not at
 //! run time: where `cfg(arm_dsp)` is set (see `build.rs`), [`quant_conv2d`],
 //! [`quant_depthwise_conv2d`] and [`quant_fully_connected`] run them for the layers they take; the f32 kernels stay portable
 //! there ([`KernelPath::Portable`]), and the `portable` feature turns the DSP kernels off.
@@ -38,7 +40,8 @@ pub use path::{KernelPath, UnsupportedKernelPath};
 
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{ChannelQuant, FullyConnected, QuantElem};
+use crate::quant::{Add, ChannelQuant, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization, Rounding};
+use crate::Broadcast;
 
 impl KernelPath {
     /// Whether this build can run the path on this CPU (the portable one always).
@@ -133,9 +136,18 @@ pub(crate) fn run(call: impl KernelCall) {
     this_arch::run(kernels, call)
 }
 
-/// Runs [`crate::quant::conv2d`] on the architecture's int8 kernels (Arm's DSP extension) if this
-/// build has them and they take `p`, and returns whether they ran; the portable kernel runs
-/// otherwise. Same bits either way.
+/// The int8 kernels [`crate::quant::conv2d`], [`crate::quant::depthwise_conv2d`] and
+/// [`crate::quant::fully_connected`] run on the path in force, for the layers they take:
+/// `"avx2"` or `"avx512-vnni"` on x86-64 (the AVX-512 path runs the AVX2 ones on CPUs without
+/// AVX-512 VNNI), `"arm-dsp"` where `cfg(arm_dsp)` is set, else `"portable"`.
+pub fn quant_kernels() -> &'static str {
+    this_arch::quant_kernels(kernel_path())
+}
+
+/// Runs [`crate::quant::conv2d`] on the architecture's int8 kernels (Arm's DSP extension where
+/// `cfg(arm_dsp)` is set; on x86-64 those of the path in force) if this build has them and they
+/// take `p`, and returns whether they ran; the portable kernel runs otherwise. Same bits either
+/// way.
 #[inline(always)]
 pub(crate) fn quant_conv2d<T: QuantElem>(
     p: &crate::quant::Conv2d,
@@ -147,10 +159,7 @@ pub(crate) fn quant_conv2d<T: QuantElem>(
     #[cfg(arm_dsp)]
     return arm::conv2d(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
-    {
-        let _ = (p, x, w, q, y);
-        false
-    }
+    this_arch::quant_conv2d(Kernels::current().0, p, x, w, q, y)
 }
 
 /// As [`quant_conv2d`], for [`crate::quant::depthwise_conv2d`].
@@ -165,10 +174,7 @@ pub(crate) fn quant_depthwise_conv2d<T: QuantElem>(
     #[cfg(arm_dsp)]
     return arm::depthwise_conv2d(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
-    {
-        let _ = (p, x, w, q, y);
-        false
-    }
+    this_arch::quant_depthwise_conv2d(Kernels::current().0, p, x, w, q, y)
 }
 
 /// As [`quant_conv2d`], for [`crate::quant::fully_connected`].
@@ -183,8 +189,50 @@ pub(crate) fn quant_fully_connected<T: QuantElem>(
     #[cfg(arm_dsp)]
     return arm::fully_connected(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
+    this_arch::quant_fully_connected(Kernels::current().0, p, x, w, q, y)
+}
+
+/// Runs [`crate::quant::add`] (`subtract`: [`crate::quant::sub`]) on the x86-64 int8 kernels of
+/// the path in force if they take it (inputs of the output's shape, no broadcasting), and
+/// returns whether they ran (8-bit elements only). Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_add_sub<T: QuantInt>(p: (&Add, &Broadcast), ab: (&[T], &[T]), y: &mut [T], subtract: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_add_sub(Kernels::current().0, p, ab, y, subtract);
+    #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (p, x, w, q, y);
+        let _ = (p, ab, y, subtract);
+        false
+    }
+}
+
+/// As [`quant_add_sub`], for [`crate::quant::add_in_place`] and
+/// [`crate::quant::sub_in_place`].
+#[inline(always)]
+pub(crate) fn quant_add_sub_in_place<T: QuantInt>(
+    p: (&Add, &Broadcast),
+    acc: &mut [T],
+    b: &[T],
+    subtract: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_add_sub_in_place(Kernels::current().0, p, acc, b, subtract);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, acc, b, subtract);
+        false
+    }
+}
+
+/// Runs [`crate::quant::quantize`] on the x86-64 kernels of the path in force if they take it
+/// (ONNX's rounding), and returns whether they ran. Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_quantize<T: ConvertElem>(p: &Quantization, rounding: Rounding, x: &[f32], y: &mut [T]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_quantize(Kernels::current().0, p, rounding, x, y);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, rounding, x, y);
         false
     }
 }

@@ -6,6 +6,7 @@
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
+use crate::quant::{ChannelQuant, QuantElem};
 
 /// The only path.
 #[inline(always)]
@@ -54,3 +55,31 @@ pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> b
 pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
     call.run(kernels)
 }
+
+/// The portable int8 kernels (or, where `cfg(arm_dsp)` is set, Arm's DSP kernels, chosen when
+/// the crate is compiled).
+pub(super) fn quant_kernels(_path: KernelPath) -> &'static str {
+    if cfg!(arm_dsp) {
+        "arm-dsp"
+    } else {
+        "portable"
+    }
+}
+
+/// No int8 kernels of a run-time path: [`quant_conv2d`], [`quant_depthwise_conv2d`] and
+/// [`quant_fully_connected`] (for any layer parameters `P`) say "not here".
+#[inline(always)]
+pub(super) fn no_quant_kernel<P, T: QuantElem>(
+    _path: KernelPath,
+    _p: &P,
+    _x: &[T],
+    _w: &[i8],
+    _q: &ChannelQuant,
+    _y: &mut [T],
+) -> bool {
+    false
+}
+
+pub(super) use no_quant_kernel as quant_conv2d;
+pub(super) use no_quant_kernel as quant_depthwise_conv2d;
+pub(super) use no_quant_kernel as quant_fully_connected;

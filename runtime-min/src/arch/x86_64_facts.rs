@@ -31,3 +31,31 @@ pub(crate) const DEPTHWISE_TILE: usize = 16;
 /// output (`f32`), nine tap offsets, the two phase extents and the `Option` tag (all 8-byte
 /// words): 32.2 KiB.
 pub(crate) const DEPTHWISE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 1) * 8;
+
+/// Bytes of the int8 kernels' staged input rows (`x86_64/int8/band.rs`): the rows a band of
+/// output rows reads, padded and split by column phase. A layer whose single output row needs
+/// more runs the portable kernel.
+pub(crate) const INT8_BAND_BYTES: usize = 32 * 1024;
+/// Output positions of one block of the int8 kernels (two vectors of eight `i32` lanes).
+pub(crate) const INT8_BLOCK: usize = 16;
+/// Most taps (`kernel_h * kernel_w * in_channels / groups`) of the int8 convolution kernel: its
+/// packed panel holds this many taps of [`INT8_BLOCK`] positions. Larger windows run the
+/// portable kernel.
+pub(crate) const INT8_MAX_TAPS: usize = 1024;
+/// Output channels whose starting accumulators the int8 convolution keeps at a time.
+pub(crate) const INT8_CHANNEL_CHUNK: usize = 256;
+/// Most taps (`kernel_h * kernel_w`) of the int8 depthwise kernel.
+pub(crate) const INT8_DEPTHWISE_MAX_TAPS: usize = 64;
+/// Bytes of the int8 depthwise kernel's outputs of one band of one channel, at their virtual
+/// positions (copied out row by row).
+pub(crate) const INT8_DEPTHWISE_OUT_BYTES: usize = 8 * 1024;
+
+/// Stack bytes of the int8 convolution kernel's buffers on x86-64: the staged rows, the packed
+/// panel (`INT8_MAX_TAPS x INT8_BLOCK` bytes), each tap's offset (`u32`) and the starting
+/// accumulators of a chunk of channels (`i32`): 53 KiB.
+pub(crate) const INT8_CONV_BYTES: usize =
+    INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4;
+/// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows, the band's
+/// outputs, each tap's offset (8-byte words) and each pair of taps' weights (`i32`): 40.6 KiB.
+pub(crate) const INT8_DEPTHWISE_BYTES: usize =
+    INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * 8 + INT8_DEPTHWISE_MAX_TAPS / 2 * 4;

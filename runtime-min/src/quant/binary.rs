@@ -180,11 +180,17 @@ fn broadcast_in_place<T: QuantInt>(shape: &Broadcast, acc: &mut [T], b: &[T], f:
 
 /// Quantized `y = a + b` with broadcasting ([`Broadcast`], as the `f32` kernels).
 pub fn add<T: QuantInt>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+    if crate::arch::quant_add_sub((p, shape), (a, b), y, false) {
+        return;
+    }
     broadcast(shape, a, b, y, |a, b| p.combine(a, b, false));
 }
 
 /// Quantized `y = a - b` with broadcasting.
 pub fn sub<T: QuantInt>(p: &Add, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T]) {
+    if crate::arch::quant_add_sub((p, shape), (a, b), y, true) {
+        return;
+    }
     broadcast(shape, a, b, y, |a, b| p.combine(a, b, true));
 }
 
@@ -196,11 +202,17 @@ pub fn mul<T: QuantInt>(p: &Mul, shape: &Broadcast, a: &[T], b: &[T], y: &mut [T
 /// In place [`add`]: `acc` is `a` and `y` (contiguous with `shape.out_shape`), `b` is broadcast
 /// through `shape.b_strides`; `shape.a_strides` is ignored.
 pub fn add_in_place<T: QuantInt>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
+    if crate::arch::quant_add_sub_in_place((p, shape), acc, b, false) {
+        return;
+    }
     broadcast_in_place(shape, acc, b, |a, b| p.combine(a, b, false));
 }
 
 /// In place [`sub`] (`acc = acc - b`), as [`add_in_place`].
 pub fn sub_in_place<T: QuantInt>(p: &Add, shape: &Broadcast, acc: &mut [T], b: &[T]) {
+    if crate::arch::quant_add_sub_in_place((p, shape), acc, b, true) {
+        return;
+    }
     broadcast_in_place(shape, acc, b, |a, b| p.combine(a, b, true));
 }
 

@@ -103,6 +103,9 @@ pub struct Quantization {
 
 /// Quantizes `f32` values: [`quantize_value`] elementwise.
 pub fn quantize<T: ConvertElem>(p: &Quantization, rounding: Rounding, x: &[f32], y: &mut [T]) {
+    if crate::arch::quant_quantize(p, rounding, x, y) {
+        return;
+    }
     for (yv, &xv) in y.iter_mut().zip(x) {
         *yv = quantize_value(xv, p.scale, p.zero_point, rounding);
     }

@@ -205,6 +205,25 @@ pub fn conv_params(
     }
 }
 
+/// Runs `f` with each kernel path this CPU supports in force (holding `paths`, the lock of the
+/// calling test file: the path in force is process-wide), then restores the detected path;
+/// returns each path's result, the portable path's first.
+pub fn on_each_path<T>(paths: &std::sync::Mutex<()>, f: impl Fn() -> T) -> Vec<(sramfit_runtime_min::KernelPath, T)> {
+    use sramfit_runtime_min::{detected_kernel_path, force_kernel_path, kernel_path, KernelPath};
+    let _guard = paths.lock().unwrap_or_else(|e| e.into_inner());
+    let results = KernelPath::ALL
+        .into_iter()
+        .filter(|p| p.is_supported())
+        .map(|p| {
+            force_kernel_path(p).unwrap();
+            assert_eq!(kernel_path(), p);
+            (p, f())
+        })
+        .collect();
+    force_kernel_path(detected_kernel_path()).unwrap();
+    results
+}
+
 /// An NCHW tensor `x` of `[n, c, h, w]` in NHWC order.
 pub fn nchw_to_nhwc(x: &[f32], (n, c, h, w): (usize, usize, usize, usize)) -> Vec<f32> {
     let mut out = vec![0.0; x.len()];

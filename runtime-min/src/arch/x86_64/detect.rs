@@ -17,6 +17,8 @@ use crate::arch::path::KernelPath;
 static DETECTED: AtomicU8 = AtomicU8::new(0);
 /// The path [`force`] set plus one; 0 for none (the detected path is in force).
 static FORCED: AtomicU8 = AtomicU8::new(0);
+/// Whether the CPU has AVX-512 VNNI, BW and VL ([`int8_vnni`]): 0 until checked, 1 no, 2 yes.
+static VNNI: AtomicU8 = AtomicU8::new(0);
 
 /// `path` as stored in the atomics.
 const fn code(path: KernelPath) -> u8 {
@@ -55,6 +57,26 @@ pub(crate) fn force(path: KernelPath) -> KernelPath {
     let before = current();
     FORCED.store(code(path), Ordering::Relaxed);
     before
+}
+
+/// Whether the int8 kernels of the AVX-512 path run on AVX-512 VNNI (`VPDPBUSD`, with AVX512BW
+/// and AVX512VL for its 256-bit form): CPUID.(7,0):EBX bits 30 (BW) and 31 (VL), ECX bit 11
+/// (VNNI), checked once and cached; no check where the build enables the features. Only asked
+/// on the AVX-512 path, whose detection already found that the OS saves the AVX-512 state.
+#[inline]
+pub(crate) fn int8_vnni() -> bool {
+    if cfg!(all(target_feature = "avx512vnni", target_feature = "avx512bw", target_feature = "avx512vl")) {
+        return true;
+    }
+    match VNNI.load(Ordering::Relaxed) {
+        0 => {
+            let leaf7 = __cpuid_count(7, 0);
+            let has = leaf7.ebx >> 30 == 0b11 && leaf7.ecx >> 11 & 1 == 1;
+            VNNI.store(1 + has as u8, Ordering::Relaxed);
+            has
+        }
+        c => c == 2,
+    }
 }
 
 /// The best path: none but the portable one with the crate's `portable` feature; no run-time

@@ -16,9 +16,12 @@
 mod depthwise;
 mod detect;
 mod fma;
+mod int8;
 mod lanes;
 
 pub(super) use detect::{current, detected, force};
+pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_quantize};
+pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connected, quant_kernels};
 
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};

@@ -1,0 +1,207 @@
+//! The input rows a band of output rows reads, staged once per band so that every tap of a block
+//! of consecutive output positions is one contiguous run of bytes ([`Band`]).
+//!
+//! The band's input is split into stride phases (as the f32 padded-plane depthwise kernel splits
+//! its plane, `super::super::depthwise`): for each staged channel `c`, row phase `rp`
+//! (`0..stride_h`) and column phase `cp` (`0..stride_w`) a strip holds `srows` rows of `vw`
+//! bytes, byte `(i', i)` the input at row `(oy0 + i') * stride_h + rp - pad_top`, column `i *
+//! stride_w + cp - pad_left`, or the input zero point outside the input, xor `flip`. Output
+//! position `(r, ox)` of the band is the *virtual position* `q = r * vw + ox` (`vw >= out_w`;
+//! the columns from `out_w` on are computed and dropped), and tap `(ky, kx)` of virtual
+//! positions `q..q + n` is the strip of phases `((ky * dilation_h) % stride_h, (kx *
+//! dilation_w) % stride_w)` from byte `q + ((ky * dilation_h) / stride_h) * vw + (kx *
+//! dilation_w) / stride_w` on: no border cases, any stride, dilation, padding and input layout
+//! (the staging reads the input through its strides).
+
+use core::mem::MaybeUninit;
+
+use super::vector::{bytes, copy_xor, deinterleave2};
+use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
+use crate::quant::{Conv2d, QuantElem};
+
+/// Bytes read past the last strip (by virtual positions past the band's last output): zeros.
+const SLACK: usize = 2 * INT8_BLOCK;
+
+/// The staging geometry of one layer: how many output rows a band holds.
+#[derive(Clone, Copy)]
+pub(super) struct Band {
+    /// Virtual positions per output row: `out_w` plus the columns the widest tap reaches.
+    pub(super) vw: usize,
+    /// Output rows per band (at least 1).
+    pub(super) rows: usize,
+    /// Rows of a strip: `rows` plus the rows the tallest tap reaches.
+    srows: usize,
+    /// Channels staged together.
+    channels: usize,
+}
+
+impl Band {
+    /// The geometry for staging `channels` channels of `p` with at most `max_virtual` virtual
+    /// positions per band, if one output row fits.
+    pub(super) fn new(p: &Conv2d, channels: usize, max_virtual: usize) -> Option<Band> {
+        let vw = p.out_w + (p.kernel_w - 1) * p.dilation_w / p.stride_w;
+        let extra = (p.kernel_h - 1) * p.dilation_h / p.stride_h;
+        let strip_row = channels * p.stride_h * p.stride_w * vw;
+        let room = INT8_BAND_BYTES.checked_sub(vw + SLACK)?;
+        let rows = (room / strip_row.max(1)).checked_sub(extra)?.min(p.out_h).min(max_virtual / vw.max(1));
+        (rows > 0).then_some(Band { vw, rows, srows: rows + extra, channels })
+    }
+
+    /// Bytes of one strip.
+    const fn strip(&self) -> usize {
+        self.srows * self.vw
+    }
+
+    /// Bytes of the staging buffer this geometry uses.
+    pub(super) fn bytes(&self, p: &Conv2d) -> usize {
+        self.channels * p.stride_h * p.stride_w * self.strip() + self.vw + SLACK
+    }
+
+    /// The offset of tap `(c, ky, kx)`'s bytes for virtual position 0.
+    pub(super) fn tap(&self, p: &Conv2d, c: usize, ky: usize, kx: usize) -> usize {
+        let (row, col) = (ky * p.dilation_h, kx * p.dilation_w);
+        let strip = (c * p.stride_h + row % p.stride_h) * p.stride_w + col % p.stride_w;
+        strip * self.strip() + row / p.stride_h * self.vw + col / p.stride_w
+    }
+
+    /// Stages output rows `oy0..` (a band) of image `b`, input channels `c0..c0 +
+    /// self.channels`, into `buf` ([`Band::bytes`] long, its slack zero).
+    #[inline(always)]
+    pub(super) fn stage<T: QuantElem>(
+        &self,
+        p: &Conv2d,
+        x: &[T],
+        (b, c0): (usize, usize),
+        oy0: usize,
+        flip: u8,
+        buf: &mut [u8],
+    ) {
+        let (xs, sw, vw) = (p.x_strides, p.stride_w, self.vw);
+        let pad = T::saturate(p.x_zero_point).byte() ^ flip;
+        let strip = self.strip();
+        let mut phases = buf.chunks_exact_mut(sw * strip);
+        for c in c0..c0 + self.channels {
+            for rp in 0..p.stride_h {
+                // The strips of row phase `rp`, one per column phase.
+                let strips = phases.next().expect("the buffer holds the band");
+                strips.fill(pad);
+                for i in 0..self.srows {
+                    let Some(iy) = ((oy0 + i) * p.stride_h + rp).checked_sub(p.pad_top).filter(|&iy| iy < p.in_h)
+                    else {
+                        continue;
+                    };
+                    let base = b * xs.n + c * xs.c + iy * xs.h;
+                    if sw == 2 && xs.w == 1 {
+                        let (even, odd) = strips.split_at_mut(strip);
+                        let row = (&mut even[i * vw..][..vw], &mut odd[i * vw..][..vw]);
+                        stage_pairs(bytes(&x[base..][..p.in_w]), p.pad_left, flip, row);
+                        continue;
+                    }
+                    for cp in 0..sw {
+                        // Columns `lo..hi` read the input: `0 <= j * sw + cp - pad_left < in_w`.
+                        let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
+                        let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
+                        if lo == hi {
+                            continue;
+                        }
+                        let first = base + (lo * sw + cp - p.pad_left) * xs.w;
+                        let row = &mut strips[cp * strip + i * vw..][lo..hi];
+                        if sw == 1 && xs.w == 1 {
+                            copy_xor(row, bytes(&x[first..][..hi - lo]), flip);
+                        } else {
+                            for (j, d) in row.iter_mut().enumerate() {
+                                *d = x[first + j * sw * xs.w].byte() ^ flip;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One input row `src` into the rows of the two column phases of stride 2 (`vw` bytes each, the
+/// padding already in place): column `ix` at padded column `ix + pad_left`, index `(ix +
+/// pad_left) / 2` of phase `(ix + pad_left) % 2`, xor `flip`; 32 columns at a time.
+#[inline(always)]
+fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &mut [u8])) {
+    let vw = even.len();
+    // The phases of source columns 0, 2, 4, .. and 1, 3, 5, ..
+    let (first, second) = if pad_left.is_multiple_of(2) { (even, odd) } else { (odd, even) };
+    let (at0, at1) = (pad_left / 2, pad_left.div_ceil(2));
+    let mut ix = 0;
+    while ix + 32 <= src.len() && at0.max(at1) + ix / 2 + 16 <= vw {
+        let [e, o] = deinterleave2(&src[ix..]);
+        first[at0 + ix / 2..][..16].iter_mut().zip(&e).for_each(|(d, &s)| *d = s ^ flip);
+        second[at1 + ix / 2..][..16].iter_mut().zip(&o).for_each(|(d, &s)| *d = s ^ flip);
+        ix += 32;
+    }
+    // The rest, a pair of columns at a time, up to the last index of a phase row.
+    while ix < src.len() && at0 + ix / 2 < vw {
+        first[at0 + ix / 2] = src[ix] ^ flip;
+        if ix + 1 < src.len() && at1 + ix / 2 < vw {
+            second[at1 + ix / 2] = src[ix + 1] ^ flip;
+        }
+        ix += 2;
+    }
+}
+
+/// The first `len` bytes of `buf`, zeroed (the kernels' stack buffers: only what a layer uses is
+/// written, not the whole array).
+#[inline(always)]
+pub(super) fn zeroed(buf: &mut [MaybeUninit<u8>], len: usize) -> &mut [u8] {
+    let buf = &mut buf[..len];
+    buf.fill(MaybeUninit::new(0));
+    // SAFETY: every byte of `buf` was just initialised, and `MaybeUninit<u8>` has `u8`'s layout.
+    unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) }
+}
+
+/// Where the outputs of a block of virtual positions go: for each position of the block that is
+/// an output, its lane and its output offset without the channel term.
+pub(super) struct Outputs {
+    /// `(lane, offset)` of the block's outputs, `len` of them.
+    at: [(usize, usize); INT8_BLOCK],
+    len: usize,
+}
+
+impl Outputs {
+    /// The outputs among virtual positions `q0..q0 + INT8_BLOCK` of the band of image `b`
+    /// starting at output row `oy0`, `virtual_len` virtual positions long.
+    #[inline(always)]
+    pub(super) fn new(p: &Conv2d, band: &Band, (b, oy0): (usize, usize), q0: usize, virtual_len: usize) -> Self {
+        let ys = p.y_strides;
+        let mut out = Outputs { at: [(0, 0); INT8_BLOCK], len: 0 };
+        let (mut r, mut ox) = (q0 / band.vw, q0 % band.vw);
+        for lane in 0..INT8_BLOCK.min(virtual_len - q0) {
+            if ox < p.out_w {
+                out.at[out.len] = (lane, b * ys.n + (oy0 + r) * ys.h + ox * ys.w);
+                out.len += 1;
+            }
+            ox += 1;
+            if ox == band.vw {
+                (r, ox) = (r + 1, 0);
+            }
+        }
+        out
+    }
+
+    /// Whether the block has no outputs.
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The offset of the block's 16 outputs if they are its 16 lanes in order and consecutive in
+    /// memory (`y_strides.w == 1`).
+    #[inline(always)]
+    pub(super) fn contiguous(&self, p: &Conv2d) -> Option<usize> {
+        let (first, last) = (self.at[0].1, self.at[INT8_BLOCK - 1].1);
+        (self.len == INT8_BLOCK && p.y_strides.w == 1 && last == first + INT8_BLOCK - 1).then_some(first)
+    }
+
+    /// The block's outputs.
+    #[inline(always)]
+    pub(super) fn iter(&self) -> core::slice::Iter<'_, (usize, usize)> {
+        self.at[..self.len].iter()
+    }
+}

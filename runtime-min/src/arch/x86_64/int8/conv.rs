@@ -1,0 +1,203 @@
+//! The int8 / uint8 convolution ([`crate::quant::conv2d`]) as a matrix product over packed
+//! panels, on a [`Dot4`]: `y[o][q] = bias[o] + sum_k w[o][k] x[k][q]` for the taps `k` of the
+//! window (OHWI order, the weights read in place) and blocks of [`INT8_BLOCK`] output positions
+//! `q`.
+//!
+//! Per band of output rows the input is staged ([`Band`]), then per block of positions the
+//! block's `taps x 16` window bytes are packed into a panel of 4-tap groups (four 16-byte rows of
+//! the staging transposed into sixteen 4-byte columns, [`transpose4`]), which every tile of
+//! output channels reads: a tile of `MR` channels by 16 positions keeps its `2 MR` accumulators
+//! in registers over all taps, each 4-tap group of a channel's weights one broadcast word.
+//!
+//! The dot product multiplies unsigned activations by signed weights: uint8 inputs as they are;
+//! int8 inputs are staged xor 0x80 (`x + 128`), and the accumulators start at `bias[o] - 128
+//! sum_k w[o][k]` (VNNI's usual offset, as in onnxruntime's and oneDNN's u8s8 kernels). The
+//! padding is the input zero point, a group's missing taps are zero bytes with zero weights, so
+//! each output is the portable kernel's integer sum exactly (sums wrap alike in any order), and
+//! the output stage is the portable one ([`Requant8`]).
+
+use core::arch::x86_64::__m256i;
+use core::mem::MaybeUninit;
+
+use super::band::{zeroed, Band, Outputs};
+use super::dot::Dot4;
+use super::requant::{elem, narrow, Requant8};
+use super::vector::{load16, load32, splat, store32, transpose4, zero16};
+use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS};
+use crate::quant::{ChannelQuant, Conv2d, QuantElem};
+
+// The buffers below take what the kernel facts say.
+const _: () = assert!(
+    INT8_CONV_BYTES == INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4
+);
+
+/// Whether [`conv2d`] takes `p`: symmetric weights, an input zero point of the input's type, at
+/// most [`INT8_MAX_TAPS`] taps, and one output row's input fitting the staging buffer.
+pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
+    let taps = p.taps();
+    p.w_zero_point == 0
+        && (T::MIN..=T::MAX).contains(&p.x_zero_point)
+        && taps > 0
+        && taps <= INT8_MAX_TAPS
+        && p.out_h * p.out_w > 0
+        && Band::new(p, p.group_in_channels(), usize::MAX).is_some()
+}
+
+/// The byte xor that makes an input element of type `T` unsigned: `0x80` for `i8`.
+#[inline(always)]
+pub(super) fn flip<T: QuantElem>() -> u8 {
+    if T::MIN < 0 {
+        0x80
+    } else {
+        0
+    }
+}
+
+/// [`crate::quant::conv2d`] for a `p` that [`takes`] accepts, in tiles of `MR` output channels.
+#[inline(always)]
+pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
+    p: &Conv2d,
+    x: &[T],
+    w: &[i8],
+    q: &ChannelQuant,
+    y: &mut [T],
+) {
+    let (taps, cpg) = (p.taps(), p.group_in_channels());
+    let ocg = p.out_channels / p.groups;
+    let band = Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits");
+    let mut staged = [MaybeUninit::uninit(); INT8_BAND_BYTES];
+    let staged = zeroed(&mut staged, band.bytes(p));
+    let groups = taps.div_ceil(4);
+    let mut panel = [MaybeUninit::uninit(); INT8_MAX_TAPS * INT8_BLOCK];
+    let panel = zeroed(&mut panel, groups * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
+    let mut start = [0i32; INT8_CHANNEL_CHUNK];
+    // Where each tap's bytes start in the staging (the same for every band and group).
+    let mut tap_at = [0u32; INT8_MAX_TAPS];
+    for (k, at) in tap_at[..taps].iter_mut().enumerate() {
+        let (pixel, c) = (k / cpg, k % cpg);
+        *at = band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) as u32;
+    }
+    let (flip, offset) = (flip::<T>(), if T::MIN < 0 { 128 } else { 0 });
+    for g in 0..p.groups {
+        for oc0 in (g * ocg..(g + 1) * ocg).step_by(INT8_CHANNEL_CHUNK) {
+            let oc1 = (oc0 + INT8_CHANNEL_CHUNK).min((g + 1) * ocg);
+            for (o, s) in (oc0..oc1).zip(&mut start) {
+                let sum = w[o * taps..][..taps].iter().fold(0i32, |s, &v| s.wrapping_add(v as i32));
+                *s = q.bias[o].wrapping_sub(offset * sum);
+            }
+            for b in 0..p.batch {
+                for oy0 in (0..p.out_h).step_by(band.rows) {
+                    band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                    let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
+                    for q0 in (0..virtual_len).step_by(INT8_BLOCK) {
+                        let outputs = Outputs::new(p, &band, (b, oy0), q0, virtual_len);
+                        if outputs.is_empty() {
+                            continue;
+                        }
+                        pack(staged, &tap_at[..taps], q0, panel);
+                        for o in (oc0..oc1).step_by(MR) {
+                            // The last tile repeats its last channel (computed again, stored once).
+                            let mut weights = [&w[..0]; MR];
+                            let mut starts = [0i32; MR];
+                            for (r, (wr, s)) in weights.iter_mut().zip(&mut starts).enumerate() {
+                                let c = (o + r).min(oc1 - 1);
+                                (*wr, *s) = (&w[c * taps..][..taps], start[c - oc0]);
+                            }
+                            let acc = tile::<D, MR>(panel, &weights, &starts);
+                            for (r, acc) in acc.iter().enumerate().take(oc1 - o) {
+                                store::<T>(p, q, o + r, acc, &outputs, y);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Packs the window bytes of virtual positions `q0..q0 + 16` into `panel`: group `g`, column `j`
+/// holds taps `4g..4g + 4` of position `q0 + j` (zero bytes past the last tap).
+#[inline(always)]
+fn pack(staged: &[u8], tap_at: &[u32], q0: usize, panel: &mut [[u8; 4 * INT8_BLOCK]]) {
+    let (quads, rest) = tap_at.as_chunks::<4>();
+    for (dst, quad) in panel.iter_mut().zip(quads) {
+        let mut rows = [zero16(); 4];
+        for (row, &at) in rows.iter_mut().zip(quad) {
+            *row = load16(&staged[at as usize + q0..]);
+        }
+        put(dst, transpose4(rows));
+    }
+    if !rest.is_empty() {
+        let mut rows = [zero16(); 4];
+        for (row, &at) in rows.iter_mut().zip(rest) {
+            *row = load16(&staged[at as usize + q0..]);
+        }
+        put(&mut panel[quads.len()], transpose4(rows));
+    }
+}
+
+/// Stores one group's two vectors of columns.
+#[inline(always)]
+fn put(dst: &mut [u8; 4 * INT8_BLOCK], [lo, hi]: [__m256i; 2]) {
+    store32(&mut dst[..32], lo);
+    store32(&mut dst[32..], hi);
+}
+
+/// The accumulators of `MR` output channels (weight rows `w`, accumulators starting at `start`)
+/// over the 16 positions of `panel`: `[positions 0-7, positions 8-15]` per channel.
+#[inline(always)]
+fn tile<D: Dot4, const MR: usize>(
+    panel: &[[u8; 4 * INT8_BLOCK]],
+    w: &[&[i8]; MR],
+    start: &[i32; MR],
+) -> [[__m256i; 2]; MR] {
+    let taps = w[0].len();
+    let full = taps / 4;
+    let mut quads = [&[[0i8; 4]][..0]; MR];
+    let mut acc = [[splat(0); 2]; MR];
+    for r in 0..MR {
+        quads[r] = &w[r].as_chunks::<4>().0[..full];
+        acc[r] = [splat(start[r]); 2];
+    }
+    for (g, columns) in panel[..full].iter().enumerate() {
+        let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
+        for r in 0..MR {
+            let wv = D::signed_word(quads[r][g]);
+            acc[r][0] = D::dot(acc[r][0], a[0], wv);
+            acc[r][1] = D::dot(acc[r][1], a[1], wv);
+        }
+    }
+    if full < panel.len() {
+        // The last, partial group: its missing taps have zero bytes in the panel and zero weights.
+        let columns = &panel[full];
+        let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
+        for r in 0..MR {
+            let mut word = [0i8; 4];
+            word[..taps - 4 * full].copy_from_slice(&w[r][4 * full..]);
+            let wv = D::signed_word(word);
+            acc[r][0] = D::dot(acc[r][0], a[0], wv);
+            acc[r][1] = D::dot(acc[r][1], a[1], wv);
+        }
+    }
+    acc
+}
+
+/// Requantizes output channel `o`'s accumulators of one block and stores its outputs.
+#[inline(always)]
+fn store<T: QuantElem>(p: &Conv2d, q: &ChannelQuant, o: usize, acc: &[__m256i; 2], outputs: &Outputs, y: &mut [T]) {
+    let stage = Requant8::new::<T>(q, o, p.y_zero_point, (p.act_min, p.act_max));
+    let (lo, hi) = (narrow(stage.apply(acc[0])), narrow(stage.apply(acc[1])));
+    let mut bytes = [0u8; INT8_BLOCK];
+    bytes[..8].copy_from_slice(&lo);
+    bytes[8..].copy_from_slice(&hi);
+    let oc = o * p.y_strides.c;
+    if let Some(at) = outputs.contiguous(p) {
+        for (d, &b) in y[at + oc..][..INT8_BLOCK].iter_mut().zip(&bytes) {
+            *d = elem(b);
+        }
+        return;
+    }
+    for &(lane, at) in outputs.iter() {
+        y[at + oc] = elem(bytes[lane]);
+    }
+}

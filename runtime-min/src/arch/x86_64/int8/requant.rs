@@ -1,0 +1,229 @@
+//! The output stage of the int8 kernels on eight `i32` lanes ([`Requant8`]): TFLite's
+//! `MultiplyByQuantizedMultiplier` (double rounding, [`Multiplier8`]) or onnxruntime's single
+//! rounding to even ([`SingleMultiplier8`]), as `ChannelQuant::rounding` says, then the output
+//! zero point and the clamps, the same function as `ChannelQuant`'s portable output stage term
+//! for term. Double rounding:
+//!
+//! - the left shift wraps (`VPSLLVD`), as `x * (1 << shift)` does;
+//! - the saturating rounding doubling high multiply is `(a * b + 2^30) >> 31` on exact 64-bit
+//!   products (`VPMULDQ` of the even lanes, and of the odd lanes shifted down), the one
+//!   overflowing case `i32::MIN * i32::MIN` replaced by `i32::MAX`, as in the portable
+//!   `saturating_rounding_doubling_high_mul` (gemmlowp's formulation; ruy's and XNNPACK's AVX2
+//!   requantization split the lanes the same way);
+//! - the rounding right shift adds one where the remainder exceeds half the divisor, minus one
+//!   for negative values (ties away from zero), with a per-lane `VPSRAVD`;
+//! - then the zero point (wrapping), `max(act_min)`, `min(act_max)` and the element type's range.
+//!
+//! Module invariant as in [`super::vector`] (AVX2 instructions, reached only from the int8 entry
+//! points).
+
+use core::arch::x86_64::*;
+
+use crate::quant::{ChannelQuant, QuantInt, Requant, RequantRounding};
+
+/// One TFLite multiplier (`multiply_by_quantized_multiplier`), in every lane.
+#[derive(Clone, Copy)]
+pub(super) struct Multiplier8 {
+    multiplier: __m256i,
+    /// `max(shift, 0)`.
+    left: __m256i,
+    /// `max(-shift, 0)`.
+    right: __m256i,
+    /// `2^right - 1`.
+    mask: __m256i,
+    /// `mask >> 1`.
+    half: __m256i,
+    /// The multiplier is `i32::MIN`, so a product can overflow.
+    saturates: bool,
+}
+
+impl Multiplier8 {
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
+    #[inline(always)]
+    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
+        let (left, right) = (shift.max(0), (-shift).max(0));
+        let mask = ((1u32 << right) - 1) as i32;
+        // SAFETY: the module invariant.
+        unsafe {
+            Multiplier8 {
+                multiplier: _mm256_set1_epi32(multiplier),
+                left: _mm256_set1_epi32(left),
+                right: _mm256_set1_epi32(right),
+                mask: _mm256_set1_epi32(mask),
+                half: _mm256_set1_epi32(mask >> 1),
+                saturates: multiplier == i32::MIN,
+            }
+        }
+    }
+
+    /// `multiply_by_quantized_multiplier` of each lane of `x`.
+    #[inline(always)]
+    pub(super) fn apply(&self, x: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let scaled = _mm256_sllv_epi32(x, self.left);
+            let nudge = _mm256_set1_epi64x(1 << 30);
+            // The multiplier is in every lane: its even lanes serve the odd lanes' products too.
+            let even = _mm256_add_epi64(_mm256_mul_epi32(scaled, self.multiplier), nudge);
+            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), self.multiplier), nudge);
+            // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
+            let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
+            // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
+            let high = if self.saturates {
+                _mm256_xor_si256(high, _mm256_cmpeq_epi32(scaled, _mm256_set1_epi32(i32::MIN)))
+            } else {
+                high
+            };
+            // Rounding divide by 2^right: + 1 where the remainder exceeds half (+ 1 if negative).
+            let remainder = _mm256_and_si256(high, self.mask);
+            let threshold = _mm256_add_epi32(self.half, _mm256_srli_epi32::<31>(high));
+            _mm256_sub_epi32(_mm256_srav_epi32(high, self.right), _mm256_cmpgt_epi32(remainder, threshold))
+        }
+    }
+}
+
+/// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), in every lane:
+/// the exact 64-bit product (even and odd lanes apart) divided by `2^(31 - shift)` with ties to
+/// even as one arithmetic shift of a biased product (AVX2 has only the logical shift:
+/// `!((!v) >> r)` for negative `v`), saturated to `i32`.
+#[derive(Clone, Copy)]
+pub(super) struct SingleMultiplier8 {
+    multiplier: __m256i,
+    /// `31 - shift` in each 64-bit lane.
+    right: __m256i,
+    /// `2^(right - 1) - 1` in each 64-bit lane (0 for `right == 0`).
+    half_less_one: __m256i,
+    /// 1 in each 64-bit lane (0 for `right == 0`, an exact quotient: nothing to round).
+    lsb: __m256i,
+}
+
+impl SingleMultiplier8 {
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
+    #[inline(always)]
+    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
+        let right = (31 - shift) as i64;
+        let (half_less_one, lsb) = if right == 0 { (0, 0) } else { ((1i64 << (right - 1)) - 1, 1) };
+        // SAFETY: the module invariant.
+        unsafe {
+            SingleMultiplier8 {
+                multiplier: _mm256_set1_epi32(multiplier),
+                right: _mm256_set1_epi64x(right),
+                half_less_one: _mm256_set1_epi64x(half_less_one),
+                lsb: _mm256_set1_epi64x(lsb),
+            }
+        }
+    }
+
+    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `(p + half - 1 +
+    /// lsb) >> right` with `lsb` the low bit of the truncated quotient (ties to even in one floor
+    /// division; `|p| <= 2^62`, so the sum cannot overflow).
+    #[inline(always)]
+    fn round(&self, p: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let lsb = _mm256_and_si256(_mm256_srlv_epi64(p, self.right), self.lsb);
+            let biased = _mm256_add_epi64(_mm256_add_epi64(p, self.half_less_one), lsb);
+            let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), biased);
+            let v = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(biased, sign), self.right), sign);
+            let (max, min) = (_mm256_set1_epi64x(i32::MAX as i64), _mm256_set1_epi64x(i32::MIN as i64));
+            let v = _mm256_blendv_epi8(v, max, _mm256_cmpgt_epi64(v, max));
+            _mm256_blendv_epi8(v, min, _mm256_cmpgt_epi64(min, v))
+        }
+    }
+
+    /// `multiply_by_quantized_multiplier_half_even` of each lane of `x`.
+    #[inline(always)]
+    pub(super) fn apply(&self, x: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let even = self.round(_mm256_mul_epi32(x, self.multiplier));
+            let odd = self.round(_mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier));
+            _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
+        }
+    }
+}
+
+/// The multiplier of an output stage, rounded as its [`RequantRounding`] says.
+#[derive(Clone, Copy)]
+enum Rounded {
+    Double(Multiplier8),
+    Single(SingleMultiplier8),
+}
+
+/// An output stage: a multiplier, the output zero point and the clamps, in every lane.
+#[derive(Clone, Copy)]
+pub(super) struct Requant8 {
+    multiplier: Rounded,
+    zero_point: __m256i,
+    act_min: __m256i,
+    /// `min(act_max, T::MAX)`.
+    high: __m256i,
+    /// `T::MIN`.
+    low: __m256i,
+}
+
+impl Requant8 {
+    /// Channel `o` of `q` with output zero point `zero_point` and clamp `[act_min, act_max]`, for
+    /// outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
+        let i = if q.multipliers.len() == 1 { 0 } else { o };
+        let requant = Requant { multiplier: q.multipliers[i], shift: q.shifts[i] };
+        let mut stage = Self::of::<T>(requant, zero_point, clamp);
+        if q.rounding == RequantRounding::SingleHalfToEven {
+            stage.multiplier = Rounded::Single(SingleMultiplier8::new(requant));
+        }
+        stage
+    }
+
+    /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+        // SAFETY: the module invariant.
+        unsafe {
+            Requant8 {
+                multiplier: Rounded::Double(Multiplier8::new(requant)),
+                zero_point: _mm256_set1_epi32(zero_point),
+                act_min: _mm256_set1_epi32(act_min),
+                high: _mm256_set1_epi32(act_max.min(T::MAX)),
+                low: _mm256_set1_epi32(T::MIN),
+            }
+        }
+    }
+
+    /// The outputs of the accumulators `acc`, as `i32` lanes inside `T`'s range.
+    #[inline(always)]
+    pub(super) fn apply(&self, acc: __m256i) -> __m256i {
+        let rounded = match &self.multiplier {
+            Rounded::Double(m) => m.apply(acc),
+            Rounded::Single(m) => m.apply(acc),
+        };
+        // SAFETY: the module invariant.
+        unsafe {
+            let v = _mm256_max_epi32(_mm256_add_epi32(rounded, self.zero_point), self.act_min);
+            _mm256_max_epi32(_mm256_min_epi32(v, self.high), self.low)
+        }
+    }
+}
+
+/// The low byte of each lane of `v` (lanes inside an 8-bit type's range: its values' bytes).
+#[inline(always)]
+pub(super) fn narrow(v: __m256i) -> [u8; 8] {
+    // SAFETY: the module invariant.
+    let packed = unsafe {
+        let low_bytes = _mm256_setr_epi8(
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        let v =
+            _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, low_bytes), _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
+        _mm256_extract_epi64::<0>(v)
+    };
+    packed.to_le_bytes()
+}
+
+/// `T`'s value of raw byte `b`.
+#[inline(always)]
+pub(super) fn elem<T: QuantInt>(b: u8) -> T {
+    T::saturate(if T::MIN < 0 { b as i8 as i32 } else { b as i32 })
+}
