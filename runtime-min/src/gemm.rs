@@ -363,6 +363,7 @@ mod tests {
             (40, 25, 9),
             (13, 70, 40),
             (9, 64, 129),
+            (300, 1, 70),
         ] {
             for &(trans_a, trans_b) in &[(false, false), (true, false), (false, true), (true, true)] {
                 let (a_rs, a_cs) = if trans_a { (1, m) } else { (k, 1) };

@@ -102,6 +102,10 @@ fn pointwise_gemm_without_scratch() {
     // Many channels: K > the GEMM panel depth, M not a multiple of the tile.
     let p = conv_params(1, 150, 13, (3, 7), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, Activation::Relu);
     check(p, true, 3);
+    // One position (a fully connected layer as a 1x1 convolution): on the FMA paths, packed
+    // weights run the matrix-vector tiles, OIHW ones the row tiles.
+    let p = conv_params(1, 70, 300, (1, 1), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, Activation::Relu);
+    check(p, true, 4);
 }
 
 #[test]

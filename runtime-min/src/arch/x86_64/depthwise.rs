@@ -18,6 +18,7 @@
 
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
+use super::copy::copy_short;
 use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::Bias;
@@ -119,7 +120,7 @@ impl PaddedPlane {
             for xrow in xplane.chunks_exact(p.in_w).take(in_rows) {
                 let (dst, src) = (&mut self.plane[start..][..count], &xrow[iw0..in_cols]);
                 match sw {
-                    1 => dst.copy_from_slice(src),
+                    1 => copy_short(dst, src),
                     2 => copy_every::<2>(dst, src),
                     _ => dst.iter_mut().zip(src.iter().step_by(sw)).for_each(|(d, &v)| *d = v),
                 }
@@ -146,7 +147,7 @@ impl PaddedPlane {
             out.copy_from_slice(&acc);
         }
         for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(self.phase_cols)) {
-            yrow.copy_from_slice(&out[..p.out_w]);
+            copy_short(yrow, out);
         }
     }
 }

@@ -5,8 +5,10 @@
 //! CPU, its intrinsics left as calls).
 //!
 //! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`gemm_cols`], `MN` rows by
-//! two vectors of columns, reads A and B in place (wide outputs with A row-major: matrix
-//! products, OIHW convolution weights); [`gemm_rows`] and [`conv_implicit`], vectors of rows
+//! two vectors of columns, reads A (broadcast; its rows strided, as k-major packed weights, up to
+//! a depth of 64) and B in place and stores whole vectors of C (wide outputs: matrix products,
+//! pointwise convolutions); [`gemv_rows`], vectors of rows by
+//! one column (a matrix-vector product); [`gemm_rows`] and [`conv_implicit`], vectors of rows
 //! (output channels) by columns (positions), broadcasting B, so narrow outputs (a 2x2 feature map
 //! has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by 12 when a block
 //! has at most `L` rows (16 output channels on AVX-512). Their A is read in place when its rows
@@ -17,11 +19,11 @@
 //! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
 //! on the tile size an im2col scratch allows, on `n`, or on the vector width.
 //!
-//! `unsafe` here: the unchecked reads in [`micro_indirect`] and [`micro_row`], whose bounds are
-//! checked once per tile (the intrinsics are in [`super::lanes`]).
+//! `unsafe` here: the unchecked reads in [`gemm_cols`], [`micro_indirect`] and [`micro_row`], whose
+//! bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
 
 use super::lanes::Lanes;
-use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES};
+use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES, MAX_LANES};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{finish, Bias, Gemm};
 use crate::util::valid_range;
@@ -35,16 +37,22 @@ const MN: usize = 6;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
-/// Two tiles: with A row-contiguous and B column-contiguous, blocks of two vectors of columns run
-/// on [`gemm_cols`] (vectors along the columns, A and B read in place, no packing); the columns
-/// left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A read in place
-/// when its rows are contiguous, as with weights packed at build time, else packed). Both compute
-/// each element as the same k-ascending chain of fused multiply-adds, so the split never changes
-/// a result.
+/// Two tiles: with B column-contiguous, blocks of two vectors of columns run on [`gemm_cols`]
+/// (vectors along the columns, A and B read in place, no packing, C stored as whole vectors);
+/// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
+/// read in place when its rows are contiguous, as with weights packed at build time, else
+/// packed). Both compute each element as the same k-ascending chain of fused multiply-adds, so
+/// the split never changes a result.
+///
+/// [`gemm_cols`] also takes A's rows strided, up to [`COLS_MAX_K_STRIDED`] deep (weights packed
+/// at build time are broadcast from their k-major rows): a pointwise convolution with few input
+/// channels (MobileNetV2's expand layers: `k` of 8 to 32) spent most of its time in
+/// [`gemm_rows`]'s stores of single values (its C is written one channel row at a time, across
+/// the vector of channels), which deeper products amortise.
 #[inline(always)]
 pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let nn = 2 * S::L;
-    let n_main = match g.a_cs == 1 && g.b_cs == 1 {
+    let n_main = match g.b_cs == 1 && (g.a_cs == 1 || g.k <= COLS_MAX_K_STRIDED) {
         true => g.n - g.n % nn,
         false => 0,
     };
@@ -61,17 +69,24 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
     }
 }
 
+/// The deepest product whose A has strided rows (`a_cs != 1`) [`gemm_cols`] computes: measured
+/// on MobileNetV2-0.35 (`sramfit-bench --layers`), its pointwise layers with `k` up to 48 ran
+/// 1.5-1.7x faster on column tiles, those with `k` of 96 and 192 and 16 or 32 output channels
+/// about 10% slower.
+const COLS_MAX_K_STRIDED: usize = 64;
+
 /// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `MN` rows by two vectors of
 /// columns: every step broadcasts one value of each of `MN` rows of A and multiplies two vectors
-/// of a row of B. Needs `a_cs == 1` and `b_cs == 1`.
+/// of a row of B. Needs `b_cs == 1`; A's rows any stride.
 #[inline(always)]
 fn gemm_cols<S: Lanes>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let (k, l) = (g.k, S::L);
     let mut i0 = 0;
     while i0 < g.m {
         let mr = MN.min(g.m - i0);
-        // Rows past `mr` repeat the last one: computed, never stored.
-        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..k]);
+        // Rows past `mr` repeat the last one: computed, never stored. Row `r`'s value at depth
+        // `kk` is `rows[r][kk * a_cs]`.
+        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
         let mut j0 = 0;
         while j0 < n_main {
             let mut acc = [[S::zero(); 2]; MN];
@@ -85,7 +100,9 @@ fn gemm_cols<S: Lanes>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias
                 let (lo, hi) = b[kk * g.b_rs + j0..][..2 * l].split_at(l);
                 let (b0, b1) = (S::load(lo), S::load(hi));
                 for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    let av = S::splat(row[kk]);
+                    debug_assert!(kk * g.a_cs < row.len());
+                    // SAFETY: `kk < k`, so `kk * a_cs <= (k - 1) * a_cs < row.len()`.
+                    let av = S::splat(unsafe { *row.get_unchecked(kk * g.a_cs) });
                     acc_r[0] = S::fma(av, b0, acc_r[0]);
                     acc_r[1] = S::fma(av, b1, acc_r[1]);
                 }
@@ -205,8 +222,15 @@ fn micro_indirect<S: Lanes, const R: usize, const C: usize>(
 #[inline(always)]
 fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let mv = 2 * S::L;
-    let mut panels = Panels::new();
     let mut i0 = 0;
+    if g.n == 1 && g.a_rs == 1 && !g.add_to_c {
+        i0 = gemv_rows::<S, GEMV_VECTORS>(g, a, b, bias, c, 0);
+        i0 = gemv_rows::<S, 1>(g, a, b, bias, c, i0);
+        if i0 == g.m {
+            return;
+        }
+    }
+    let mut panels = Panels::new();
     while i0 < g.m {
         let mr = mv.min(g.m - i0);
         by_rows!(S, mr, rows_block(g, a, b, c, i0, mr, &mut panels));
@@ -217,6 +241,53 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
         }
         i0 += mv;
     }
+}
+
+/// Vectors of rows of the one-column tile of [`gemv_rows`] (8 accumulators in flight).
+const GEMV_VECTORS: usize = 8;
+
+/// A product with one column (a matrix-vector product: a pointwise convolution at one position)
+/// from row `i0` on, in tiles of `V` vectors of rows (`V * L` rows), A read in place: every step
+/// multiplies the `V` vectors of A's rows at one depth by one broadcast value of B. Stops before
+/// the first tile whose rows lie past `m` or whose last depth's vectors lie past `a`'s end, and
+/// returns its first row. Each element is the same k-ascending chain of fused multiply-adds as
+/// in [`rows_block`], which a tile of 6 or 12 columns would compute with all but one column
+/// repeated (and without the row-vector kernels' stack panels, which take longer to set up than
+/// a small layer takes to compute).
+#[inline(always)]
+fn gemv_rows<S: Lanes, const V: usize>(
+    g: &Gemm,
+    a: &[f32],
+    b: &[f32],
+    bias: Bias,
+    c: &mut [f32],
+    mut i0: usize,
+) -> usize {
+    let rows = V * S::L;
+    while i0 + rows <= g.m && (g.k - 1) * g.a_cs + i0 + rows <= a.len() {
+        let mut acc = [S::zero(); V];
+        for kk in 0..g.k {
+            let av = &a[kk * g.a_cs + i0..][..rows];
+            let bv = S::splat(b[kk * g.b_rs]);
+            for (v, acc_v) in acc.iter_mut().enumerate() {
+                *acc_v = S::fma(S::load(&av[v * S::L..]), bv, *acc_v);
+            }
+        }
+        for (v, &acc_v) in acc.iter().enumerate() {
+            let mut lanes = [0.0; MAX_LANES];
+            S::store(&mut lanes, acc_v);
+            for (l, &value) in lanes[..S::L].iter().enumerate() {
+                let i = i0 + v * S::L + l;
+                let crow = &mut c[i * g.c_rs..][..1];
+                crow[0] = value;
+                if g.epilogue {
+                    finish(crow, g, bias, i, 0);
+                }
+            }
+        }
+        i0 += rows;
+    }
+    i0
 }
 
 /// Rows `i0..i0 + mr` of [`gemm_rows`] in tiles of `R * L` rows by `C` columns, over the

@@ -13,6 +13,7 @@
 //! path).
 #![allow(unsafe_code)]
 
+mod copy;
 mod depthwise;
 mod detect;
 mod fma;

@@ -209,26 +209,4 @@ pub(super) fn bytes_mut<T: crate::quant::QuantInt>(x: &mut [T]) -> &mut [u8] {
     unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len()) }
 }
 
-/// `dst.copy_from_slice(&src[..dst.len()])` without a library call for short rows: 8, 4, 2, 1
-/// bytes at a time below 16.
-#[inline(always)]
-pub(super) fn copy_short(dst: &mut [u8], src: &[u8]) {
-    let n = dst.len();
-    if n >= 16 {
-        dst.copy_from_slice(&src[..n]);
-        return;
-    }
-    let mut i = 0;
-    for width in [8, 4, 2, 1] {
-        if n - i >= width {
-            let (d, s) = (&mut dst[i..i + width], &src[i..i + width]);
-            match width {
-                8 => d.copy_from_slice(&s[..8]),
-                4 => d.copy_from_slice(&s[..4]),
-                2 => d.copy_from_slice(&s[..2]),
-                _ => d[0] = s[0],
-            }
-            i += width;
-        }
-    }
-}
+pub(super) use crate::arch::x86_64::copy::copy_short;
