@@ -17,6 +17,10 @@
 //! next to its float twin's from the same run, and next to onnxruntime's int8 run of the same
 //! file. The header names the int8 kernels that ran (x86-64: AVX2, or AVX-512 VNNI).
 //!
+//! `-- --layers` (with `--features layers`) adds the time of every step of each model after the
+//! tables ([`layers`]); `-- --json FILE` writes every figure printed to `FILE` as well (header,
+//! rows, int8 rows, steps).
+//!
 //! `-- --rewrites` instead times each model with and without the memory-saving rewrites
 //! ([`rewrites`]).
 
@@ -44,12 +48,14 @@ macro_rules! bench_models {
     };
 }
 
+mod layers;
 mod rewrites;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use serde_json::{Value, json};
 use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::report::PlanReport;
 use sramfit_planner_core::request::Request;
@@ -162,19 +168,33 @@ fn fma_peak() -> (f64, String) {
     (peak, how)
 }
 
-/// Puts the kernel path named after `--kernel-path` in force, if given; returns the remaining
-/// arguments.
-fn kernel_path_option(args: Vec<String>) -> Vec<String> {
+/// Removes `option VALUE` from `args`, returning the value (if the option was given).
+fn take_option(args: &mut Vec<String>, option: &str) -> Option<String> {
+    let i = args.iter().position(|a| a == option)?;
+    let value = args.get(i + 1).unwrap_or_else(|| panic!("{option} takes a value")).clone();
+    args.drain(i..i + 2);
+    Some(value)
+}
+
+/// Puts the kernel path named after `--kernel-path` in force, if given.
+fn kernel_path_option(args: &mut Vec<String>) {
     use sramfit::kernels::{KernelPath, force_kernel_path};
-    let Some(i) = args.iter().position(|a| a == "--kernel-path") else { return args };
-    let name = args.get(i + 1).expect("--kernel-path takes a name");
+    let Some(name) = take_option(args, "--kernel-path") else { return };
     let path = KernelPath::ALL.into_iter().find(|p| p.name() == name).expect("portable, avx2+fma or avx512");
     force_kernel_path(path).unwrap_or_else(|_| panic!("this CPU does not run the {name} kernels"));
-    args.into_iter().enumerate().filter(|&(j, _)| j != i && j != i + 1).map(|(_, a)| a).collect()
 }
 
 fn main() {
-    let args = kernel_path_option(std::env::args().skip(1).collect());
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    kernel_path_option(&mut args);
+    let json_file = take_option(&mut args, "--json");
+    let with_layers = args.iter().any(|a| a == "--layers");
+    args.retain(|a| a != "--layers");
+    if with_layers && !cfg!(feature = "layers") {
+        panic!(
+            "--layers times steps through the step probes: `cargo run --release -p sramfit-bench --features layers -- --layers`"
+        );
+    }
     if args.iter().any(|a| a == "--rewrites") {
         return rewrites::run();
     }
@@ -183,12 +203,15 @@ fn main() {
         Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());
     println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model");
     println!("{how}");
+    let kernels = sramfit::kernels::kernel_path().name();
+    let detected = sramfit::kernels::detected_kernel_path().name();
+    let int8_kernels = sramfit::kernels::quant_kernels();
     println!(
-        "sramfit kernels: {} (run-time detection, no build flags; detected: {}); int8 kernels: {}",
-        sramfit::kernels::kernel_path().name(),
-        sramfit::kernels::detected_kernel_path().name(),
-        sramfit::kernels::quant_kernels()
+        "sramfit kernels: {kernels} (run-time detection, no build flags; detected: {detected}); int8 kernels: {int8_kernels}"
     );
+    if cfg!(feature = "layers") {
+        println!("(built with feature `layers`: every step calls the step probe's hook, empty outside `--layers`)");
+    }
     if !with_ort {
         println!("(onnxruntime not found: `pip install onnxruntime` to add its column)");
     }
@@ -202,14 +225,18 @@ fn main() {
     let filters: Vec<String> = args.iter().map(|a| a.to_lowercase()).collect();
     let selected = |b: &Bench| filters.is_empty() || filters.iter().any(|f| b.name.to_lowercase().contains(f));
     let mut medians: Vec<Medians> = Vec::new();
+    let mut rows: Vec<Value> = Vec::new();
+    let mut layer_tables: Vec<(&str, Vec<layers::Layer>)> = Vec::new();
     for b in BENCHES.iter().filter(|b| selected(b)) {
         let path = crate_path(b.path);
         let program = compile_model(&Request::new(&path)).expect("the model compiles").into_program();
-        let macs: u64 = PlanReport::from_program(&program, b.name, &sramfit_planner_core::target::Target::host())
-            .steps
-            .iter()
-            .map(|s| s.macs)
-            .sum();
+        let step_macs: Vec<u64> =
+            PlanReport::from_program(&program, b.name, &sramfit_planner_core::target::Target::host())
+                .steps
+                .iter()
+                .map(|s| s.macs)
+                .collect();
+        let macs: u64 = step_macs.iter().sum();
 
         let data = inputs(b.inputs);
         let mut outs: Vec<Vec<f32>> = b.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect();
@@ -264,6 +291,7 @@ fn main() {
                 time_ort(&mut ort);
             }
         }
+        drop(engines);
         let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
         let o = ort.filter(|o| !o.is_empty()).map(|mut o| stats(&mut o));
         let cell = |x: Option<(Duration, Duration, Duration)>| {
@@ -271,6 +299,7 @@ fn main() {
         };
         medians.push(Medians { name: b.name, sramfit: s.0, onnxruntime: o.map(|o| o.0) });
         let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
+        let ratio = |x: Duration| s.0.as_secs_f64() / x.as_secs_f64();
         println!(
             "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {:.2} | {:.1}% |",
             b.name,
@@ -278,13 +307,44 @@ fn main() {
             cell(Some(s)),
             cell(Some(t)),
             cell(o),
-            s.0.as_secs_f64() / t.0.as_secs_f64(),
-            o.map_or("-".into(), |o| format!("{:.2}", s.0.as_secs_f64() / o.0.as_secs_f64())),
+            ratio(t.0),
+            o.map_or("-".into(), |o| format!("{:.2}", ratio(o.0))),
             gflops,
             100.0 * gflops / peak
         );
+        rows.push(json!({
+            "model": b.name, "path": b.path, "macs": macs,
+            "sramfit_ms": ms_json(Some(s)), "tract_ms": ms_json(Some(t)), "onnxruntime_ms": ms_json(o),
+            "sramfit_over_tract": ratio(t.0), "sramfit_over_onnxruntime": o.map(|o| ratio(o.0)),
+            "gflops": gflops, "peak_share": gflops / peak,
+        }));
+        if with_layers {
+            let steps = layers::time_layers(&program, &mut sramfit_run, &step_macs).expect("feature layers");
+            layer_tables.push((b.name, steps));
+        }
     }
-    int8_versus_float(&medians);
+    let int8_rows = int8_versus_float(&medians);
+    let layer_json: Vec<Value> = (layer_tables.iter())
+        .map(|(name, steps)| json!({ "model": name, "steps": layers::print(name, steps, peak) }))
+        .collect();
+    if let Some(file) = json_file {
+        let report = json!({
+            "rounds": ROUNDS, "fma_peak_gflops": peak, "fma_peak": how,
+            "kernels": kernels, "detected_kernels": detected, "int8_kernels": int8_kernels,
+            "probes": cfg!(feature = "layers"), "onnxruntime": with_ort,
+            "models": rows, "int8": int8_rows, "layers": layer_json,
+        });
+        let text = serde_json::to_string_pretty(&report).expect("JSON");
+        std::fs::write(&file, text + "\n").unwrap_or_else(|e| panic!("cannot write {file}: {e}"));
+        println!();
+        println!("(every figure above written to {file})");
+    }
+}
+
+/// A (median, 10th, 90th percentile) triple in milliseconds, as JSON (`null` when absent).
+fn ms_json(x: Option<(Duration, Duration, Duration)>) -> Value {
+    let f = |d: Duration| d.as_secs_f64() * 1e3;
+    x.map_or(Value::Null, |(m, lo, hi)| json!({ "median": f(m), "p10": f(lo), "p90": f(hi) }))
 }
 
 /// The suffix naming an int8 bench row; the row without it is its float twin.
@@ -298,8 +358,8 @@ struct Medians<'a> {
 }
 
 /// sramfit's int8 time of each model next to its float twin's and to onnxruntime's int8 run of
-/// the same file, from the same run.
-fn int8_versus_float(medians: &[Medians]) {
+/// the same file, from the same run; returns the rows as JSON.
+fn int8_versus_float(medians: &[Medians]) -> Vec<Value> {
     let rows: Vec<(&str, &Medians, Duration)> = (medians.iter())
         .filter_map(|m| {
             let float = m.name.strip_suffix(INT8)?;
@@ -307,22 +367,30 @@ fn int8_versus_float(medians: &[Medians]) {
         })
         .collect();
     if rows.is_empty() {
-        return;
+        return Vec::new();
     }
     println!();
     println!(
         "| model | sramfit int8 ms | sramfit f32 ms | int8/f32 | onnxruntime int8 ms | sramfit/onnxruntime (int8) |"
     );
     println!("|---|--:|--:|--:|--:|--:|");
-    for (name, int8, float) in rows {
-        let ort = int8.onnxruntime;
-        println!(
-            "| {name} | {} | {} | {:.2} | {} | {} |",
-            ms(int8.sramfit),
-            ms(float),
-            int8.sramfit.as_secs_f64() / float.as_secs_f64(),
-            ort.map_or("-".into(), ms),
-            ort.map_or("-".into(), |o| format!("{:.2}", int8.sramfit.as_secs_f64() / o.as_secs_f64()))
-        );
-    }
+    let f = |d: Duration| d.as_secs_f64() * 1e3;
+    (rows.into_iter())
+        .map(|(name, int8, float)| {
+            let ort = int8.onnxruntime;
+            let over_float = int8.sramfit.as_secs_f64() / float.as_secs_f64();
+            let over_ort = ort.map(|o| int8.sramfit.as_secs_f64() / o.as_secs_f64());
+            println!(
+                "| {name} | {} | {} | {over_float:.2} | {} | {} |",
+                ms(int8.sramfit),
+                ms(float),
+                ort.map_or("-".into(), ms),
+                over_ort.map_or("-".into(), |r| format!("{r:.2}"))
+            );
+            json!({
+                "model": name, "int8_ms": f(int8.sramfit), "f32_ms": f(float), "int8_over_f32": over_float,
+                "onnxruntime_int8_ms": ort.map(f), "int8_over_onnxruntime_int8": over_ort,
+            })
+        })
+        .collect()
 }
