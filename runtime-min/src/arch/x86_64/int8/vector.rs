@@ -196,8 +196,14 @@ pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
         }
         i += 16;
     }
-    for (d, &s) in dst[i..].iter_mut().zip(&src[i..]) {
-        *d = s ^ flip;
+    // The rest 8, 4, 2, 1 bytes at a time (short rows are common: 5-column KWS planes).
+    for width in [8, 4, 2, 1] {
+        if n - i >= width {
+            let word = u64::from_le_bytes(core::array::from_fn(|j| if j < width { src[i + j] } else { 0 }));
+            let flipped = (word ^ u64::from_ne_bytes([flip; 8])).to_le_bytes();
+            dst[i..i + width].copy_from_slice(&flipped[..width]);
+            i += width;
+        }
     }
 }
 
