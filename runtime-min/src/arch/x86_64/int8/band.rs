@@ -130,6 +130,7 @@ impl Band {
     /// The strip rows `i` of row phase `rp` of the band from output row `oy0` that read an input
     /// row: `0 <= (oy0 + i) * stride_h + rp - pad_top < in_h`, `i < srows` (the others stay
     /// padding).
+    #[inline(always)]
     fn input_rows(&self, p: &Conv2d, oy0: usize, rp: usize) -> core::ops::Range<usize> {
         let first = p.pad_top.saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
         let end = (p.pad_top + p.in_h).saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
