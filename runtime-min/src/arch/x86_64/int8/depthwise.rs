@@ -11,8 +11,8 @@
 use core::mem::MaybeUninit;
 
 use super::band::{zeroed, Band};
-use super::requant::{elem, narrow, Requant8};
-use super::vector::{bytes_mut, copy_short, madd, pairs, splat, widen16};
+use super::requant::{elem, narrow16, Requant8};
+use super::vector::{bytes_mut, copy_short, madd, pairs, splat, store16, widen16};
 use crate::arch::x86_64_facts::{
     INT8_BAND_BYTES, INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES,
 };
@@ -86,11 +86,7 @@ pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                             let wv = splat(wv);
                             acc = [madd(acc[0], lo, wv), madd(acc[1], hi, wv)];
                         }
-                        let (first, second) = (narrow(stage.apply(acc[0])), narrow(stage.apply(acc[1])));
-                        for (k, quad) in dst.chunks_exact_mut(4).enumerate() {
-                            let from = if k % 2 == 0 { &first } else { &second };
-                            quad.copy_from_slice(&from[k / 2 * 4..][..4]);
-                        }
+                        store16(dst, narrow16::<true>(stage.apply(acc[0]), stage.apply(acc[1])));
                     }
                     for (r, row) in out.chunks_exact(band.vw).take(rows).enumerate() {
                         let base = b * ys.n + o * ys.c + (oy0 + r) * ys.h;

@@ -193,20 +193,27 @@ impl Requant8 {
     pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
         let i = if q.multipliers.len() == 1 { 0 } else { o };
         let requant = Requant { multiplier: q.multipliers[i], shift: q.shifts[i] };
-        let mut stage = Self::of::<T>(requant, zero_point, clamp);
-        if q.rounding == RequantRounding::SingleHalfToEven {
-            stage.multiplier = Rounded::Single(SingleMultiplier8::new(requant));
-        }
-        stage
+        let multiplier = match q.rounding {
+            RequantRounding::Double => Rounded::Double(Multiplier8::new(requant)),
+            RequantRounding::SingleHalfToEven => Rounded::Single(SingleMultiplier8::new(requant)),
+        };
+        Self::with::<T>(multiplier, zero_point, clamp)
     }
 
-    /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
+    /// `requant` (TFLite's double rounding), then `zero_point` and the clamp `[act_min,
+    /// act_max]`, for outputs of type `T`.
     #[inline(always)]
-    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, clamp: (i32, i32)) -> Self {
+        Self::with::<T>(Rounded::Double(Multiplier8::new(requant)), zero_point, clamp)
+    }
+
+    /// `multiplier`, then `zero_point` and the clamp, for outputs of type `T`.
+    #[inline(always)]
+    fn with<T: QuantInt>(multiplier: Rounded, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
         // SAFETY: the module invariant.
         unsafe {
             Requant8 {
-                multiplier: Rounded::Double(Multiplier8::new(requant)),
+                multiplier,
                 zero_point: _mm256_set1_epi32(zero_point),
                 act_min: _mm256_set1_epi32(act_min),
                 high: _mm256_set1_epi32(act_max.min(T::MAX)),
@@ -244,6 +251,30 @@ pub(super) fn narrow(v: __m256i) -> [u8; 8] {
         _mm256_extract_epi64::<0>(v)
     };
     packed.to_le_bytes()
+}
+
+/// The low bytes of the lanes of `a` and `b` (inside an 8-bit type's range), in the order `[a
+/// 0-7, b 0-7]` if `INTERLEAVED` is false, else `[a 0-3, b 0-3, a 4-7, b 4-7]`: one 16-bit pack,
+/// one byte shuffle, one dword permutation.
+#[inline(always)]
+pub(super) fn narrow16<const INTERLEAVED: bool>(a: __m256i, b: __m256i) -> __m128i {
+    // SAFETY: the module invariant.
+    unsafe {
+        // 16-bit lanes [a 0-3, b 0-3 | a 4-7, b 4-7] (exact: every lane fits 16 bits).
+        let words = _mm256_packs_epi32(a, b);
+        let low_bytes = _mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        // Dwords [a 0-3, b 0-3, -, -, a 4-7, b 4-7, -, -].
+        let bytes = _mm256_shuffle_epi8(words, low_bytes);
+        let order = if INTERLEAVED {
+            _mm256_setr_epi32(0, 1, 4, 5, 0, 0, 0, 0)
+        } else {
+            _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)
+        };
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(bytes, order))
+    }
 }
 
 /// `T`'s value of raw byte `b`.

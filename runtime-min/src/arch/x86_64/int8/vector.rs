@@ -207,6 +207,22 @@ pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
     }
 }
 
+/// Stores `v` into the first 16 bytes of `d`.
+#[inline(always)]
+pub(super) fn store16(d: &mut [u8], v: __m128i) {
+    let d = &mut d[..16];
+    // SAFETY: the module invariant; `d` has 16 writable bytes.
+    unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
+}
+
+/// The 16 bytes of `v`.
+#[inline(always)]
+pub(super) fn bytes16(v: __m128i) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    store16(&mut out, v);
+    out
+}
+
 /// The raw bytes of `x`, writable.
 #[inline(always)]
 pub(super) fn bytes_mut<T: crate::quant::QuantInt>(x: &mut [T]) -> &mut [u8] {
