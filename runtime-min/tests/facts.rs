@@ -78,8 +78,12 @@ fn int8_kernels_stack() {
     assert_eq!(quant_conv2d_stack_bytes(Target::X86_64), 32 * 1024 + 1024 * 16 + 1024 * 4 + 256 * 4);
     assert_eq!(quant_conv2d_stack_bytes(Target::Portable { pointer_bytes: 8 }), 0);
     assert_eq!(quant_depthwise_stack_bytes(CORTEX_M), 16 * (4 + 4) + 4 * 64 * 4);
-    // Plus the SIMD kernel's staged rows, outputs, tap offsets and weight pairs.
-    assert_eq!(quant_depthwise_stack_bytes(Target::X86_64), 16 * (4 + 8) + 32 * 1024 + 8 * 1024 + 64 * 8 + 32 * 4);
+    // Plus the SIMD kernel's staged rows (bytes and widened to i16), outputs, tap pairs (32-byte
+    // entries) and their weights, and while pairing each tap's offset and flag.
+    assert_eq!(
+        quant_depthwise_stack_bytes(Target::X86_64),
+        16 * (4 + 8) + 8 * 1024 * 3 + 8 * 1024 + 64 * (32 + 4 + 8 + 1)
+    );
 }
 
 #[test]

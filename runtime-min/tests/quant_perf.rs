@@ -49,8 +49,8 @@ fn quant_perf() {
     ];
     let default = quant_kernels();
     println!(
-        "{:40} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "shape", "int8 NHWC", "int8 NCHW", "portable", "f32", "GMAC/s i8"
+        "{:40} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "shape", "int8 NHWC", "int8 NCHW", "NCHW ONNX", "portable", "f32", "GMAC/s i8"
     );
     for (ci, co, (h, w), k, groups, stride) in shapes {
         let pad = k / 2;
@@ -89,22 +89,24 @@ fn quant_perf() {
         let q =
             ChannelQuant { bias: &bias, multipliers: &multipliers, shifts: &shifts, rounding: RequantRounding::Double };
         let mut y = vec![0i8; co * oh * ow];
-        let mut run_int8 = |p: &quant::Conv2d| {
+        let onnx_q = ChannelQuant { rounding: RequantRounding::SingleHalfToEven, ..q };
+        let mut run_int8 = |p: &quant::Conv2d, q: &ChannelQuant| {
             let mut scratch = vec![0i8; quant::conv2d_scratch_len(p)];
             millis(|| {
                 if groups == ci && groups > 1 {
-                    quant::depthwise_conv2d(p, &x, &wq, &q, &mut y);
+                    quant::depthwise_conv2d(p, &x, &wq, q, &mut y);
                 } else {
-                    quant::conv2d(p, &x, &wq, &q, &mut y, &mut scratch);
+                    quant::conv2d(p, &x, &wq, q, &mut y, &mut scratch);
                 }
             })
         };
-        let nhwc = run_int8(&qp);
+        let nhwc = run_int8(&qp, &q);
         let nchw_p =
             quant::Conv2d { x_strides: ImageStrides::nchw(ci, h, w), y_strides: ImageStrides::nchw(co, oh, ow), ..qp };
-        let nchw = run_int8(&nchw_p);
+        let nchw = run_int8(&nchw_p, &q);
+        let onnx = run_int8(&nchw_p, &onnx_q);
         force_kernel_path(KernelPath::Portable).unwrap();
-        let portable = run_int8(&nchw_p);
+        let portable = run_int8(&nchw_p, &q);
         force_kernel_path(detected_kernel_path()).unwrap();
 
         let fp = Conv2d {
@@ -133,7 +135,13 @@ fn quant_perf() {
         let mut scratch = vec![0.0; conv2d_scratch_len(&fp)];
         let f32_ms = millis(|| conv2d(&fp, &xf, &wf, Some(&bf), &mut yf, &mut scratch));
         let name = format!("{ci}->{co} {h}x{w} k{k} g{groups} s{stride}");
-        println!("{name:40} {nhwc:8.3}ms {nchw:8.3}ms {portable:8.3}ms {f32_ms:8.3}ms {:10.2}", macs / nchw * 1e-6);
+        println!(
+            "{name:40} {nhwc:8.3}ms {nchw:8.3}ms {onnx:8.3}ms {portable:8.3}ms {f32_ms:8.3}ms {:10.2}",
+            macs / nchw * 1e-6
+        );
     }
-    println!("int8 kernels: {default} (NHWC and NCHW columns), portable (NCHW)");
+    println!(
+        "int8 kernels: {default} (NHWC and NCHW columns: TFLite's double rounding; NCHW ONNX: one rounding to \
+         even), portable (NCHW)"
+    );
 }

@@ -55,7 +55,11 @@ pub(crate) const INT8_DEPTHWISE_OUT_BYTES: usize = 8 * 1024;
 /// accumulators of a chunk of channels (`i32`): 53 KiB.
 pub(crate) const INT8_CONV_BYTES: usize =
     INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4;
-/// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows, the band's
-/// outputs, each tap's offset (8-byte words) and each pair of taps' weights (`i32`): 40.6 KiB.
+/// Bytes of one channel's staged input rows in the int8 depthwise kernel (`i16` after widening).
+/// A layer whose single output row needs more runs the portable kernel.
+pub(crate) const INT8_DEPTHWISE_STAGED: usize = 8 * 1024;
+/// Stack bytes of the int8 depthwise kernel's buffers on x86-64: the staged rows and their
+/// widened copy (`i16`), the band's outputs, the tap pairs (32-byte entries) and their weights
+/// (`i32`), and while pairing each tap's offset (an 8-byte word) and flag: 34.8 KiB.
 pub(crate) const INT8_DEPTHWISE_BYTES: usize =
-    INT8_BAND_BYTES + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * 8 + INT8_DEPTHWISE_MAX_TAPS / 2 * 4;
+    INT8_DEPTHWISE_STAGED * 3 + INT8_DEPTHWISE_OUT_BYTES + INT8_DEPTHWISE_MAX_TAPS * (32 + 4 + 8 + 1);

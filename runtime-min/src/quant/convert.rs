@@ -7,7 +7,7 @@ use super::{QuantInt, Requant};
 
 /// The integer types [`quantize`] and [`dequantize`] convert to and from: every [`QuantInt`]
 /// (`i16`: ONNX QuantizeLinear / DequantizeLinear with int16, TFLite's 16x8 ports).
-pub trait ConvertElem: Copy {
+pub trait ConvertElem: QuantInt {
     /// The value as `i32`.
     fn to_int(self) -> i32;
     /// `v` clamped to the type's range.

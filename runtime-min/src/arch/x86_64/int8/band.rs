@@ -85,31 +85,39 @@ impl Band {
                 // The strips of row phase `rp`, one per column phase.
                 let strips = phases.next().expect("the buffer holds the band");
                 strips.fill(pad);
-                for i in 0..self.srows {
-                    let Some(iy) = ((oy0 + i) * p.stride_h + rp).checked_sub(p.pad_top).filter(|&iy| iy < p.in_h)
-                    else {
-                        continue;
-                    };
-                    let base = b * xs.n + c * xs.c + iy * xs.h;
-                    if sw == 2 && xs.w == 1 {
-                        let (even, odd) = strips.split_at_mut(strip);
+                let rows = self.input_rows(p, oy0, rp);
+                // The input row of strip row `i`, at `base + i * row_step`.
+                let base = |i: usize| b * xs.n + c * xs.c + ((oy0 + i) * p.stride_h + rp - p.pad_top) * xs.h;
+                let row_step = p.stride_h * xs.h;
+                if sw == 2 && xs.w == 1 {
+                    let (even, odd) = strips.split_at_mut(strip);
+                    for i in rows {
                         let row = (&mut even[i * vw..][..vw], &mut odd[i * vw..][..vw]);
-                        stage_pairs(bytes(&x[base..][..p.in_w]), p.pad_left, flip, row);
+                        stage_pairs(bytes(&x[base(i)..][..p.in_w]), p.pad_left, flip, row);
+                    }
+                    continue;
+                }
+                for cp in 0..sw {
+                    // Columns `lo..hi` read the input: `0 <= j * sw + cp - pad_left < in_w`.
+                    let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
+                    let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
+                    if lo == hi || rows.is_empty() {
                         continue;
                     }
-                    for cp in 0..sw {
-                        // Columns `lo..hi` read the input: `0 <= j * sw + cp - pad_left < in_w`.
-                        let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
-                        let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
-                        if lo == hi {
-                            continue;
+                    let col = (lo * sw + cp - p.pad_left) * xs.w;
+                    let phase = &mut strips[cp * strip..][..strip];
+                    if sw == 1 && xs.w == 1 && hi - lo == vw && row_step == vw {
+                        // Whole rows, consecutive in the input as in the strip: one run.
+                        let run = &mut phase[rows.start * vw..rows.end * vw];
+                        copy_xor(run, bytes(&x[base(rows.start) + col..][..run.len()]), flip);
+                    } else if sw == 1 && xs.w == 1 {
+                        for i in rows.clone() {
+                            copy_xor(&mut phase[i * vw..][lo..hi], bytes(&x[base(i) + col..][..hi - lo]), flip);
                         }
-                        let first = base + (lo * sw + cp - p.pad_left) * xs.w;
-                        let row = &mut strips[cp * strip + i * vw..][lo..hi];
-                        if sw == 1 && xs.w == 1 {
-                            copy_xor(row, bytes(&x[first..][..hi - lo]), flip);
-                        } else {
-                            for (j, d) in row.iter_mut().enumerate() {
+                    } else {
+                        for i in rows.clone() {
+                            let first = base(i) + col;
+                            for (j, d) in phase[i * vw..][lo..hi].iter_mut().enumerate() {
                                 *d = x[first + j * sw * xs.w].byte() ^ flip;
                             }
                         }
@@ -117,6 +125,16 @@ impl Band {
                 }
             }
         }
+    }
+
+    /// The strip rows `i` of row phase `rp` of the band from output row `oy0` that read an input
+    /// row: `0 <= (oy0 + i) * stride_h + rp - pad_top < in_h`, `i < srows` (the others stay
+    /// padding).
+    #[inline(always)]
+    fn input_rows(&self, p: &Conv2d, oy0: usize, rp: usize) -> core::ops::Range<usize> {
+        let first = p.pad_top.saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
+        let end = (p.pad_top + p.in_h).saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
+        first..end.max(first)
     }
 }
 

@@ -21,8 +21,8 @@ use core::mem::MaybeUninit;
 
 use super::band::{zeroed, Band, Outputs};
 use super::dot::Dot4;
-use super::requant::{elem, narrow, Requant8};
-use super::vector::{load16, load32, splat, store32, transpose4, zero16};
+use super::requant::{elem, narrow16, Requant8};
+use super::vector::{bytes16, bytes_mut, load16, load32, splat, store16, store32, transpose4, zero16};
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS};
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
@@ -186,17 +186,13 @@ fn tile<D: Dot4, const MR: usize>(
 #[inline(always)]
 fn store<T: QuantElem>(p: &Conv2d, q: &ChannelQuant, o: usize, acc: &[__m256i; 2], outputs: &Outputs, y: &mut [T]) {
     let stage = Requant8::new::<T>(q, o, p.y_zero_point, (p.act_min, p.act_max));
-    let (lo, hi) = (narrow(stage.apply(acc[0])), narrow(stage.apply(acc[1])));
-    let mut bytes = [0u8; INT8_BLOCK];
-    bytes[..8].copy_from_slice(&lo);
-    bytes[8..].copy_from_slice(&hi);
+    let v = narrow16::<false>(stage.apply(acc[0]), stage.apply(acc[1]));
     let oc = o * p.y_strides.c;
     if let Some(at) = outputs.contiguous(p) {
-        for (d, &b) in y[at + oc..][..INT8_BLOCK].iter_mut().zip(&bytes) {
-            *d = elem(b);
-        }
+        store16(bytes_mut(&mut y[at + oc..][..INT8_BLOCK]), v);
         return;
     }
+    let bytes = bytes16(v);
     for &(lane, at) in outputs.iter() {
         y[at + oc] = elem(bytes[lane]);
     }

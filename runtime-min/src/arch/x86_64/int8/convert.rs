@@ -1,13 +1,14 @@
 //! ONNX QuantizeLinear of `f32` values ([`crate::quant::quantize`] with
 //! [`Rounding::HalfToEven`]) on eight lanes: the same `f32` division, rounding to nearest even
 //! (`VROUNDPS`, what `rintf` computes), NaN to the zero point, then the zero point and the type's
-//! range. TFLite's rounding (ties away from zero) stays portable.
+//! range, narrowed on the lanes for 8-bit types. TFLite's rounding (ties away from zero) stays portable.
 //!
 //! Module invariant as in [`super::vector`] (AVX2 instructions, reached only from the int8 entry
 //! points).
 
 use core::arch::x86_64::*;
 
+use super::requant::{elem, narrow};
 use super::vector::lanes;
 use crate::quant::{ConvertElem, Quantization, Rounding};
 
@@ -42,10 +43,19 @@ pub(super) fn quantize<T: ConvertElem>(p: &Quantization, x: &[f32], y: &mut [T])
             // NaN to 0 (as `as i32` does), then inside +-BOUND, where the conversion is exact.
             let r = _mm256_and_ps(r, _mm256_cmp_ps::<_CMP_ORD_Q>(r, r));
             let r = _mm256_min_ps(_mm256_max_ps(r, _mm256_set1_ps(-BOUND)), _mm256_set1_ps(BOUND));
-            _mm256_add_epi32(_mm256_cvttps_epi32(r), _mm256_set1_epi32(p.zero_point))
+            let q = _mm256_add_epi32(_mm256_cvttps_epi32(r), _mm256_set1_epi32(p.zero_point));
+            _mm256_max_epi32(_mm256_min_epi32(q, _mm256_set1_epi32(T::MAX)), _mm256_set1_epi32(T::MIN))
         };
-        for (d, &l) in yc.iter_mut().zip(&lanes(q)).take(xc.len()) {
-            *d = T::clamp_from(l);
+        if size_of::<T>() == 1 {
+            // Lanes inside the type's range: their low bytes are the values.
+            let bytes = narrow(q);
+            for (d, &b) in yc.iter_mut().zip(&bytes) {
+                *d = elem(b);
+            }
+        } else {
+            for (d, &l) in yc.iter_mut().zip(&lanes(q)) {
+                *d = T::saturate(l);
+            }
         }
     }
 }

@@ -87,10 +87,11 @@ macro_rules! int8_entry_points {
     };
 }
 
-// Tiles: 8 channels x 2 vectors (16 accumulators of the 32 registers AVX-512 has) with VNNI;
-// 4 x 2 with AVX2, whose dot product holds its operands in two registers each (16 registers).
+// Tiles: 4 channels x 2 vectors on both. AVX2's dot product holds its operands in two registers
+// each (16 registers). With VNNI, 8 x 2 tiles (16 accumulators of the 32 registers) made LLVM
+// spill accumulators inside the tile loop and ran 10-15% slower (`quant_perf`).
 int8_entry_points!(avx2, Avx2, 4, "avx2,fma");
-int8_entry_points!(vnni, Vnni, 8, "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma");
+int8_entry_points!(vnni, Vnni, 4, "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma");
 
 /// The int8 kernels a path runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

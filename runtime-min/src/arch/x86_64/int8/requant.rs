@@ -84,8 +84,11 @@ impl Multiplier8 {
 
 /// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), in every lane:
 /// the exact 64-bit product (even and odd lanes apart) divided by `2^(31 - shift)` with ties to
-/// even as one arithmetic shift of a biased product (AVX2 has only the logical shift:
-/// `!((!v) >> r)` for negative `v`), saturated to `i32`.
+/// even as one floor division of a biased product, saturated to `i32`. For `shift < 0` (a
+/// multiplier below one half, most layers) the division is by at least `2^32` and its quotient
+/// fits 31 bits: the high words of the biased products shifted by `right - 32` on `i32` lanes
+/// (`VPSRAVD`), nothing to saturate. Otherwise (AVX2 has no arithmetic 64-bit shift) `!((!v) >>
+/// r)` for negative `v`, then the saturation.
 #[derive(Clone, Copy)]
 pub(super) struct SingleMultiplier8 {
     multiplier: __m256i,
@@ -95,6 +98,8 @@ pub(super) struct SingleMultiplier8 {
     half_less_one: __m256i,
     /// 1 in each 64-bit lane (0 for `right == 0`, an exact quotient: nothing to round).
     lsb: __m256i,
+    /// `right - 32` in each `i32` lane, if `right >= 32`.
+    high_shift: Option<__m256i>,
 }
 
 impl SingleMultiplier8 {
@@ -110,19 +115,19 @@ impl SingleMultiplier8 {
                 right: _mm256_set1_epi64x(right),
                 half_less_one: _mm256_set1_epi64x(half_less_one),
                 lsb: _mm256_set1_epi64x(lsb),
+                high_shift: (right >= 32).then(|| _mm256_set1_epi32((right - 32) as i32)),
             }
         }
     }
 
-    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `(p + half - 1 +
-    /// lsb) >> right` with `lsb` the low bit of the truncated quotient (ties to even in one floor
-    /// division; `|p| <= 2^62`, so the sum cannot overflow).
+    /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `biased(p) >>
+    /// right`, `lsb` being the low bit of the truncated quotient (ties to even in one floor
+    /// division).
     #[inline(always)]
     fn round(&self, p: __m256i) -> __m256i {
         // SAFETY: the module invariant.
         unsafe {
-            let lsb = _mm256_and_si256(_mm256_srlv_epi64(p, self.right), self.lsb);
-            let biased = _mm256_add_epi64(_mm256_add_epi64(p, self.half_less_one), lsb);
+            let biased = self.biased(p);
             let sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), biased);
             let v = _mm256_xor_si256(_mm256_srlv_epi64(_mm256_xor_si256(biased, sign), self.right), sign);
             let (max, min) = (_mm256_set1_epi64x(i32::MAX as i64), _mm256_set1_epi64x(i32::MIN as i64));
@@ -131,13 +136,32 @@ impl SingleMultiplier8 {
         }
     }
 
+    /// `p + half - 1 + lsb` of the 64-bit lanes `p`: the floor of its quotient by `2^right` is
+    /// `p`'s quotient rounded to even (`|p| <= 2^62`, so the sum cannot overflow).
+    #[inline(always)]
+    fn biased(&self, p: __m256i) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe {
+            let lsb = _mm256_and_si256(_mm256_srlv_epi64(p, self.right), self.lsb);
+            _mm256_add_epi64(_mm256_add_epi64(p, self.half_less_one), lsb)
+        }
+    }
+
     /// `multiply_by_quantized_multiplier_half_even` of each lane of `x`.
     #[inline(always)]
     pub(super) fn apply(&self, x: __m256i) -> __m256i {
         // SAFETY: the module invariant.
         unsafe {
-            let even = self.round(_mm256_mul_epi32(x, self.multiplier));
-            let odd = self.round(_mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier));
+            let even = _mm256_mul_epi32(x, self.multiplier);
+            let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier);
+            if let Some(high_shift) = self.high_shift {
+                // floor(v / 2^right) = floor(floor(v / 2^32) / 2^(right - 32)): the high words,
+                // even lanes' moved down, shifted arithmetically.
+                let high =
+                    _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(self.biased(even)), self.biased(odd));
+                return _mm256_srav_epi32(high, high_shift);
+            }
+            let (even, odd) = (self.round(even), self.round(odd));
             _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
         }
     }
@@ -169,20 +193,27 @@ impl Requant8 {
     pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
         let i = if q.multipliers.len() == 1 { 0 } else { o };
         let requant = Requant { multiplier: q.multipliers[i], shift: q.shifts[i] };
-        let mut stage = Self::of::<T>(requant, zero_point, clamp);
-        if q.rounding == RequantRounding::SingleHalfToEven {
-            stage.multiplier = Rounded::Single(SingleMultiplier8::new(requant));
-        }
-        stage
+        let multiplier = match q.rounding {
+            RequantRounding::Double => Rounded::Double(Multiplier8::new(requant)),
+            RequantRounding::SingleHalfToEven => Rounded::Single(SingleMultiplier8::new(requant)),
+        };
+        Self::with::<T>(multiplier, zero_point, clamp)
     }
 
-    /// `requant`, then `zero_point` and the clamp `[act_min, act_max]`, for outputs of type `T`.
+    /// `requant` (TFLite's double rounding), then `zero_point` and the clamp `[act_min,
+    /// act_max]`, for outputs of type `T`.
     #[inline(always)]
-    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, clamp: (i32, i32)) -> Self {
+        Self::with::<T>(Rounded::Double(Multiplier8::new(requant)), zero_point, clamp)
+    }
+
+    /// `multiplier`, then `zero_point` and the clamp, for outputs of type `T`.
+    #[inline(always)]
+    fn with<T: QuantInt>(multiplier: Rounded, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
         // SAFETY: the module invariant.
         unsafe {
             Requant8 {
-                multiplier: Rounded::Double(Multiplier8::new(requant)),
+                multiplier,
                 zero_point: _mm256_set1_epi32(zero_point),
                 act_min: _mm256_set1_epi32(act_min),
                 high: _mm256_set1_epi32(act_max.min(T::MAX)),
@@ -220,6 +251,30 @@ pub(super) fn narrow(v: __m256i) -> [u8; 8] {
         _mm256_extract_epi64::<0>(v)
     };
     packed.to_le_bytes()
+}
+
+/// The low bytes of the lanes of `a` and `b` (inside an 8-bit type's range), in the order `[a
+/// 0-7, b 0-7]` if `INTERLEAVED` is false, else `[a 0-3, b 0-3, a 4-7, b 4-7]`: one 16-bit pack,
+/// one byte shuffle, one dword permutation.
+#[inline(always)]
+pub(super) fn narrow16<const INTERLEAVED: bool>(a: __m256i, b: __m256i) -> __m128i {
+    // SAFETY: the module invariant.
+    unsafe {
+        // 16-bit lanes [a 0-3, b 0-3 | a 4-7, b 4-7] (exact: every lane fits 16 bits).
+        let words = _mm256_packs_epi32(a, b);
+        let low_bytes = _mm256_setr_epi8(
+            0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1, //
+            0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1,
+        );
+        // Dwords [a 0-3, b 0-3, -, -, a 4-7, b 4-7, -, -].
+        let bytes = _mm256_shuffle_epi8(words, low_bytes);
+        let order = if INTERLEAVED {
+            _mm256_setr_epi32(0, 1, 4, 5, 0, 0, 0, 0)
+        } else {
+            _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0)
+        };
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(bytes, order))
+    }
 }
 
 /// `T`'s value of raw byte `b`.

@@ -39,12 +39,31 @@ pub(super) fn widen16(s: &[u8], signed: bool) -> __m256i {
     }
 }
 
-/// The `i16` lanes of `a` and `b` interleaved into pairs `(a[j], b[j])`: within each 128-bit
-/// half, its lanes 0-3 in the first vector, 4-7 in the second (`VPUNPCKLWD`, `VPUNPCKHWD`).
+/// `dst[i]` = byte `src[i]` extended to `i16` (sign-extended when `signed`), 16 at a time
+/// (`dst.len()` a multiple of 16, `src` at least as long).
 #[inline(always)]
-pub(super) fn pairs(a: __m256i, b: __m256i) -> [__m256i; 2] {
+pub(super) fn widen_into(src: &[u8], signed: bool, dst: &mut [i16]) {
+    for (i, d) in dst.chunks_exact_mut(16).enumerate() {
+        let v = widen16(&src[i * 16..], signed);
+        // SAFETY: the module invariant; `d` has 16 writable `i16`.
+        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+    }
+}
+
+/// The first 16 `i16` of `s`.
+#[inline(always)]
+pub(super) fn load_i16(s: &[i16]) -> __m256i {
+    let s = &s[..16];
+    // SAFETY: the module invariant; `s` has 16 readable `i16`.
+    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+}
+
+/// The `i32` lanes of `a` and `b` interleaved: `[a0, b0, a1, b1 | a4, b4, a5, b5]` and `[a2, b2,
+/// a3, b3 | a6, b6, a7, b7]` (`VPUNPCKLDQ`, `VPUNPCKHDQ`).
+#[inline(always)]
+pub(super) fn interleave32(a: __m256i, b: __m256i) -> [__m256i; 2] {
     // SAFETY: the module invariant.
-    unsafe { [_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)] }
+    unsafe { [_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b)] }
 }
 
 /// `acc` plus, in each `i32` lane, the dot product of its two `i16` of `a` and of `b`
@@ -196,9 +215,31 @@ pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
         }
         i += 16;
     }
-    for (d, &s) in dst[i..].iter_mut().zip(&src[i..]) {
-        *d = s ^ flip;
+    // The rest 8, 4, 2, 1 bytes at a time (short rows are common: 5-column KWS planes).
+    for width in [8, 4, 2, 1] {
+        if n - i >= width {
+            let word = u64::from_le_bytes(core::array::from_fn(|j| if j < width { src[i + j] } else { 0 }));
+            let flipped = (word ^ u64::from_ne_bytes([flip; 8])).to_le_bytes();
+            dst[i..i + width].copy_from_slice(&flipped[..width]);
+            i += width;
+        }
     }
+}
+
+/// Stores `v` into the first 16 bytes of `d`.
+#[inline(always)]
+pub(super) fn store16(d: &mut [u8], v: __m128i) {
+    let d = &mut d[..16];
+    // SAFETY: the module invariant; `d` has 16 writable bytes.
+    unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
+}
+
+/// The 16 bytes of `v`.
+#[inline(always)]
+pub(super) fn bytes16(v: __m128i) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    store16(&mut out, v);
+    out
 }
 
 /// The raw bytes of `x`, writable.
