@@ -15,7 +15,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::vector::{bytes, copy_xor, deinterleave2};
+use super::vector::{bytes, copy_xor, deinterleave16, deinterleave2};
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
 use crate::quant::{Conv2d, QuantElem};
 
@@ -140,7 +140,7 @@ impl Band {
 
 /// One input row `src` into the rows of the two column phases of stride 2 (`vw` bytes each, the
 /// padding already in place): column `ix` at padded column `ix + pad_left`, index `(ix +
-/// pad_left) / 2` of phase `(ix + pad_left) % 2`, xor `flip`; 32 columns at a time.
+/// pad_left) / 2` of phase `(ix + pad_left) % 2`, xor `flip`; 32 columns at a time, then 16.
 #[inline(always)]
 fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &mut [u8])) {
     let vw = even.len();
@@ -153,6 +153,12 @@ fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &
         first[at0 + ix / 2..][..16].iter_mut().zip(&e).for_each(|(d, &s)| *d = s ^ flip);
         second[at1 + ix / 2..][..16].iter_mut().zip(&o).for_each(|(d, &s)| *d = s ^ flip);
         ix += 32;
+    }
+    if ix + 16 <= src.len() && at0.max(at1) + ix / 2 + 8 <= vw {
+        let [e, o] = deinterleave16(&src[ix..]);
+        first[at0 + ix / 2..][..8].iter_mut().zip(&e).for_each(|(d, &s)| *d = s ^ flip);
+        second[at1 + ix / 2..][..8].iter_mut().zip(&o).for_each(|(d, &s)| *d = s ^ flip);
+        ix += 16;
     }
     // The rest, a pair of columns at a time, up to the last index of a phase row.
     while ix < src.len() && at0 + ix / 2 < vw {

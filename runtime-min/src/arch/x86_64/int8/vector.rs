@@ -189,6 +189,19 @@ pub(super) fn deinterleave2(s: &[u8]) -> [[u8; 16]; 2] {
     out
 }
 
+/// The even bytes of `s`'s first 16, then its odd ones.
+#[inline(always)]
+pub(super) fn deinterleave16(s: &[u8]) -> [[u8; 8]; 2] {
+    let v = load16(s);
+    let mut out = [[0u8; 8]; 2];
+    // SAFETY: the module invariant; `out` has 16 writable bytes.
+    unsafe {
+        let split = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        _mm_storeu_si128(out.as_mut_ptr().cast(), _mm_shuffle_epi8(v, split));
+    }
+    out
+}
+
 /// The raw bytes of `x`.
 #[inline(always)]
 pub(super) fn bytes<T: crate::quant::QuantInt>(x: &[T]) -> &[u8] {
