@@ -46,6 +46,9 @@ fn quant_perf() {
         (48, 8, (24, 24), 1, 1, 1),
         (48, 48, (48, 48), 3, 48, 2),
         (112, 1280, (3, 3), 1, 1, 1),
+        // Its depthwise layers on small planes.
+        (144, 144, (6, 6), 3, 144, 1),
+        (336, 336, (3, 3), 3, 336, 1),
     ];
     let default = quant_kernels();
     println!(

@@ -99,8 +99,8 @@ impl Band {
                 }
                 for cp in 0..sw {
                     // Columns `lo..hi` read the input: `0 <= j * sw + cp - pad_left < in_w`.
-                    let hi = (p.pad_left + p.in_w).saturating_sub(cp).div_ceil(sw).min(vw);
-                    let lo = p.pad_left.saturating_sub(cp).div_ceil(sw).min(hi);
+                    let hi = div_ceil((p.pad_left + p.in_w).saturating_sub(cp), sw).min(vw);
+                    let lo = div_ceil(p.pad_left.saturating_sub(cp), sw).min(hi);
                     if lo == hi || rows.is_empty() {
                         continue;
                     }
@@ -132,9 +132,20 @@ impl Band {
     /// padding).
     #[inline(always)]
     fn input_rows(&self, p: &Conv2d, oy0: usize, rp: usize) -> core::ops::Range<usize> {
-        let first = p.pad_top.saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
-        let end = (p.pad_top + p.in_h).saturating_sub(rp).div_ceil(p.stride_h).saturating_sub(oy0).min(self.srows);
+        let first = div_ceil(p.pad_top.saturating_sub(rp), p.stride_h).saturating_sub(oy0).min(self.srows);
+        let end = div_ceil((p.pad_top + p.in_h).saturating_sub(rp), p.stride_h).saturating_sub(oy0).min(self.srows);
         first..end.max(first)
+    }
+}
+
+/// `a.div_ceil(d)` without a division for the common strides 1 and 2 (the staging computes a
+/// few per channel, and small planes have many channels).
+#[inline(always)]
+fn div_ceil(a: usize, d: usize) -> usize {
+    match d {
+        1 => a,
+        2 => a.div_ceil(2),
+        _ => a.div_ceil(d),
     }
 }
 
