@@ -38,7 +38,7 @@ pub const MAX_EXTRA_MACS_PERCENT: u64 = 10;
 const BAND_COUNTS: [usize; 9] = [2, 3, 4, 5, 6, 8, 10, 12, 16];
 
 /// How many chains are tiled at most (each round of the search tiles one holding the peak).
-const MAX_CHAINS: usize = 4;
+const MAX_CHAINS: usize = 8;
 
 /// How many tiled graphs each round of the search keeps.
 const BEAM: usize = 4;
