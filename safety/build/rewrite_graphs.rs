@@ -119,7 +119,7 @@ fn generate(seed: u64) -> pb::ModelProto {
     }
     // Every other graph ends with a chain to tile (after the other patterns, which stay those of
     // the seed).
-    if seed % 2 == 0 {
+    if seed.is_multiple_of(2) {
         let v = b.pick();
         if v.shape.len() == 4 {
             expanded_chain(&mut b, v);

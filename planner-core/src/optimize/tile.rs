@@ -27,7 +27,7 @@ use crate::ops::pool::PoolKind;
 use crate::ops::Op;
 use crate::plan;
 use crate::tensor::strides_of;
-use sramfit_runtime_min::quant::ImageStrides;
+use sramfit_runtime_min::quant::{self as rtq, ImageStrides};
 
 use super::Optimizations;
 
@@ -201,14 +201,11 @@ fn banded_op(op: &Op, in_rows: usize, out_rows: usize, (top, bottom): (usize, us
         Op::Conv(c) => Op::Conv(sramfit_runtime_min::Conv2d { in_h: in_rows, out_h: out_rows, pad_top: top, ..*c }),
         Op::QConv(q) => {
             let p = q.params;
-            let params = sramfit_runtime_min::quant::Conv2d {
-                in_h: in_rows,
-                out_h: out_rows,
-                pad_top: top,
-                x_strides: restride(p.x_strides, p.in_channels, in_rows, p.in_w),
-                y_strides: restride(p.y_strides, p.out_channels, out_rows, p.out_w),
-                ..p
-            };
+            let (x_strides, y_strides) = (
+                restride(p.x_strides, p.in_channels, in_rows, p.in_w),
+                restride(p.y_strides, p.out_channels, out_rows, p.out_w),
+            );
+            let params = rtq::Conv2d { in_h: in_rows, out_h: out_rows, pad_top: top, x_strides, y_strides, ..p };
             Op::QConv(crate::ops::qconv::QConv { params, ..q.clone() })
         }
         Op::Pool(p) => {
@@ -222,17 +219,11 @@ fn banded_op(op: &Op, in_rows: usize, out_rows: usize, (top, bottom): (usize, us
             Op::Pool(crate::ops::pool::Pool { params, ..p.clone() })
         }
         Op::QPool(p) => {
-            let q = p.params;
-            let params = sramfit_runtime_min::quant::Pool2d {
-                in_h: in_rows,
-                out_h: out_rows,
-                pad_top: top,
-                pad_bottom: bottom,
-                x_strides: restride(q.x_strides, q.channels, in_rows, q.in_w),
-                y_strides: restride(q.y_strides, q.channels, out_rows, q.out_w),
-                ..q
-            };
-            Op::QPool(crate::ops::qpool::QPool { params, ..p.clone() })
+            let (q, c) = (p.params, p.params.channels);
+            let (x_strides, y_strides) =
+                (restride(q.x_strides, c, in_rows, q.in_w), restride(q.y_strides, c, out_rows, q.out_w));
+            let rows = rtq::Pool2d { in_h: in_rows, out_h: out_rows, pad_top: top, pad_bottom: bottom, ..q };
+            Op::QPool(crate::ops::qpool::QPool { params: rtq::Pool2d { x_strides, y_strides, ..rows }, ..p.clone() })
         }
         Op::Binary(b) => {
             let s = strides_of(out_shape);
@@ -289,8 +280,8 @@ fn chain(g: &Graph, readers: &[Vec<usize>], locals: &[Option<Local>], (first, la
     let mut produced = vec![false; g.tensors.len()];
     let mut x = None;
     let mut chain_locals = Vec::with_capacity(last + 1 - first);
-    for i in first..=last {
-        let (n, l) = (&g.nodes[i], locals[i].clone()?);
+    for (n, l) in g.nodes[first..=last].iter().zip(&locals[first..=last]) {
+        let l = l.clone()?;
         for (k, &t) in n.inputs.iter().enumerate() {
             match (l.banded.contains(&k), &g.tensors[t].kind) {
                 (true, _) if produced[t] => {}
@@ -311,7 +302,9 @@ fn chain(g: &Graph, readers: &[Vec<usize>], locals: &[Option<Local>], (first, la
         let inherited = axis[n.inputs[l.banded[0]]]?;
         set_axis(&mut axis, n.output, if l.out_axis == 0 { inherited } else { l.out_axis })?;
         produced[n.output] = true;
-        if i < last && (g.outputs.contains(&n.output) || readers[n.output].iter().any(|&r| !inside(r))) {
+        if n.output != g.nodes[last].output
+            && (g.outputs.contains(&n.output) || readers[n.output].iter().any(|&r| !inside(r)))
+        {
             return None;
         }
         chain_locals.push(l);
