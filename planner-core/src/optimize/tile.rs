@@ -490,7 +490,7 @@ pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_perc
             let spent = t.extra_macs;
             for (tiled, bound, bands) in best_chains(current, &live, o, budget - spent.min(budget)) {
                 if bound < t.lower_bounds.1 {
-                    let extra = macs(&tiled) - macs0;
+                    let extra = macs(&tiled).saturating_sub(macs0);
                     let t = Tiled {
                         chains: t.chains + 1,
                         bands: t.bands + bands,
