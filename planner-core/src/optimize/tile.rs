@@ -522,7 +522,7 @@ fn best_chains(g: &Graph, live: &Liveness, o: &Optimizations, budget: u64) -> Ve
     let steps = g.nodes.len();
     let peak = peak_step(live, steps);
     let locals: Vec<Option<Local>> = g.nodes.iter().map(|n| local(g, n)).collect();
-    if locals[peak].is_none() {
+    if locals.get(peak).is_none_or(Option::is_none) {
         return Vec::new();
     }
     let mut readers = vec![Vec::new(); g.tensors.len()];
