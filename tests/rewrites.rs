@@ -1,5 +1,5 @@
 //! The memory-saving rewrites change where bytes live, never what is computed: every model compiled
-//! with activation fusion, in-place execution, concat elision and scheduling gives bit-identical
+//! with activation fusion, in-place execution, concat elision, scheduling and tiling gives bit-identical
 //! outputs to the same model compiled without them, in a smaller or equal arena. (Scratch fitting
 //! and scale/shift folding are off on both sides: the first may pick the direct convolution, whose
 //! sums run in another order, the second folds a BatchNormalization into weights, which rounds
@@ -45,7 +45,7 @@ macro_rules! rewrites_keep_results {
                 sramfit::model! {
                     pub mod plain {
                         path: $path,
-                        optimize: { fold_scale_shift: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, elide_concat: false, transpose: false, pack_weights: false },
+                        optimize: { fold_scale_shift: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, tile: false, elide_concat: false, transpose: false, pack_weights: false },
                     }
                 }
 

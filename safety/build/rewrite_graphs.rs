@@ -8,8 +8,9 @@
 //! The generator ([`generate`]) mixes the plain random nodes of [`crate::random_graphs`] with the
 //! patterns the rewrites look for: an activation after a convolution or matrix product (fusion),
 //! chains of elementwise steps (in place), concatenations of branches read only by them (concat
-//! elision), values read by several branches that join again (what must *not* be rewritten), and
-//! transposed matrix-product operands.
+//! elision), values read by several branches that join again (what must *not* be rewritten),
+//! transposed matrix-product operands, and chains of convolutions, depthwise convolutions and
+//! pooling around a channel expansion (what patch-based execution tiles).
 //!
 //! `SRAMFIT_REWRITE_GRAPHS` sets how many (default [`DEFAULT_COUNT`]), `SRAMFIT_REWRITE_SEED`
 //! where the generator starts (default 1): graph `i` comes from seed `SEED + i`.
@@ -87,12 +88,18 @@ pub fn write(out: &Out) {
 /// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
 fn applied(p: &Program, folds: usize) -> TokenStream {
     let a = &p.optimizations.1;
-    let (fused, in_place, elided, transposes, packed) =
-        (a.fused_activations, a.in_place_steps, a.elided_concats, a.folded_transposes, a.packed_weights);
+    let (fused, in_place, elided, transposes, packed, tiled) = (
+        a.fused_activations,
+        a.in_place_steps,
+        a.elided_concats,
+        a.folded_transposes,
+        a.packed_weights,
+        a.tiled_chains,
+    );
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {
         fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered,
-        folds: #folds,
+        tiled: #tiled, folds: #folds,
     })
 }
 
@@ -108,6 +115,14 @@ fn generate(seed: u64) -> pb::ModelProto {
             4 => fork_and_join(&mut b, v),
             5 => transposed_product(&mut b, v),
             _ => add_node(&mut b, v),
+        }
+    }
+    // Every other graph ends with a chain to tile (after the other patterns, which stay those of
+    // the seed).
+    if seed.is_multiple_of(2) {
+        let v = b.pick();
+        if v.shape.len() == 4 {
+            expanded_chain(&mut b, v);
         }
     }
     // HardSwish needs opset 14.
@@ -304,4 +319,43 @@ fn transposed_product(b: &mut Builder, v: Value) {
         shape[r - 1] = v.shape[r - 2];
         b.node("MatMul", vec![v.name, t.name], vec![], shape);
     }
+}
+
+/// A chain patch-based execution tiles: a pointwise expansion to many channels whose zero padding
+/// grows the rows (so that bands exist), a 3x3 depthwise convolution (maybe strided), a pooling or
+/// a residual add, and a convolution to few channels: the expanded tensors are the peak, which
+/// bands of rows lower.
+fn expanded_chain(b: &mut Builder, v: Value) {
+    let (c, h, w) = (v.shape[1], v.shape[2], v.shape[3]);
+    let pad = 6 + b.rng.below(8);
+    let rows = h + 2 * pad;
+    let wide = 8 + b.rng.below(17);
+    let w1 = b.constant(&[wide, c, 1, 1]);
+    let attrs = vec![ints("kernel_shape", &[1, 1]), ints("pads", &[pad as i64, 0, pad as i64, 0])];
+    b.node("Conv", vec![v.name, w1], attrs, vec![1, wide, rows, w]);
+    let e = last(b);
+    activation(b, e);
+    let e = last(b);
+    let stride = 1 + b.rng.below(2);
+    let (out_rows, out_cols) = ((rows - 1) / stride + 1, (w - 1) / stride + 1);
+    let dw = b.constant(&[wide, 1, 3, 3]);
+    let attrs = vec![
+        int("group", wide as i64),
+        ints("kernel_shape", &[3, 3]),
+        ints("pads", &[1; 4]),
+        ints("strides", &[stride as i64; 2]),
+    ];
+    b.node("Conv", vec![e.name, dw], attrs, vec![1, wide, out_rows, out_cols]);
+    let d = last(b);
+    if b.rng.chance(50) {
+        let attrs = vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1; 4]), ints("strides", &[1, 1])];
+        b.node("MaxPool", vec![d.name], attrs, d.shape.clone());
+    } else {
+        activation(b, d.clone());
+        let a = last(b).name;
+        b.node("Add", vec![a, d.name], vec![], d.shape);
+    }
+    let p = last(b);
+    let narrow = 1 + b.rng.below(3);
+    conv(b, &p, narrow);
 }

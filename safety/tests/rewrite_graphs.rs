@@ -1,7 +1,8 @@
 //! Every rewrite (the memory-saving ones and weight packing) keeps outputs bit-identical: random
 //! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
-//! branches, transposed operands, unfolded BatchNormalizations) are compiled with every rewrite on
+//! branches, transposed operands, unfolded BatchNormalizations, expanded convolution chains that
+//! patch-based execution runs in bands of rows) are compiled with every rewrite on
 //! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
 //! bit for bit; scale/shift folding, which rounds differently, is compared within 1e-5 of each
 //! output's largest magnitude. More graphs:
@@ -24,6 +25,8 @@ pub struct Applied {
     transposes: usize,
     packed: usize,
     reordered: bool,
+    /// Chains run in bands of rows (patch-based execution).
+    tiled: usize,
     /// Scale/shift steps folded in the folded build.
     folds: usize,
 }
@@ -73,7 +76,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
-    let mut folds = 0;
+    let (mut folds, mut tiled) = (0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -115,10 +118,11 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             }
         }
         folds += p.applied.folds;
+        tiled += p.applied.tiled;
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -126,7 +130,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
     // The generator's purpose: every rewrite it targets happens somewhere in the default set.
     assert!(
-        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0 && folds > 0,
+        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0 && folds > 0 && tiled > 0,
         "the generator no longer exercises every rewrite"
     );
 }

@@ -1,0 +1,87 @@
+//! Patch-based execution (`optimize: { tile }`, on by default) changes where rows are computed,
+//! never what: each model is compiled with it (the default) and without it, both run on the same
+//! inputs, and the outputs compared bit for bit (f32 models on random inputs; the int8 MLPerf Tiny
+//! models on TFLite Micro's fixture samples, where both builds must equal TFLM's outputs); the
+//! tiled arena must not be larger. The arena figures are printed (`--nocapture`). The default
+//! builds are also checked against onnxruntime and tract (`tests/models.rs`, `tests/architectures.rs`)
+//! and TFLM (`tests/tflite_models.rs`).
+
+mod common;
+
+type RunDyn = common::RunDyn;
+
+/// Runs both builds of an f32 model on random inputs and compares the outputs bit for bit.
+fn same_bits(name: &str, (inputs, outputs): (&[&[usize]], &[&[usize]]), (tiled, untiled): (RunDyn, RunDyn)) {
+    for seed in 1..=3u64 {
+        let ins: Vec<Vec<f32>> =
+            inputs.iter().enumerate().map(|(i, s)| common::random(s.iter().product(), seed * 13 + i as u64)).collect();
+        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
+        let run = |f: RunDyn| {
+            let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
+            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            f(&ins, &mut refs).unwrap();
+            outs.into_iter().map(|o| o.into_iter().map(f32::to_bits).collect::<Vec<u32>>()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(tiled), run(untiled), "{name}: outputs differ (seed {seed})");
+    }
+}
+
+/// The arenas, printed; the tiled one must not be larger.
+fn arenas(name: &str, (tiled, untiled): (usize, usize)) {
+    println!("{name}: arena {untiled} B untiled, {tiled} B tiled");
+    assert!(tiled <= untiled, "{name}: tiling raised the arena ({untiled} -> {tiled} B)");
+}
+
+macro_rules! f32_models {
+    ($($name:ident => $path:literal),* $(,)?) => {$(
+        mod $name {
+            sramfit::model! { pub mod tiled { path: $path } }
+            sramfit::model! { pub mod untiled { path: $path, optimize: { tile: false } } }
+
+            #[test]
+            fn tiled_outputs_are_bit_identical() {
+                let name = stringify!($name);
+                crate::arenas(name, (tiled::ARENA_BYTES, untiled::ARENA_BYTES));
+                crate::same_bits(name, (tiled::INPUT_SHAPES, tiled::OUTPUT_SHAPES), (tiled::run_dyn, untiled::run_dyn));
+            }
+        }
+    )*};
+}
+
+common::bundled_models!(
+    f32_models,
+    mobilenetv2_035 => "tests/models/arch/mobilenetv2_035.onnx",
+);
+
+#[cfg(sramfit_mlperf_tiny)]
+macro_rules! int8_models {
+    ($($name:ident => $path:literal, $fixture:literal;)*) => {$(
+        mod $name {
+            sramfit::model! { pub mod tiled { path: $path } }
+            sramfit::model! { pub mod untiled { path: $path, optimize: { tile: false } } }
+
+            #[test]
+            fn tiled_and_untiled_equal_tflite_micro() {
+                let name = stringify!($name);
+                crate::arenas(name, (tiled::ARENA_BYTES, untiled::ARENA_BYTES));
+                for (build, types, shapes, run) in [
+                    ("tiled", tiled::OUTPUT_TYPES, tiled::OUTPUT_SHAPES, tiled::run_typed as crate::common::quant::RunTyped),
+                    ("untiled", untiled::OUTPUT_TYPES, untiled::OUTPUT_SHAPES, untiled::run_typed),
+                ] {
+                    let a = crate::common::quant::agreement_with($fixture, types, shapes, run);
+                    assert_eq!(a.equal, a.elements, "{name} {build}: outputs differ from TFLM's (max {} steps)", a.max_steps);
+                }
+            }
+        }
+    )*};
+}
+
+#[cfg(sramfit_mlperf_tiny)]
+mod mlperf {
+    int8_models! {
+        ad01_int8 => "../shared/mlperf-tiny/ad01_int8.tflite", "tests/models/tflite/mlperf/ad01_int8.ref.json";
+        kws_ref_model => "../shared/mlperf-tiny/kws_ref_model.tflite", "tests/models/tflite/mlperf/kws_ref_model.ref.json";
+        pretrained_resnet_quant => "../shared/mlperf-tiny/pretrainedResnet_quant.tflite", "tests/models/tflite/mlperf/pretrainedResnet_quant.ref.json";
+        vww_96_int8 => "../shared/mlperf-tiny/vww_96_int8.tflite", "tests/models/tflite/mlperf/vww_96_int8.ref.json";
+    }
+}
