@@ -122,6 +122,15 @@ const MODELS: &[(&str, Source)] = &[
         ),
     ),
     ("ad01_int8", mlperf("../shared/mlperf-tiny/ad01_int8.tflite", "tests/models/tflite/mlperf/ad01_int8.ref.json")),
+    // VWW with the default rewrites (patch-based execution), next to its untiled CMSIS-NN twin.
+    (
+        "vww_96_int8_tiled",
+        Source::Tflite {
+            model: "../shared/mlperf-tiny/vww_96_int8.tflite",
+            fixture: "tests/models/tflite/mlperf/vww_96_int8.ref.json",
+            cmsis: false,
+        },
+    ),
     // A small int8 DS-CNN (Keras, bundled) for the micro:bit's 16 KB.
     (
         "ds_cnn_int8",
@@ -177,7 +186,9 @@ fn main() {
             }],
             Source::Tflite { .. } => tflm_samples(name, &fixture),
         };
-        let program = compile(&model);
+        // A network compared with CMSIS-NN is built untiled (its binary says `tile: false`), so
+        // that both run the same layers; every other binary keeps the default rewrites.
+        let program = compile(&model, !matches!(source, Source::Tflite { cmsis: true, .. }));
         let fixture = Fixture { name, source, samples, macs: macs(&program) };
         write(&out.join(format!("{name}.ref.rs")), &reference_rs(&fixture));
         if let (Source::Tflite { cmsis: true, .. }, true) = (source, cmsis) {
@@ -269,10 +280,11 @@ fn tflm_samples(name: &str, fixture: &serde_json::Value) -> Vec<Sample> {
     std::iter::once(first).chain(extra).take(TFLITE_SAMPLES).collect()
 }
 
-/// The model at `path` compiled as `model!` compiles it with default options (the firmware's
-/// `sram:` budget changes no step).
-fn compile(path: &Path) -> planner_core::pipeline::Program {
-    let request = planner_core::request::Request::new(path);
+/// The model at `path` compiled as `model!` compiles it with default options, patch-based
+/// execution on if `tile` (the firmware's `sram:` budget changes no step).
+fn compile(path: &Path, tile: bool) -> planner_core::pipeline::Program {
+    let mut request = planner_core::request::Request::new(path);
+    request.optimizations.tile = tile;
     let compiled =
         planner_core::compile::compile_model(&request).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
     compiled.into_program()

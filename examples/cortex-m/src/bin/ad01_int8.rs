@@ -11,6 +11,9 @@ sramfit::model! {
     mod ad {
         path: "../../../shared/mlperf-tiny/ad01_int8.tflite",
         sram: board::SRAM - board::STACK_RESERVE,
+        // Untiled: the layers of the CMSIS-NN build it is compared with (`vww_96_int8_tiled`
+        // runs a tiled plan).
+        optimize: { tile: false },
     }
 }
 

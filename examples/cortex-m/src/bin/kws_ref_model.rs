@@ -10,6 +10,9 @@ sramfit::model! {
     mod kws {
         path: "../../../shared/mlperf-tiny/kws_ref_model.tflite",
         sram: board::SRAM - board::STACK_RESERVE,
+        // Untiled: the layers of the CMSIS-NN build it is compared with (`vww_96_int8_tiled`
+        // runs a tiled plan).
+        optimize: { tile: false },
     }
 }
 
