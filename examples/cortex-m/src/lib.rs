@@ -280,11 +280,7 @@ macro_rules! group_firmware {
             )+
         }
 
-        #[cortex_m_rt::entry]
-        fn main() -> ! {
-            $crate::stack::paint();
-            run_once()
-        }
+        $crate::__firmware_entry!();
 
         #[inline(never)]
         fn run_once() -> ! {
@@ -325,10 +321,6 @@ macro_rules! group_firmware {
             $crate::finish(&mut out, &check, all)
         }
 
-        #[panic_handler]
-        fn panic(info: &core::panic::PanicInfo) -> ! {
-            $crate::console::panicked(info)
-        }
     };
 }
 
@@ -397,11 +389,7 @@ macro_rules! __firmware_main {
             include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
         }
 
-        #[cortex_m_rt::entry]
-        fn main() -> ! {
-            $crate::stack::paint();
-            run_once()
-        }
+        $crate::__firmware_entry!();
 
         #[inline(never)]
         fn run_once() -> ! {
@@ -418,6 +406,21 @@ macro_rules! __firmware_main {
                 macs: reference::MACS,
             };
             $crate::run_and_finish(&check, $run, &mut outputs.slices())
+        }
+    };
+}
+
+/// `main` (paints the stack, then calls the firmware's `run_once`, so that everything the
+/// inference puts on the stack is below the paint line) and the panic handler, for
+/// [`group_firmware!`] and `__firmware_main!`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __firmware_entry {
+    () => {
+        #[cortex_m_rt::entry]
+        fn main() -> ! {
+            $crate::stack::paint();
+            run_once()
         }
 
         #[panic_handler]
