@@ -66,6 +66,9 @@ if [[ -d ../shared/mlperf-tiny && -f ../shared/cmsis-nn/Include/arm_nnfunctions.
     # VWW with patch-based execution (issue 19), next to the untiled build above.
     MODELS[mps2-an386]+=" vww_96_int8_tiled"
     MODELS[lm3s6965evb]+=" kws_ref_model"
+    # KWS then VWW in one `models!` group: one arena of the larger model's size (its SRAM total sits
+    # next to the two separate builds' rows).
+    MODELS[mps2-an386]+=" kws_vww_shared"
 else
     MLPERF=()
     echo "== ../shared/mlperf-tiny or ../shared/cmsis-nn not found beside the checkout: the int8 MLPerf Tiny and CMSIS-NN rows are skipped"

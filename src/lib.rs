@@ -32,7 +32,7 @@ mod tensor;
 
 pub use arena::ArenaGuard;
 pub use error::{Error, Port};
-pub use sramfit_macros::model;
+pub use sramfit_macros::{model, models};
 /// The kernels generated code calls (`sramfit-runtime-min`), re-exported for generated code and for
 /// users who want to call a kernel directly.
 pub use sramfit_runtime_min as kernels;

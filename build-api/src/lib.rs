@@ -140,6 +140,14 @@ impl Model {
         self
     }
 
+    /// With [`Model::io_in_arena`], leaves graph input `name` in the caller's buffer (`io: arena {
+    /// "name": caller }` in `model!`; a sensor's DMA target): `run_in` then takes it after the
+    /// arena, and the arena has no room or accessor for it. Once per input.
+    pub fn caller_input(mut self, name: &str) -> Self {
+        self.request.caller_inputs.push(name.to_owned());
+        self
+    }
+
     /// The name of the generated module (a Rust identifier). Default: the model's file stem,
     /// lower-cased, with every character that cannot be in an identifier replaced by `_`.
     pub fn module(mut self, name: &str) -> Self {

@@ -20,6 +20,7 @@ pub fn usage() -> String {
         "  --input NAME=D,D,..    fix an input's shape; one dimension may be bounded: --input 'x=1,40,frames<=98'\n  \
          --sram BYTES, --flash BYTES    budgets (65536, 64KiB, 1MiB, 64kB)\n  \
          --io-arena             inputs and outputs in the arena (io: arena)\n  \
+         --io-caller NAME       with --io-arena, input NAME stays in the caller's buffer (io: arena {{ \"NAME\": caller }})\n  \
          --no-rewrites          every rewrite off; or one at a time: {}\n                         \
          (--KEY switches one back on after --no-rewrites)\n  \
          --limit KEY=VALUE      raise a build-time limit: {} (e.g. --limit fold_bytes=4GiB)\n  \
@@ -52,6 +53,7 @@ pub fn apply(
         "--sram" => request.sram = Some(bytes(arg, value(arg)?)?),
         "--flash" => request.flash = Some(bytes(arg, value(arg)?)?),
         "--io-arena" => request.io = Io::Arena,
+        "--io-caller" => request.caller_inputs.push(value(arg)?),
         "--no-rewrites" => request.optimizations = Optimizations::NONE,
         "--target" => request.target = Target::new(&value(arg)?),
         "--limit" => {
@@ -154,6 +156,8 @@ mod tests {
             "--target",
             "thumbv7m-none-eabi",
             "--io-arena",
+            "--io-caller",
+            "x",
         ])
         .ok()
         .unwrap();
@@ -161,7 +165,7 @@ mod tests {
         assert_eq!((r.sram, r.flash), (Some(65536), Some(1 << 20)));
         assert_eq!(r.bound().unwrap().unwrap().max, 98);
         assert_eq!(r.target, Target::new("thumbv7m-none-eabi"));
-        assert_eq!(r.io, Io::Arena);
+        assert_eq!((r.io, r.caller_inputs.as_slice()), (Io::Arena, &["x".to_string()][..]));
         for bad in [&["--limit", "nodes=2KiB"][..], &["--limit", "fold=1"], &["--sram", "lots"], &["--input", "x"]] {
             assert!(request(bad).is_err(), "{bad:?}");
         }

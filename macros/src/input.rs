@@ -8,7 +8,8 @@
 //!     flash: 1 MiB,                 // optional weight budget
 //!     inputs: { "x": [1, 49, 10] }, // optional fixed input shapes
 //!     optimize: { in_place: false }, // optional: switch memory-saving rewrites off
-//!     io: arena,                    // optional: inputs and outputs in the arena (default `caller`)
+//!     io: arena,                    // optional: inputs and outputs in the arena (default `caller`),
+//!                                   // or `arena { "image": caller }`: all but input `image`
 //!     limits: { nodes: 200_000 },   // optional: raise a build-time resource limit
 //!     target: "thumbv7em-none-eabihf", // optional: default, the triple rustc compiles for
 //! }
@@ -81,7 +82,7 @@ impl Header {
         Ok(header)
     }
 
-    fn parse_start(input: ParseStream) -> syn::Result<Header> {
+    pub fn parse_start(input: ParseStream) -> syn::Result<Header> {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis: Visibility = input.parse()?;
         input.parse::<Token![mod]>()?;
@@ -105,6 +106,9 @@ pub struct ModelInput {
     pub optimize: Optimizations,
     /// `io:` (`caller` when absent).
     pub io: Io,
+    /// The inputs `io: arena { "name": caller }` leaves in the caller's buffers, and the span of
+    /// the `io` key (for errors about them).
+    pub caller_inputs: (Option<Span>, Vec<LitStr>),
     /// `limits:` (the key's span, and the limits; defaults when absent).
     pub limits: (Option<Span>, Limits),
     /// `target:` (the triple rustc compiles for when absent).
@@ -121,6 +125,7 @@ impl Parse for ModelInput {
         let (mut path, mut sram, mut flash, mut inputs) = (None, None, None, None);
         let mut optimize = Optimizations::default();
         let mut io = Io::Caller;
+        let mut caller_inputs = (None, Vec::new());
         let mut limits = (None, Limits::default());
         let mut target = None;
         let mut seen: Vec<String> = Vec::new();
@@ -138,7 +143,7 @@ impl Parse for ModelInput {
                 "flash" => flash = Some(parse_budget(&body, "flash")?),
                 "inputs" => inputs = Some((key.span(), parse_inputs(&body)?)),
                 "optimize" => optimize = parse_optimize(&body)?,
-                "io" => io = parse_io(&body)?,
+                "io" => (io, caller_inputs) = (parse_io(&body)?, (Some(key.span()), parse_io_ports(&body)?)),
                 "limits" => limits = (Some(key.span()), parse_limits(&body)?),
                 "target" => target = Some(Target::new(&body.parse::<LitStr>()?.value())),
                 _ => {
@@ -157,7 +162,7 @@ impl Parse for ModelInput {
         })?;
         // A proc macro runs inside rustc: its command line names the target being compiled for.
         let target = target.unwrap_or_else(|| Target::from_rustc_args(std::env::args()));
-        Ok(ModelInput { header, path, sram, flash, inputs, optimize, io, limits, target })
+        Ok(ModelInput { header, path, sram, flash, inputs, optimize, io, caller_inputs, limits, target })
     }
 }
 
@@ -279,6 +284,33 @@ fn parse_io(input: ParseStream) -> syn::Result<Io> {
             format!("unknown `io` placement `{other}`; use `caller` (inputs and outputs passed to `run`) or `arena` (they live in the arena: the smallest total RAM)"),
         )),
     }
+}
+
+/// After `io: arena`, an optional `{ "name": caller, ... }`: the inputs that stay in the caller's
+/// buffers (passed to `run_in`).
+fn parse_io_ports(input: ParseStream) -> syn::Result<Vec<LitStr>> {
+    if !input.peek(syn::token::Brace) {
+        return Ok(Vec::new());
+    }
+    let body;
+    braced!(body in input);
+    let mut ports = Vec::new();
+    while !body.is_empty() {
+        let name: LitStr = body.parse()?;
+        body.parse::<Token![:]>()?;
+        let place: Ident = body.parse()?;
+        if place != "caller" {
+            return Err(syn::Error::new(
+                place.span(),
+                format!("unknown placement `{place}` for input `{}`; the inputs named here stay in the caller's buffer: write `\"{}\": caller`", name.value(), name.value()),
+            ));
+        }
+        ports.push(name);
+        if !body.is_empty() {
+            body.parse::<Token![,]>()?;
+        }
+    }
+    Ok(ports)
 }
 
 /// `{ "name": [1, 2, 3], ... }`.

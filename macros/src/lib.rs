@@ -6,6 +6,7 @@
 //! user sees one error, not one more per use of the module). No planning logic lives here.
 
 mod fallback;
+mod group;
 mod input;
 
 use std::hash::{Hash, Hasher};
@@ -19,6 +20,7 @@ use sramfit_planner_core::compile;
 use sramfit_planner_core::error::Argument;
 use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::request::{InputSpec, Request};
+use syn::LitStr;
 
 use input::{Budget, Header, ModelInput};
 
@@ -34,7 +36,9 @@ use input::{Budget, Header, ModelInput};
 ///         inputs: { "input": [1, 1, 49, 10] }, // optional: fixes symbolic dimensions, or bounds
 ///                                              // one: [1, 1, "frames <= 49", 10]
 ///         optimize: { in_place: false },       // optional: switch off a memory-saving rewrite
-///         io: arena,                           // optional: inputs and outputs in the arena
+///         io: arena,                           // optional: inputs and outputs in the arena;
+///                                              // `arena { "input": caller }` leaves that input
+///                                              // in the caller's buffer (a DMA target)
 ///         limits: { nodes: 200_000 },          // optional: raise a build-time resource limit
 ///         target: "thumbv7em-none-eabihf",     // optional: default, the triple rustc compiles for
 ///     }
@@ -53,7 +57,10 @@ use input::{Budget, Header, ModelInput};
 #[proc_macro]
 pub fn model(input: TokenStream) -> TokenStream {
     let expanded = match syn::parse::<ModelInput>(input.clone()) {
-        Ok(m) => expand(&m).unwrap_or_else(|e| fallback::module(&m.header, &e)),
+        Ok(m) => expand(&m, false).map_or_else(
+            |e| fallback::module(&m.header, &e),
+            |Expanded { module, checks, .. }| quote!(#module #checks),
+        ),
         Err(e) => match syn::parse::Parser::parse(Header::parse_leniently, input) {
             Ok(header) => fallback::module(&header, &e),
             Err(_) => e.to_compile_error(),
@@ -77,6 +84,7 @@ fn request(m: &ModelInput) -> Request {
             .collect(),
         optimizations: m.optimize,
         io: m.io,
+        caller_inputs: m.caller_inputs.1.iter().map(LitStr::value).collect(),
         sram: literal(&m.sram),
         flash: literal(&m.flash),
         limits: m.limits.1,
@@ -86,7 +94,51 @@ fn request(m: &ModelInput) -> Request {
     }
 }
 
-fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
+/// Several models that never run at the same time, sharing one arena sized to the largest.
+///
+/// ```ignore
+/// sramfit::models! {
+///     /// Listen, then look: never both at once.
+///     pub mod sensing {
+///         /// Keyword spotting.
+///         pub mod kws { path: "models/kws.onnx", sram: 64 KiB }
+///         /// Visual wake words.
+///         pub mod vww { path: "models/vww.onnx", sram: 256 KiB }
+///     }
+/// }
+///
+/// sensing::kws::run(&features, &mut scores)?;  // takes the group's arena, then releases it
+/// sensing::vww::run(&image, &mut person)?;     // the same bytes
+/// ```
+///
+/// Each member takes every `model!` option and expands to the module `model!` would make, except
+/// that its `Arena` is the group's (`sensing::Arena`, `sensing::ARENA_BYTES` bytes: the largest
+/// member's `ARENA_BYTES`) and its `run`, `run_dyn`, `run_typed` and `shared()` take the group's
+/// one static arena, guarded by one busy flag: while one member runs, another's `run` returns
+/// `Error::Busy`. The group module also has `shared()`. At most one member may have `io: arena`.
+#[proc_macro]
+pub fn models(input: TokenStream) -> TokenStream {
+    let expanded = match syn::parse::<group::GroupInput>(input.clone()) {
+        Ok(g) => group::expand(&g),
+        Err(e) => match syn::parse::Parser::parse(Header::parse_leniently, input) {
+            Ok(header) => fallback::module(&header, &e),
+            Err(_) => e.to_compile_error(),
+        },
+    };
+    expanded.into()
+}
+
+/// The module of `m`, its budget assertions (naming the module by `path`, from where the
+/// assertions are placed) and its plan's arena bytes.
+struct Expanded {
+    module: proc_macro2::TokenStream,
+    checks: proc_macro2::TokenStream,
+    arena_bytes: usize,
+}
+
+/// Expands `m`; `in_group`: a member of a `models!` group, whose assertions go inside the group
+/// module (`self::member`).
+fn expand(m: &ModelInput, in_group: bool) -> syn::Result<Expanded> {
     let request = request(m);
     let compiled = compile::compile_model(&request).map_err(|e| error_at(m, e.argument(), e.to_string()))?;
     let program = compiled.program();
@@ -98,18 +150,23 @@ fn expand(m: &ModelInput) -> syn::Result<proc_macro2::TokenStream> {
             .collect(),
         checked: request.checked,
         probe: cfg!(feature = "probe"),
+        in_group,
     };
     let items = compiled.emit(&options);
     let (sram, flash) = (m.sram.as_ref().map(budget_tokens), m.flash.as_ref().map(budget_tokens));
-    let checks = codegen::budget_assertions(program, name, sram.as_ref(), flash.as_ref());
+    let path = match in_group {
+        true => quote!(self::#name),
+        false => quote!(#name),
+    };
+    let checks = codegen::budget_assertions(program, &path, sram.as_ref(), flash.as_ref());
     let Header { attrs, vis, .. } = &m.header;
-    Ok(quote! {
+    let module = quote! {
         #(#attrs)*
         #vis mod #name {
             #items
         }
-        #checks
-    })
+    };
+    Ok(Expanded { module, checks, arena_bytes: program.plan.arena_bytes as usize })
 }
 
 /// The model path: absolute as given, or relative to the invoking crate's `CARGO_MANIFEST_DIR`
@@ -129,11 +186,15 @@ fn resolve(given: &str) -> PathBuf {
 
 /// An error on the macro argument `arg` (or on the path when that argument is absent).
 fn error_at(m: &ModelInput, arg: Argument, message: String) -> syn::Error {
-    match (arg, &m.sram, &m.flash, &m.inputs, &m.limits.0) {
-        (Argument::Sram, Some(b), _, _, _) | (Argument::Flash, _, Some(b), _, _) => b.error(message),
-        (Argument::Inputs, _, _, Some((span, _)), _) | (Argument::Limits, _, _, _, Some(span)) => {
-            syn::Error::new(*span, message)
-        }
+    let key = match arg {
+        Argument::Inputs => m.inputs.as_ref().map(|(span, _)| *span),
+        Argument::Limits => m.limits.0,
+        Argument::Io => m.caller_inputs.0,
+        _ => None,
+    };
+    match (arg, &m.sram, &m.flash, key) {
+        (Argument::Sram, Some(b), _, _) | (Argument::Flash, _, Some(b), _) => b.error(message),
+        (_, _, _, Some(span)) => syn::Error::new(span, message),
         _ => syn::Error::new(m.path.span(), message),
     }
 }

@@ -21,6 +21,8 @@ pub enum Argument {
     Flash,
     /// `limits:` — the build-time resource limits.
     Limits,
+    /// `io:` — where the inputs and outputs live.
+    Io,
 }
 
 /// Where the user wrote the options, so that a message's fix is written the way they write it.
@@ -269,6 +271,7 @@ impl CompileError {
             CompileError::Limit { .. } => Argument::Limits,
             CompileError::BadOption { option: "inputs", .. } => Argument::Inputs,
             CompileError::BadOption { option: "limits", .. } => Argument::Limits,
+            CompileError::BadOption { option: "io", .. } => Argument::Io,
             CompileError::SramBudget { .. } => Argument::Sram,
             CompileError::FlashBudget { .. } => Argument::Flash,
             _ => Argument::Path,

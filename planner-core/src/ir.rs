@@ -58,6 +58,9 @@ pub struct Graph {
     pub outputs: Vec<TensorId>,
     /// Where the graph inputs and outputs live.
     pub io: Io,
+    /// With [`Io::Arena`], the graph inputs (indices into `inputs`, ascending) that stay in the
+    /// caller's buffers all the same (a DMA target): passed to `run_in`, never in the arena.
+    pub caller_inputs: Vec<usize>,
 }
 
 /// Where a graph's inputs and outputs live (`io:` in `model!`).
@@ -74,6 +77,11 @@ pub enum Io {
 }
 
 impl Graph {
+    /// Whether graph input `i` (an index into `inputs`) lives in the arena.
+    pub fn input_in_arena(&self, i: usize) -> bool {
+        self.io == Io::Arena && !self.caller_inputs.contains(&i)
+    }
+
     /// Adds a tensor computed by a node or passed in by the caller, and returns its id.
     pub fn add_tensor(
         &mut self,

@@ -5,7 +5,8 @@
 //! the life of the tensor it views to its own last use. A kernel's scratch buffer lives for its one
 //! step. Constants live in read-only memory. Graph inputs and outputs live in the caller's buffers
 //! ([`Io::Caller`]), or in the arena ([`Io::Arena`]): an input from the start of the run through its
-//! last reader, an output from the step that writes it through the end of the run.
+//! last reader, an output from the step that writes it through the end of the run; an input the
+//! caller places itself ([`Graph::caller_inputs`]) stays in its buffer with [`Io::Arena`] too.
 //!
 //! Which tensors share a buffer beyond views is decided before this module runs, by the storage
 //! passes of [`crate::optimize`] (in-place execution, concat elision), and handed over as
@@ -183,7 +184,7 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
             continue;
         }
         storage[t] = match (&g.tensors[t].kind, output_index[t], g.io) {
-            (TensorKind::Input(i), _, Io::Caller) => Storage::Input(*i),
+            (TensorKind::Input(i), _, _) if !g.input_in_arena(*i) => Storage::Input(*i),
             (TensorKind::Const(_), _, _) => Storage::Const(t),
             (TensorKind::Activation, Some(j), Io::Caller) => Storage::Output(j),
             // In the arena, an input is written by the caller before step 0 and an output is read

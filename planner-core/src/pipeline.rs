@@ -48,6 +48,8 @@ pub(crate) fn compile_fixed(
 ) -> Result<Program, CompileError> {
     let mut graph = crate::import::import_within(&request.path, inputs, &request.limits)?;
     graph.io = request.io;
+    let names: Vec<&str> = graph.inputs.iter().map(|&t| graph.tensors[t].name.as_str()).collect();
+    graph.caller_inputs = request.caller_input_indices(&names)?;
     if !request.use_plan_file {
         return compile_graph(graph, &request.optimizations);
     }

@@ -292,13 +292,15 @@ fn device_map(p: &Program, target: &crate::target::Target) -> DeviceMap {
         false => "every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
     };
     let mut sram = vec![entry("arena".into(), Some(p.plan.arena_bytes), false, arena_note)];
-    // With `io: arena` the inputs and outputs are inside the arena, so the caller keeps no buffers.
+    // With `io: arena` the inputs and outputs are inside the arena, so the caller keeps no buffers
+    // but those of the inputs it places itself.
+    for (_, &t) in g.inputs.iter().enumerate().filter(|&(i, _)| !g.input_in_arena(i)) {
+        let tensor = &g.tensors[t];
+        let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
+        let placed = if io_arena { " placed by the caller" } else { "" };
+        sram.push(entry(format!("input `{}`{placed}", tensor.name), Some(tensor.bytes()), false, note));
+    }
     if !io_arena {
-        for &t in &g.inputs {
-            let tensor = &g.tensors[t];
-            let note = format!("the caller's input buffer {} (read in place, not copied)", shape_str(&tensor.shape));
-            sram.push(entry(format!("input `{}`", tensor.name), Some(tensor.bytes()), false, note));
-        }
         for &t in &g.outputs {
             let tensor = &g.tensors[t];
             let note = format!("the caller's output buffer {} (written in place)", shape_str(&tensor.shape));

@@ -124,6 +124,9 @@ pub struct Request {
     pub optimizations: Optimizations,
     /// Where the graph inputs and outputs live (the caller's buffers by default).
     pub io: Io,
+    /// With `io: arena`, the graph inputs that stay in the caller's buffers all the same (a
+    /// sensor's DMA target), by name: `io: arena { "image": caller }`.
+    pub caller_inputs: Vec<String>,
     /// The arena budget in bytes, checked by the driver ([`crate::budget::check`]).
     pub sram: Option<u64>,
     /// The weight budget in bytes.
@@ -150,6 +153,7 @@ impl Request {
             inputs: Vec::new(),
             optimizations: Optimizations::default(),
             io: Io::Caller,
+            caller_inputs: Vec::new(),
             sram: None,
             flash: None,
             limits: Limits::default(),
@@ -157,6 +161,35 @@ impl Request {
             use_plan_file: false,
             checked: false,
         }
+    }
+
+    /// The indices (into the graph's inputs, ascending) of [`Request::caller_inputs`] in `g`, whose
+    /// inputs are named `names`: an error naming the option when a name is no input of the model,
+    /// or when they are given without `io: arena`.
+    pub fn caller_input_indices(&self, names: &[&str]) -> Result<Vec<usize>, CompileError> {
+        let bad = |message: String| CompileError::BadOption { option: "io", message };
+        if self.io != Io::Arena && !self.caller_inputs.is_empty() {
+            return Err(bad(
+                "caller-placed inputs are the exceptions of `io: arena`; with `io: caller` every input is the caller's already"
+                    .into(),
+            ));
+        }
+        let mut found = Vec::new();
+        for name in &self.caller_inputs {
+            let Some(i) = names.iter().position(|n| n == name) else {
+                let known: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                return Err(bad(format!(
+                    "`{name}` is not an input of the model, so it cannot stay in the caller's buffer; its inputs are: {}",
+                    known.join(", ")
+                )));
+            };
+            if found.contains(&i) {
+                return Err(bad(format!("input `{name}` is placed twice; name it once")));
+            }
+            found.push(i);
+        }
+        found.sort_unstable();
+        Ok(found)
     }
 
     /// The input shapes the model is planned for (a bounded dimension at its largest length).

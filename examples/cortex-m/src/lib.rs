@@ -181,11 +181,23 @@ fn compare(
     (ok, (worst * 1000.0) as u64)
 }
 
-/// Runs `run` on every sample of `check` into `outputs`, prints the report (outputs, footprint line
-/// with the first sample's instruction count, verdict) and exits QEMU: success only if every run
-/// succeeded, every output matches, and the stack stayed inside its painted region.
-pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMut<'_>]) -> ! {
-    let mut out = Console::open();
+/// What the runs of one model's samples gave ([`run_samples`]).
+pub struct Outcome {
+    /// Every run succeeded and every output matched.
+    pub ok: bool,
+    /// Instructions of the first sample's run.
+    pub instructions: u64,
+    /// Instructions per SysTick tick of that count.
+    pub per_tick: u32,
+    /// The largest error relative to the allowed one, in parts per thousand.
+    pub worst_permille: u64,
+    /// How many samples ran.
+    pub samples: usize,
+}
+
+/// Runs `run` on every sample of `check` into `outputs`, printing the outputs and every failure;
+/// the first sample's run is the one counted.
+pub fn run_samples(out: &mut Console, check: &Check, run: impl RunTyped, outputs: &mut [TensorMut<'_>]) -> Outcome {
     out.line(format_args!("model {} ({}) on {}", check.model, check.engine, board::NAME));
     let (mut ok, mut worst_permille, mut first) = (!check.samples.is_empty(), 0, None);
     for (s, sample) in check.samples.iter().enumerate() {
@@ -194,7 +206,7 @@ pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMu
             out.line(format_args!("FAIL: sample {s}: run_typed returned {e:?}"));
             ok = false;
         }
-        let (same, worst) = compare(&mut out, s, outputs, sample.expected, check.comparison);
+        let (same, worst) = compare(out, s, outputs, sample.expected, check.comparison);
         ok &= same;
         worst_permille = worst_permille.max(worst);
         first.get_or_insert(m.instructions);
@@ -207,6 +219,14 @@ pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMu
             (0, 0)
         }
     };
+    Outcome { ok, instructions, per_tick, worst_permille, samples: check.samples.len() }
+}
+
+/// Prints the footprint line of `check` (`outcome`'s counts, the stack's high-water mark) and the
+/// verdict, and exits QEMU: success only if `outcome` is and the stack stayed inside its painted
+/// region.
+pub fn finish(out: &mut Console, check: &Check, outcome: Outcome) -> ! {
+    let Outcome { mut ok, instructions, per_tick, worst_permille, samples } = outcome;
     let stack_bytes = match stack::high_water() {
         stack::HighWater::Bytes(n) => n,
         stack::HighWater::Overflowed => {
@@ -224,13 +244,84 @@ pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMu
         check.arena_bytes,
         check.weight_bytes,
         check.macs,
-        check.samples.len()
+        samples
     ));
     out.line(format_args!("{}", if ok { "PASS" } else { "FAIL" }));
     use cortex_m_semihosting::debug;
     debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
     #[allow(clippy::empty_loop)]
     loop {}
+}
+
+/// Runs `run` on every sample of `check` into `outputs`, prints the report (outputs, footprint line
+/// with the first sample's instruction count, verdict) and exits QEMU: success only if every run
+/// succeeded, every output matches, and the stack stayed inside its painted region.
+pub fn run_and_finish(check: &Check, run: impl RunTyped, outputs: &mut [TensorMut<'_>]) -> ! {
+    let mut out = Console::open();
+    let outcome = run_samples(&mut out, check, run, outputs);
+    finish(&mut out, check, outcome)
+}
+
+/// The firmware for the members of one `sramfit::models!` group, run one after the other in the
+/// group's one arena: `group_firmware!(group, "name", (member, "fixture"), ..)` after the group.
+/// Each member's samples are run and checked like [`firmware!`]'s; one footprint line, named
+/// `name`, gives the group's `ARENA_BYTES` (the largest member's), the weights, instructions
+/// (each member's first sample), MACs and samples of all members summed, and the stack's
+/// high-water mark over all runs.
+#[macro_export]
+macro_rules! group_firmware {
+    ($group:ident, $name:literal, $(($model:ident, $fixture:literal)),+ $(,)?) => {
+        /// The members' fixtures.
+        mod reference {
+            $(
+                pub mod $model {
+                    include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
+                }
+            )+
+        }
+
+        $crate::__firmware_entry!();
+
+        #[inline(never)]
+        fn run_once() -> ! {
+            let mut out = $crate::console::Console::open();
+            let mut all = $crate::Outcome { ok: true, instructions: 0, per_tick: 0, worst_permille: 0, samples: 0 };
+            let (mut weights, mut macs) = (0, 0);
+            $(
+                let mut outputs = reference::$model::Outputs::new();
+                let check = $crate::Check {
+                    model: $fixture,
+                    engine: "sramfit",
+                    arena_bytes: $group::$model::ARENA_BYTES,
+                    weight_bytes: $group::$model::WEIGHT_BYTES,
+                    samples: &reference::$model::SAMPLES,
+                    comparison: reference::$model::COMPARISON,
+                    precision: reference::$model::PRECISION,
+                    macs: reference::$model::MACS,
+                };
+                let o = $crate::run_samples(&mut out, &check, $group::$model::run_typed, &mut outputs.slices());
+                all.ok &= o.ok;
+                all.instructions += o.instructions;
+                all.per_tick = o.per_tick;
+                all.worst_permille = all.worst_permille.max(o.worst_permille);
+                all.samples += o.samples;
+                (weights, macs) = (weights + check.weight_bytes, macs + check.macs);
+            )+
+            let precision = [$(reference::$model::PRECISION),+][0];
+            let check = $crate::Check {
+                model: $name,
+                engine: "sramfit",
+                arena_bytes: $group::ARENA_BYTES,
+                weight_bytes: weights,
+                samples: &[],
+                comparison: $crate::Comparison::BitExact,
+                precision,
+                macs,
+            };
+            $crate::finish(&mut out, &check, all)
+        }
+
+    };
 }
 
 /// The whole firmware for one model: `firmware!(module, "fixture")` after the module's
@@ -298,11 +389,7 @@ macro_rules! __firmware_main {
             include!(concat!(env!("OUT_DIR"), "/", $fixture, ".ref.rs"));
         }
 
-        #[cortex_m_rt::entry]
-        fn main() -> ! {
-            $crate::stack::paint();
-            run_once()
-        }
+        $crate::__firmware_entry!();
 
         #[inline(never)]
         fn run_once() -> ! {
@@ -319,6 +406,21 @@ macro_rules! __firmware_main {
                 macs: reference::MACS,
             };
             $crate::run_and_finish(&check, $run, &mut outputs.slices())
+        }
+    };
+}
+
+/// `main` (paints the stack, then calls the firmware's `run_once`, so that everything the
+/// inference puts on the stack is below the paint line) and the panic handler, for
+/// [`group_firmware!`] and `__firmware_main!`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __firmware_entry {
+    () => {
+        #[cortex_m_rt::entry]
+        fn main() -> ! {
+            $crate::stack::paint();
+            run_once()
         }
 
         #[panic_handler]

@@ -1,6 +1,9 @@
 //! The entry points of a model whose inputs and outputs live in the arena ([`Io::Arena`]): accessors
-//! on `Arena` for each input (write before the run) and output (read after it), `run_in(&mut Arena)`,
-//! and `shared()` for the module's static arena.
+//! on `Arena` for each input (write before the run) and output (read after it), `run_in(&mut Arena)`
+//! (which also takes the inputs the caller places itself, [`Graph::caller_inputs`]), and `shared()`
+//! for the module's static arena.
+//!
+//! [`Graph::caller_inputs`]: crate::ir::Graph::caller_inputs
 //!
 //! [`Io::Arena`]: crate::ir::Io::Arena
 
@@ -35,7 +38,12 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
             off as u64 + tensor.bytes()
         )
     };
-    let input_fns = inputs.iter().zip(&g.inputs).map(|(id, &t)| {
+    // The inputs the caller places itself are parameters of `run_in`, not in the arena.
+    let arena_inputs: Vec<(&Ident, usize)> = (inputs.iter().zip(&g.inputs).enumerate())
+        .filter(|(i, _)| g.input_in_arena(*i))
+        .map(|(_, (id, &t))| (id, t))
+        .collect();
+    let input_fns = arena_inputs.iter().map(|&(id, t)| {
         let (off, len) = place(t);
         let (ty, dtype) = (elem_type(g.tensors[t].dtype), g.tensors[t].dtype);
         let slice = arena_slice_expr(quote!(self.0.as_mut_ptr()), off, len, dtype, true);
@@ -68,7 +76,7 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
             }
         }
     });
-    let (n_in, n_out) = (g.inputs.len(), g.outputs.len());
+    let (n_in, n_out) = (arena_inputs.len(), g.outputs.len());
     let shared = shared_fn();
     let port_list = |ports: &[usize], mutable: bool| {
         let slices = ports.iter().map(|&t| {
@@ -77,14 +85,15 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
         });
         port_array(slices.collect(), mutable)
     };
-    let (in_elem, all_inputs) = port_list(&g.inputs, true);
+    let (in_elem, all_inputs) = port_list(&arena_inputs.iter().map(|&(_, t)| t).collect::<Vec<_>>(), true);
     let (out_elem, all_outputs) = port_list(&g.outputs, false);
     quote! {
         impl Arena {
             #(#input_fns)*
             #(#output_fns)*
 
-            /// Every input, in graph order: write them before [`run_in`].
+            /// Every input in the arena (all but those the caller places itself), in graph order:
+            /// write them before [`run_in`].
             #[allow(unused_unsafe)]
             pub fn inputs_mut(&mut self) -> [#in_elem; #n_in] {
                 let base = self.0.as_mut_ptr();
@@ -109,14 +118,22 @@ pub fn items(p: &Program, inputs: &[Ident], outputs: &[Ident]) -> TokenStream {
 }
 
 /// The body of `run_typed_in` for a model whose ports live in the arena: the checked caller slices
-/// (named like the ports) copied into the input accessors, `run_in`, the outputs copied out. With
-/// `len` (a bounded dimension) the accessors take that length (the largest) and return slices.
-pub fn copy_through_arena(ports: &super::Ports, len: Option<TokenStream>) -> TokenStream {
-    let (run, at) = match &len {
-        Some(n) => (quote!(run_in(arena, #n)?;), quote!((#n)?)),
-        None => (quote!(run_in(arena)?;), quote!(())),
+/// (named like the ports) copied into the input accessors, `run_in` (given the inputs `caller`,
+/// indices the caller places itself), the outputs copied out. With `len` (a bounded dimension)
+/// the accessors take that length (the largest) and return slices.
+pub fn copy_through_arena(ports: &super::Ports, caller: &[usize], len: Option<TokenStream>) -> TokenStream {
+    // `run_in(arena[, len][, placed inputs..])`, no trailing comma (the expansion without placed
+    // inputs is unchanged).
+    let mut args = vec![quote!(arena)];
+    args.extend(len.clone());
+    args.extend(caller.iter().map(|&i| &ports.inputs[i]).map(|id| quote!(#id)));
+    let run = quote!(run_in(#(#args),*)?;);
+    let at = match &len {
+        Some(n) => quote!((#n)?),
+        None => quote!(()),
     };
-    let copy_in = ports.inputs.iter().map(|id| quote!(arena.#id #at.copy_from_slice(#id);));
+    let copied = ports.inputs.iter().enumerate().filter(|(i, _)| !caller.contains(i));
+    let copy_in = copied.map(|(_, id)| quote!(arena.#id #at.copy_from_slice(#id);));
     let copy_out = ports.outputs.iter().map(|id| quote!(#id.copy_from_slice(arena.#id #at);));
     quote! {
         #(#copy_in)*
@@ -143,7 +160,7 @@ pub(crate) fn port_array(slices: Vec<(DType, TokenStream)>, mutable: bool) -> (T
 }
 
 /// `shared()`: the module's static arena for one caller at a time.
-pub(crate) fn shared_fn() -> TokenStream {
+pub fn shared_fn() -> TokenStream {
     quote! {
         /// The module's shared arena, for one caller at a time: write the inputs through it, call
         /// [`run_in`], read the outputs.

@@ -10,6 +10,7 @@ pub(crate) mod checks;
 pub(crate) mod docs;
 pub(crate) mod io;
 pub use docs::plan_source_note;
+pub use io::shared_fn;
 mod names;
 mod weights;
 
@@ -39,6 +40,10 @@ pub struct CodegenOptions {
     /// with the step's index in the graph, which calls the application's hook (`sramfit::probe`):
     /// per-step measurements on a board. Off by default; off adds nothing.
     pub probe: bool,
+    /// The module is a member of a `models!` group (models that never run at the same time):
+    /// its `Arena` and shared arena are the group's, `super::Arena` and `super::SHARED`
+    /// ([`group_arena`]), sized to the group's largest plan; nothing else changes.
+    pub in_group: bool,
 }
 
 /// How generated code reaches each tensor's data.
@@ -139,9 +144,14 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     let body = run_body(p, o, step_bodies(p));
     let run_in_doc = docs::schedule_doc(p);
     if g.io == Io::Arena {
-        // The inputs and outputs are in the arena: `run_in` takes the arena alone.
+        // The inputs and outputs are in the arena: `run_in` takes the arena, and the inputs the
+        // caller places itself.
         let accessors = io::items(p, &ports.inputs, &ports.outputs);
-        let typed = ports.typed_entries(io::copy_through_arena(&ports, None));
+        let typed = ports.typed_entries(io::copy_through_arena(&ports, &g.caller_inputs, None));
+        // The arena, then the inputs the caller places (no trailing comma: an unchanged
+        // expansion for models without them).
+        let params =
+            std::iter::once(quote!(arena: &mut Arena)).chain(g.caller_inputs.iter().map(|&i| ports.input_param(i)));
         return quote! {
             #header
             #accessors
@@ -149,7 +159,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
 
             #[doc = #run_in_doc]
             #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
-            pub fn run_in(arena: &mut Arena) -> ::core::result::Result<(), ::sramfit::Error> {
+            pub fn run_in(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
                 #body
             }
         };
@@ -256,12 +266,15 @@ impl Ports {
         self.in_dtypes.iter().chain(&self.out_dtypes).all(|&d| d == DType::F32)
     }
 
+    /// `input: &[T; N]`: the parameter of `run` for input `i`.
+    pub fn input_param(&self, i: usize) -> TokenStream {
+        let (id, n, ty) = (&self.inputs[i], self.in_lens[i], elem_type(self.in_dtypes[i]));
+        quote!(#id: &[#ty; #n])
+    }
+
     /// `input: &[T; N], .., output: &mut [U; M], ..`: the parameters of `run`.
     pub fn params(&self) -> Vec<TokenStream> {
-        let ins = (self.inputs.iter().zip(&self.in_lens).zip(&self.in_dtypes)).map(|((id, n), &d)| {
-            let ty = elem_type(d);
-            quote!(#id: &[#ty; #n])
-        });
+        let ins = (0..self.inputs.len()).map(|i| self.input_param(i));
         let outs = (self.outputs.iter().zip(&self.out_lens).zip(&self.out_dtypes)).map(|((id, n), &d)| {
             let ty = elem_type(d);
             quote!(#id: &mut [#ty; #n])
@@ -414,6 +427,17 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         Io::Arena => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
         Io::Caller => " give each concurrent caller its own and use [`run_in`] / [`run_typed_in`].",
     };
+    let arena = match o.in_group {
+        // The group's arena holds the largest plan of its members: at least this one's.
+        true => quote! {
+            /// The group's arena (the enclosing module's), sized to its largest member's plan and
+            /// guarded by one busy flag for all of them: run one member at a time.
+            pub use super::Arena;
+            use super::SHARED;
+            const _: () = ::core::assert!(ARENA_BYTES <= super::ARENA_BYTES);
+        },
+        false => group_arena(arena_use),
+    };
 
     quote! {
         #![doc = #summary]
@@ -445,10 +469,19 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         #weights_static
         #check_items
 
+        #arena
+    }
+}
+
+/// `Arena` (exactly `ARENA_BYTES`, 16-byte aligned; `doc` appended to its docs) and `SHARED`, the
+/// static one behind `run` and `shared()`: a model's own, or a `models!` group's, whose members
+/// share them.
+pub fn group_arena(doc: &str) -> TokenStream {
+    quote! {
         /// The working memory of one inference: exactly [`ARENA_BYTES`], 16-byte aligned.
         ///
         /// `Arena::new()` is a `const fn`, so an arena can be a `static` or live on a thread's stack;
-        #[doc = #arena_use]
+        #[doc = #doc]
         #[repr(C, align(16))]
         pub struct Arena([u8; ARENA_BYTES]);
 
@@ -486,11 +519,12 @@ fn params_slice(shape: &[usize]) -> TokenStream {
 }
 
 /// Const assertions, placed next to the module (so that the budget expressions resolve where the
-/// user wrote them), that `module::ARENA_BYTES <= sram` and `module::WEIGHT_BYTES <= flash`. The
-/// assertions carry the budget expressions' spans, so a failure points at them.
+/// user wrote them), that `module::ARENA_BYTES <= sram` and `module::WEIGHT_BYTES <= flash`
+/// (`module`: the module's name, or its path from there, `group::member`). The assertions carry
+/// the budget expressions' spans, so a failure points at them.
 pub fn budget_assertions(
     p: &Program,
-    module: &Ident,
+    module: &impl quote::ToTokens,
     sram: Option<&TokenStream>,
     flash: Option<&TokenStream>,
 ) -> TokenStream {

@@ -28,7 +28,7 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let schedules: Vec<String> = d.classes.iter().map(|c| docs::schedule_doc(&c.program)).collect();
     if g.io == Io::Arena {
         let accessors = arena_items(d, inputs, outputs);
-        let typed = ports.typed_entries(io::copy_through_arena(&ports, Some(quote!(MAX_LEN))));
+        let typed = ports.typed_entries(io::copy_through_arena(&ports, &[], Some(quote!(MAX_LEN))));
         let run_in_doc = format!("{}\n\n{}", arena_run_note(d), schedules.join("\n\n"));
         return quote! {
             #header

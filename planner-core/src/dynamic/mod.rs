@@ -102,6 +102,10 @@ pub fn compile(request: &Request, bound: &Bound) -> Result<DynamicProgram, Compi
     if bound.min == 0 || bound.min > bound.max {
         return Err(fail(None, format!("its range {}..={} is empty or starts at 0", bound.min, bound.max)));
     }
+    if !request.caller_inputs.is_empty() {
+        let message = "caller-placed inputs are not supported with a bounded dimension; keep the input in the arena (its accessor takes the length) or fix the dimension".into();
+        return Err(CompileError::BadOption { option: "io", message });
+    }
     let mut spec = request.clone();
     spec.optimizations.schedule = false;
     let inputs = shapes_at(&spec.planned_inputs(), bound, bound.max);

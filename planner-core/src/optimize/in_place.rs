@@ -16,7 +16,7 @@ pub fn choose_in_place(g: &Graph, uses: &Uses, sharing: &mut Sharing) -> usize {
     // the arena (the caller's own buffers are never overwritten or shared).
     let may_share = |r: TensorId| match g.tensors[r].kind {
         TensorKind::Activation => g.io == Io::Arena || !uses.holds_output[r],
-        TensorKind::Input(_) => g.io == Io::Arena,
+        TensorKind::Input(i) => g.input_in_arena(i),
         TensorKind::Const(_) => false,
     };
     // The owner of each view root's buffer so far: decisions only ever point a fresh output root

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/chain.onnx",
+        io: arena { "input": heap },
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/chain.onnx",
+        io: arena { "image": caller },
+    }
+}
+
+fn main() {}
