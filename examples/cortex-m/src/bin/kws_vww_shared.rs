@@ -1,6 +1,7 @@
 //! Keyword spotting, then visual wake words (the official MLPerf Tiny int8 files), never at the
 //! same time: one `sramfit::models!` group, so one arena of the larger model's size, not the sum.
-//! Both checked bit for bit against TFLM's outputs.
+//! Both checked bit for bit against TFLM's outputs. Built untiled, like the `kws_ref_model` and
+//! `vww_96_int8` binaries whose rows it sits next to (`vww_96_int8_tiled` shows the tiled VWW).
 #![no_std]
 #![no_main]
 
@@ -13,11 +14,13 @@ sramfit::models! {
         pub mod kws {
             path: "../../../shared/mlperf-tiny/kws_ref_model.tflite",
             sram: board::SRAM - board::STACK_RESERVE,
+            optimize: { tile: false },
         }
         /// Int8 visual wake words: a 96x96 RGB int8 image in, 2 int8 class scores out.
         pub mod vww {
             path: "../../../shared/mlperf-tiny/vww_96_int8.tflite",
             sram: board::SRAM - board::STACK_RESERVE,
+            optimize: { tile: false },
         }
     }
 }
