@@ -216,9 +216,15 @@ fn write_weights(p: &Program, module: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("OUT_DIR")?);
     let mut h = std::collections::hash_map::DefaultHasher::new();
     p.weights.bytes.hash(&mut h);
-    let file = dir.join(format!("sramfit-{module}-{:016x}.bin", h.finish()));
+    let stem = format!("sramfit-{module}-{:016x}", h.finish());
+    let file = dir.join(format!("{stem}.bin"));
     if std::fs::metadata(&file).map(|m| m.len()).ok() != Some(p.weights.bytes.len() as u64) {
-        std::fs::write(&file, &p.weights.bytes).ok()?;
+        // Written beside it, then renamed: another rustc expanding the same model at the same time
+        // (a binary and its test target, under `cargo clippy --all-targets`) never reads a
+        // half-written file, and both renames put the same bytes in place.
+        let partial = dir.join(format!("{stem}.{}.partial", std::process::id()));
+        std::fs::write(&partial, &p.weights.bytes).ok()?;
+        std::fs::rename(&partial, &file).ok()?;
     }
     Some(file)
 }
