@@ -48,8 +48,13 @@ fn run_typed_refuses_wrong_ports_before_touching_anything() {
     let bytes = [0i8; 8];
     let short = [0.0f32; 7];
     let (mut o0, mut o1, mut long, mut ints) = ([f32::NAN; 8], [f32::NAN; 4], [f32::NAN; 5], [7i32; 4]);
-    let refused =
-        |inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]| two_io::run_typed(inputs, outputs).unwrap_err();
+    // `run_typed_in` in an arena of its own (`run_typed` takes the static arena, which
+    // `run_typed_accepts_the_model_ports` may hold at the same time: `Busy`), the checks being the
+    // same code.
+    let mut arena = Box::new(two_io::Arena::new());
+    let mut refused = |inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]| {
+        two_io::run_typed_in(&mut arena, inputs, outputs).unwrap_err()
+    };
     let cases: [(Error, Error); 6] = [
         (
             refused(&[TensorRef::F32(&a)], &mut [TensorMut::F32(&mut o0), TensorMut::F32(&mut o1)]),
