@@ -181,14 +181,14 @@ fn stage_pairs(src: &[u8], pad_left: usize, flip: u8, (even, odd): (&mut [u8], &
     }
 }
 
-/// The first `len` bytes of `buf`, zeroed (the kernels' stack buffers: only what a layer uses is
-/// written, not the whole array).
+/// The first `len` elements of `buf`, zeroed (the kernels' stack buffers of bytes or `i16`: only
+/// what a layer uses is written, not the whole array).
 #[inline(always)]
-pub(super) fn zeroed(buf: &mut [MaybeUninit<u8>], len: usize) -> &mut [u8] {
+pub(super) fn zeroed<T: Copy + Default>(buf: &mut [MaybeUninit<T>], len: usize) -> &mut [T] {
     let buf = &mut buf[..len];
-    buf.fill(MaybeUninit::new(0));
-    // SAFETY: every byte of `buf` was just initialised, and `MaybeUninit<u8>` has `u8`'s layout.
-    unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) }
+    buf.fill(MaybeUninit::new(T::default()));
+    // SAFETY: every element of `buf` was just initialised, and `MaybeUninit<T>` has `T`'s layout.
+    unsafe { &mut *(buf as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
 /// Where the outputs of a block of virtual positions go: for each position of the block that is

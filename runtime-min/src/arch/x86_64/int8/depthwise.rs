@@ -65,8 +65,8 @@ pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
     let staged_len = band.bytes(p).next_multiple_of(LANES);
     let mut staged = [MaybeUninit::uninit(); INT8_DEPTHWISE_STAGED];
     let staged = zeroed(&mut staged, staged_len);
-    let mut wide = [0i16; INT8_DEPTHWISE_STAGED];
-    let wide = &mut wide[..staged_len];
+    let mut wide = [MaybeUninit::uninit(); INT8_DEPTHWISE_STAGED];
+    let wide: &mut [i16] = zeroed(&mut wide, staged_len);
     let mut out = [MaybeUninit::uninit(); INT8_DEPTHWISE_OUT_BYTES];
     let out = zeroed(&mut out, (band.rows * band.vw).next_multiple_of(LANES));
     // The taps by pairs: (the first's staged offset, the first tap, the second tap if any).
