@@ -388,7 +388,6 @@ fn band(g: &Graph, c: &Chain, out: &mut Graph, b: usize, span: Span) -> Option<T
     }
     // Forwards: the band's tensors, with a copy wherever a step needs fewer rows than exist.
     let mut band_of: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
-    band_of[c.x] = Some(c.x);
     let x_span = spans[c.x]?;
     let mut have: Vec<Option<Span>> = vec![None; g.tensors.len()];
     have[c.x] = Some((0, g.tensors[c.x].shape[c.axis[c.x]?]));
