@@ -61,10 +61,7 @@ pub fn model(input: TokenStream) -> TokenStream {
             |e| fallback::module(&m.header, &e),
             |Expanded { module, checks, .. }| quote!(#module #checks),
         ),
-        Err(e) => match syn::parse::Parser::parse(Header::parse_leniently, input) {
-            Ok(header) => fallback::module(&header, &e),
-            Err(_) => e.to_compile_error(),
-        },
+        Err(e) => unparsed(input, &e),
     };
     expanded.into()
 }
@@ -94,6 +91,15 @@ fn request(m: &ModelInput) -> Request {
     }
 }
 
+/// The expansion of an input that did not parse: the placeholder module with the error when at
+/// least its header (docs, visibility, name) parses, so that uses of the module add no errors.
+fn unparsed(input: TokenStream, e: &syn::Error) -> proc_macro2::TokenStream {
+    match syn::parse::Parser::parse(Header::parse_leniently, input) {
+        Ok(header) => fallback::module(&header, e),
+        Err(_) => e.to_compile_error(),
+    }
+}
+
 /// Several models that never run at the same time, sharing one arena sized to the largest.
 ///
 /// ```ignore
@@ -120,10 +126,7 @@ fn request(m: &ModelInput) -> Request {
 pub fn models(input: TokenStream) -> TokenStream {
     let expanded = match syn::parse::<group::GroupInput>(input.clone()) {
         Ok(g) => group::expand(&g),
-        Err(e) => match syn::parse::Parser::parse(Header::parse_leniently, input) {
-            Ok(header) => fallback::module(&header, &e),
-            Err(_) => e.to_compile_error(),
-        },
+        Err(e) => unparsed(input, &e),
     };
     expanded.into()
 }
