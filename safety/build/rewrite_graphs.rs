@@ -94,7 +94,7 @@ fn applied(p: &Program, folds: usize) -> TokenStream {
         a.elided_concats,
         a.folded_transposes,
         a.packed_weights,
-        a.tiled_chains,
+        a.tiled.map_or(0, |t| t.chains),
     );
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {

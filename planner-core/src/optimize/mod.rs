@@ -209,22 +209,10 @@ pub struct Applied {
     /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
     /// elision); otherwise only the greedy order was tried.
     pub exact_schedule: bool,
-    /// What patch-based execution did ([`tile`]): chains tiled, their bands, the model's MACs
-    /// untiled, the MACs the recomputed rows add, and the lower bound before and after.
+    /// What patch-based execution did ([`tile`]), when it tiled a chain: chains, bands, the
+    /// model's MACs untiled, the MACs the recomputed rows add, the lower bound before and after.
     #[serde(default)]
-    pub tiled_chains: usize,
-    /// Bands over all tiled chains.
-    #[serde(default)]
-    pub tile_bands: usize,
-    /// Multiply-accumulates of the untiled graph (0 when tiling did not run).
-    #[serde(default)]
-    pub untiled_macs: u64,
-    /// Multiply-accumulates the recomputed halo rows add.
-    #[serde(default)]
-    pub tile_extra_macs: u64,
-    /// The lower bound without and with tiling, when a chain was tiled.
-    #[serde(default)]
-    pub tile_lower_bounds: Option<(u64, u64)>,
+    pub tiled: Option<tile::Tiled>,
 }
 
 impl Applied {
@@ -243,13 +231,15 @@ impl Applied {
 
     /// The tiling's report line (the rewrite is on).
     fn tile_line(&self) -> String {
-        match self.tile_lower_bounds {
-            Some((before, after)) => format!(
-                "{} chain(s) tiled in {} bands (lower bound {before} -> {after} bytes, {} extra MACs: {:.2}%)",
-                self.tiled_chains,
-                self.tile_bands,
-                self.tile_extra_macs,
-                100.0 * self.tile_extra_macs as f64 / self.untiled_macs.max(1) as f64
+        match self.tiled {
+            Some(t) => format!(
+                "{} chain(s) tiled in {} bands (lower bound {} -> {} bytes, {} extra MACs: {:.2}%)",
+                t.chains,
+                t.bands,
+                t.lower_bounds.0,
+                t.lower_bounds.1,
+                t.extra_macs,
+                100.0 * t.extra_macs as f64 / t.macs.max(1) as f64
             ),
             None => format!(
                 "no chain tiled (none lowered the lower bound within {}% extra MACs)",
@@ -363,11 +353,7 @@ pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, L
     let (graph, live) = schedule(tiled, &Optimizations { tile: false, ..*o }, applied);
     let after = plan::lower_bound(&live.problem).bytes;
     applied.schedule_lower_bounds = bounds;
-    applied.tiled_chains = t.chains;
-    applied.tile_bands = t.bands;
-    applied.untiled_macs = t.macs;
-    applied.tile_extra_macs = t.extra_macs;
-    applied.tile_lower_bounds = Some((t.lower_bounds.0, after));
+    applied.tiled = Some(tile::Tiled { lower_bounds: (t.lower_bounds.0, after), ..t });
     (graph, live)
 }
 

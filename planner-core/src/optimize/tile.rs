@@ -44,7 +44,7 @@ const MAX_CHAINS: usize = 8;
 const BEAM: usize = 4;
 
 /// What tiling did: the figures of the report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tiled {
     /// Chains tiled.
     pub chains: usize,
