@@ -53,6 +53,21 @@ common::bundled_models!(
     mobilenetv2_035 => "tests/models/arch/mobilenetv2_035.onnx",
 );
 
+/// A tighter bound on the extra multiply-accumulates (`tile: 5%`): other bands, the same bits.
+mod vww_within_5_percent {
+    sramfit::model! { pub mod bounded { path: "tests/models/vww_mobilenetv1.onnx", optimize: { tile: 5% } } }
+    sramfit::model! { pub mod tiled { path: "tests/models/vww_mobilenetv1.onnx" } }
+    sramfit::model! { pub mod untiled { path: "tests/models/vww_mobilenetv1.onnx", optimize: { tile: false } } }
+
+    #[test]
+    fn bounded_tiling_is_bit_identical_and_between_the_two() {
+        crate::arenas("vww within 5%", (bounded::ARENA_BYTES, untiled::ARENA_BYTES));
+        assert!(tiled::ARENA_BYTES <= bounded::ARENA_BYTES, "a looser bound (10%) gave a larger arena");
+        let shapes = (bounded::INPUT_SHAPES, bounded::OUTPUT_SHAPES);
+        crate::same_bits("vww within 5%", shapes, (bounded::run_dyn, untiled::run_dyn));
+    }
+}
+
 #[cfg(sramfit_mlperf_tiny)]
 macro_rules! int8_models {
     ($($name:ident => $path:literal, $fixture:literal;)*) => {$(

@@ -117,6 +117,15 @@ impl Model {
         self
     }
 
+    /// Patch-based execution within `percent` extra multiply-accumulates (`optimize: { tile: 5% }`
+    /// in `model!`; default 10%), e.g. `.tile_extra_macs(5)`.
+    pub fn tile_extra_macs(mut self, percent: u32) -> Self {
+        if let Err(message) = self.request.optimizations.set_tile_bound(percent) {
+            self.bad_options.push(CompileError::BadOption { option: "optimize", message });
+        }
+        self
+    }
+
     /// Sets the build-time limit `key` (`limits: { key: value }` in `model!`; the keys are
     /// [`Limits::KEYS`], bytes or counts), e.g. `.limit("fold_bytes", 4 << 30)`.
     pub fn limit(mut self, key: &str, value: u64) -> Self {
@@ -550,6 +559,9 @@ mod request_tests {
             e.to_string().contains("`optimize`: unknown rewrite `in_plaice`; the rewrites are `fuse_activations`"),
             "{e}"
         );
+        let e = Model::new(fixture("ui-tests/models/tiny.onnx")).tile_extra_macs(101).to_source().unwrap_err();
+        assert!(e.to_string().contains("`optimize`: a bound of 101% extra multiply-accumulates"), "{e}");
+        Model::new(fixture("ui-tests/models/chain.onnx")).tile_extra_macs(3).to_source().unwrap();
         let e = Model::new(fixture("ui-tests/models/tiny.onnx")).limit("fold", 1).to_source().unwrap_err();
         assert!(e.to_string().contains("`limits`: unknown limit `fold`"), "{e}");
         let e = Model::new(fixture("ui-tests/models/tiny.onnx")).input_dims("input", &["n"]).to_source().unwrap_err();

@@ -23,6 +23,7 @@ pub fn usage() -> String {
          --io-caller NAME       with --io-arena, input NAME stays in the caller's buffer (io: arena {{ \"NAME\": caller }})\n  \
          --no-rewrites          every rewrite off; or one at a time: {}\n                         \
          (--KEY switches one back on after --no-rewrites)\n  \
+         --tile-extra-macs PCT  tile within PCT% extra multiply-accumulates (optimize: {{ tile: PCT% }}; default 10)\n  \
          --limit KEY=VALUE      raise a build-time limit: {} (e.g. --limit fold_bytes=4GiB)\n  \
          --target TRIPLE        the target compiled for (default: this machine's)",
         rewrites.join(", "),
@@ -55,6 +56,16 @@ pub fn apply(
         "--io-arena" => request.io = Io::Arena,
         "--io-caller" => request.caller_inputs.push(value(arg)?),
         "--no-rewrites" => request.optimizations = Optimizations::NONE,
+        "--tile-extra-macs" => {
+            let v = value(arg)?;
+            let percent = v.trim_end_matches('%').parse::<u32>().map_err(|e| {
+                CliError::usage(format!("--tile-extra-macs: `{v}`: {e} (a whole percentage such as 5 or 5%)"))
+            })?;
+            request
+                .optimizations
+                .set_tile_bound(percent)
+                .map_err(|e| CliError::usage(format!("--tile-extra-macs: {e}")))?;
+        }
         "--target" => request.target = Target::new(&value(arg)?),
         "--limit" => {
             let v = value(arg)?;
@@ -170,6 +181,18 @@ mod tests {
             assert!(request(bad).is_err(), "{bad:?}");
         }
         assert!(!apply(&mut Request::new("m"), "--json", &mut |_| Ok(String::new())).ok().unwrap());
+    }
+
+    #[test]
+    fn tile_bound() {
+        let r = request(&["--no-tile", "--tile-extra-macs", "4%"]).ok().unwrap();
+        assert!(r.optimizations.tile, "a bound switches tiling back on");
+        assert_eq!(r.optimizations.tile_extra_macs_percent, 4);
+        assert_eq!(request(&["--tile-extra-macs", "25"]).ok().unwrap().optimizations.tile_extra_macs_percent, 25);
+        assert_eq!(Request::new("m").optimizations.tile_extra_macs_percent, 10);
+        for bad in ["101", "-1", "five", "2.5"] {
+            assert!(request(&["--tile-extra-macs", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]

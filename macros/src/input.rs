@@ -7,7 +7,8 @@
 //!     sram: 64 KiB,                 // or 65536, or any const expression of type usize
 //!     flash: 1 MiB,                 // optional weight budget
 //!     inputs: { "x": [1, 49, 10] }, // optional fixed input shapes
-//!     optimize: { in_place: false }, // optional: switch memory-saving rewrites off
+//!     optimize: { in_place: false }, // optional: switch memory-saving rewrites off, or bound
+//!                                   // tiling's extra multiply-accumulates: `{ tile: 5% }`
 //!     io: arena,                    // optional: inputs and outputs in the arena (default `caller`),
 //!                                   // or `arena { "image": caller }`: all but input `image`
 //!     limits: { nodes: 200_000 },   // optional: raise a build-time resource limit
@@ -28,7 +29,7 @@ use sramfit_planner_core::target::Target;
 use sramfit_planner_core::units;
 use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
-use syn::{braced, bracketed, Attribute, Expr, Ident, LitBool, LitInt, LitStr, Token, Visibility};
+use syn::{braced, bracketed, Attribute, Expr, Ident, LitBool, LitFloat, LitInt, LitStr, Token, Visibility};
 
 /// A budget as written.
 pub enum Budget {
@@ -254,7 +255,8 @@ fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
 }
 
 /// `{ fuse_activations: false, in_place: true, fit_scratch: false }`: switches for the memory-saving
-/// rewrites (each defaults to on).
+/// rewrites (each defaults to on); `tile` also takes a bound on the multiply-accumulates it may add,
+/// `tile: 5%`.
 fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
     let body;
     braced!(body in input);
@@ -262,9 +264,35 @@ fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
     while !body.is_empty() {
         let key: Ident = body.parse()?;
         body.parse::<Token![:]>()?;
-        let on = body.parse::<LitBool>()?.value;
-        o.set(&key.to_string(), on)
-            .map_err(|e| syn::Error::new(key.span(), format!("{e} (each `true` or `false`)")))?;
+        let name = key.to_string();
+        if body.peek(LitFloat) {
+            let percent: LitFloat = body.parse()?;
+            return Err(syn::Error::new(
+                percent.span(),
+                "the bound on tiling's extra multiply-accumulates is a whole percentage, such as `tile: 5%`",
+            ));
+        }
+        if body.peek(LitInt) {
+            let percent: LitInt = body.parse()?;
+            body.parse::<Token![%]>()?;
+            if name != "tile" {
+                let message = match Optimizations::default().set(&name, true) {
+                    Err(unknown) => unknown,
+                    Ok(()) => format!("`{name}` takes `true` or `false`; only `tile` also takes a bound on extra multiply-accumulates, such as `tile: 5%`"),
+                };
+                return Err(syn::Error::new(key.span(), message));
+            }
+            let bound = percent.base10_parse::<u32>()?;
+            o.set_tile_bound(bound).map_err(|e| syn::Error::new(percent.span(), format!("{e}: use 0% to 100%")))?;
+        } else {
+            let on = body.parse::<LitBool>()?.value;
+            o.set(&name, on).map_err(|e| {
+                syn::Error::new(
+                    key.span(),
+                    format!("{e} (each `true` or `false`; `tile` also takes a bound such as `5%`)"),
+                )
+            })?;
+        }
         if !body.is_empty() {
             body.parse::<Token![,]>()?;
         }

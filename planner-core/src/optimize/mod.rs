@@ -80,11 +80,16 @@ macro_rules! rewrites {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
         pub struct Optimizations {
             $( $(#[doc = $doc])* #[serde(default)] pub $key: bool, )*
+            /// The bound on the multiply-accumulates patch-based execution ([`tile`]) may add, in
+            /// percent of the model's (default [`tile::DEFAULT_EXTRA_MACS_PERCENT`]).
+            #[serde(default = "default_tile_extra_macs")]
+            pub tile_extra_macs_percent: u32,
         }
 
         impl Optimizations {
             /// Every rewrite off: the graph exactly as imported.
-            pub const NONE: Optimizations = Optimizations { $( $key: false, )* };
+            pub const NONE: Optimizations =
+                Optimizations { $( $key: false, )* tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT };
 
             /// Every rewrite, in report order, with its key, doc and default.
             pub const REWRITES: &'static [Rewrite] = &[
@@ -100,6 +105,20 @@ macro_rules! rewrites {
                 Ok(())
             }
 
+            /// Switches patch-based execution on with a bound of `percent` extra multiply-accumulates;
+            /// `Err` says the range when it is above [`tile::MAX_EXTRA_MACS_PERCENT`].
+            pub fn set_tile_bound(&mut self, percent: u32) -> Result<(), String> {
+                if percent > tile::MAX_EXTRA_MACS_PERCENT {
+                    return Err(format!(
+                        "a bound of {percent}% extra multiply-accumulates is more than the {}% patch-based execution allows",
+                        tile::MAX_EXTRA_MACS_PERCENT
+                    ));
+                }
+                self.tile = true;
+                self.tile_extra_macs_percent = percent;
+                Ok(())
+            }
+
             /// `` `a`, `b`, ... `` for messages.
             pub fn keys() -> String {
                 let keys: Vec<String> = Self::REWRITES.iter().map(|r| format!("`{}`", r.key)).collect();
@@ -109,7 +128,7 @@ macro_rules! rewrites {
 
         impl Default for Optimizations {
             fn default() -> Self {
-                Optimizations { $( $key: $default, )* }
+                Optimizations { $( $key: $default, )* tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT }
             }
         }
 
@@ -164,7 +183,8 @@ rewrites! {
         off "scheduling off";
     /// Run chains of row-local layers (convolutions, pooling, elementwise steps) around the peak
     /// one band of output rows at a time, recomputing the overlapping rows, where that lowers the
-    /// arena within 10% extra multiply-accumulates ([`tile`]); bit-identical outputs.
+    /// arena within a bound on extra multiply-accumulates ([`Optimizations::tile_extra_macs_percent`],
+    /// 10% unless set) ([`tile`]); bit-identical outputs.
     tile: default true, memory true,
         on |a| a.tile_line(),
         off "tiling off";
@@ -213,6 +233,14 @@ pub struct Applied {
     /// model's MACs untiled, the MACs the recomputed rows add, the lower bound before and after.
     #[serde(default)]
     pub tiled: Option<tile::Tiled>,
+    /// The bound on extra MACs tiling searched within ([`Optimizations::tile_extra_macs_percent`]).
+    #[serde(default = "default_tile_extra_macs")]
+    pub tile_bound_percent: u32,
+}
+
+/// [`tile::DEFAULT_EXTRA_MACS_PERCENT`], for fields read from files that lack them.
+fn default_tile_extra_macs() -> u32 {
+    tile::DEFAULT_EXTRA_MACS_PERCENT
 }
 
 impl Applied {
@@ -241,10 +269,9 @@ impl Applied {
                 t.extra_macs,
                 100.0 * t.extra_macs as f64 / t.macs.max(1) as f64
             ),
-            None => format!(
-                "no chain tiled (none lowered the lower bound within {}% extra MACs)",
-                tile::MAX_EXTRA_MACS_PERCENT
-            ),
+            None => {
+                format!("no chain tiled (none lowered the lower bound within {}% extra MACs)", self.tile_bound_percent)
+            }
         }
     }
 
@@ -347,7 +374,8 @@ pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, L
     if !o.tile {
         return best;
     }
-    let Some((tiled, t)) = tile::tile_chains(&best.0, &best.1, o, tile::MAX_EXTRA_MACS_PERCENT) else { return best };
+    applied.tile_bound_percent = o.tile_extra_macs_percent;
+    let Some((tiled, t)) = tile::tile_chains(&best.0, &best.1, o, o.tile_extra_macs_percent) else { return best };
     // The tiled graph's own schedule search (its band-major order is one of the candidates).
     let bounds = applied.schedule_lower_bounds;
     let (graph, live) = schedule(tiled, &Optimizations { tile: false, ..*o }, applied);

@@ -32,7 +32,9 @@ use sramfit_runtime_min::quant::{self as rtq, ImageStrides};
 use super::Optimizations;
 
 /// The default bound on the multiply-accumulates tiling may add, in percent of the model's.
-pub const MAX_EXTRA_MACS_PERCENT: u64 = 10;
+pub const DEFAULT_EXTRA_MACS_PERCENT: u32 = 10;
+/// The largest bound a user may set: tiling that doubles the work is not worth its memory.
+pub const MAX_EXTRA_MACS_PERCENT: u32 = 100;
 
 /// The band counts the search tries for each chain.
 const BAND_COUNTS: [usize; 9] = [2, 3, 4, 5, 6, 8, 10, 12, 16];
@@ -472,9 +474,9 @@ fn peak_step(live: &Liveness, steps: usize) -> usize {
 /// A beam search over rounds: each round tiles one more chain of each of the [`BEAM`] best graphs
 /// so far (the best tiling per chain end, so that a chain ending at a small tensor, whose
 /// neighbour is tiled in the next round, competes with one that lowers the bound most at once).
-pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_percent: u64) -> Option<(Graph, Tiled)> {
+pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_percent: u32) -> Option<(Graph, Tiled)> {
     let macs0 = macs(g);
-    let budget = macs0 * max_extra_percent / 100;
+    let budget = macs0 * u64::from(max_extra_percent) / 100;
     let before = plan::lower_bound(&live.problem).bytes;
     let untiled = Tiled { macs: macs0, lower_bounds: (before, before), ..Tiled::default() };
     let mut beam: Vec<(Option<Graph>, Tiled)> = vec![(None, untiled)];

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/chain.onnx",
+        optimize: { tile: 150% },
+    }
+}
+
+fn main() {}
