@@ -1,41 +1,71 @@
-//! The bound on the multiply-accumulates patch-based execution may add (`optimize: { tile: N% }`):
-//! the search stays within it, a tighter bound never gives a smaller arena, and the report says
-//! the bound.
+//! Patch-based execution's two ways with the rows bands share, and its bound on the
+//! multiply-accumulates recomputing them may add (`optimize: { tile: N%, tile_cache }`): the
+//! search stays within the bound, a tighter bound never gives a smaller arena, the report says
+//! the bound, and caching the shared rows (StreamNet) is measured against recomputing them
+//! (`-- --nocapture` prints both).
 
 use std::path::PathBuf;
 
 use sramfit_planner_core::compile::compile_model;
+use sramfit_planner_core::ir::Op;
 use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::request::Request;
 
-fn compile(name: &str, bound: Option<u32>) -> Program {
+/// `name` compiled tiled within `bound` percent extra MACs (untiled for `None`), caching rows
+/// where that is better if `cache`.
+fn compile(name: &str, bound: Option<u32>, cache: bool) -> Program {
     let mut request = Request::new(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models").join(name));
     match bound {
         Some(percent) => request.optimizations.set_tile_bound(percent).unwrap(),
         None => request.optimizations.tile = false,
     }
+    request.optimizations.tile_cache = cache;
     compile_model(&request).unwrap_or_else(|e| panic!("{name}: {e}")).into_program()
 }
 
+/// The extra MACs of `p`'s tiling, in percent, and how many of its chains cache rows.
+fn tiling(p: &Program) -> (f64, usize) {
+    p.optimizations.1.tiled.map_or((0.0, 0), |t| (100.0 * t.extra_macs as f64 / t.macs as f64, t.cached_chains))
+}
+
+/// Bytes the steps of `p` copy (row copies, cached rows and band concatenations among them).
+fn copied_bytes(p: &Program) -> u64 {
+    let copies = p.graph.nodes.iter().filter(|n| matches!(n.op, Op::Copy(_)));
+    copies.map(|n| p.graph.tensors[n.output].bytes()).sum()
+}
+
 #[test]
-fn tiling_stays_within_its_bound() {
-    for name in ["vww_mobilenetv1.onnx", "mnist_cnn.onnx", "lenet.onnx"] {
-        let untiled = compile(name, None).plan.arena_bytes;
-        let mut previous = untiled;
-        println!("{name}: untiled {untiled} B");
-        for bound in [0, 1, 2, 5, 10, 20] {
-            let p = compile(name, Some(bound));
-            let (o, applied) = &p.optimizations;
-            assert_eq!((o.tile_extra_macs_percent, applied.tile_bound_percent), (bound, bound));
-            let line = applied.summary(o);
-            let extra = applied.tiled.map_or(0.0, |t| 100.0 * t.extra_macs as f64 / t.macs as f64);
-            println!("  within {bound:>2}%: arena {} B, {extra:.2}% extra MACs", p.plan.arena_bytes);
-            assert!(extra <= bound as f64, "{name}: {extra:.2}% extra MACs over a bound of {bound}%");
-            assert!(p.plan.arena_bytes <= previous, "{name}: a looser bound ({bound}%) gave a larger arena");
-            if applied.tiled.is_none() {
-                assert!(line.contains(&format!("within {bound}% extra MACs")), "{line}");
+fn tiling_stays_within_its_bound_and_caching_never_loses() {
+    for name in ["vww_mobilenetv1.onnx", "mnist_cnn.onnx", "lenet.onnx", "arch/mobilenetv2_035.onnx"] {
+        let untiled = compile(name, None, false);
+        println!("{name}: untiled {} B, {} B copied", untiled.plan.arena_bytes, copied_bytes(&untiled));
+        let mut previous = (untiled.plan.arena_bytes, untiled.plan.arena_bytes);
+        for bound in [0, 2, 10, 20] {
+            let mut arenas = [0; 2];
+            for (cache, arena) in [false, true].into_iter().zip(&mut arenas) {
+                let p = compile(name, Some(bound), cache);
+                let (o, applied) = &p.optimizations;
+                assert_eq!((o.tile_extra_macs_percent, applied.tile_bound_percent), (bound, bound));
+                let (extra, cached) = tiling(&p);
+                *arena = p.plan.arena_bytes;
+                let how = if cache { "recomputing or caching" } else { "recomputing" };
+                println!(
+                    "  within {bound:>2}%, {how}: arena {arena} B, {extra:.2}% extra MACs, {cached} chain(s) cached, {} B copied",
+                    copied_bytes(&p)
+                );
+                assert!(extra <= bound as f64, "{name}: {extra:.2}% extra MACs over a bound of {bound}%");
+                assert!(cache || cached == 0, "{name}: rows cached with caching off");
+                let line = applied.summary(o);
+                if applied.tiled.is_none() {
+                    assert!(line.contains(&format!("within {bound}% extra MACs")), "{line}");
+                }
             }
-            previous = p.plan.arena_bytes;
+            assert!(arenas[1] <= arenas[0], "{name}: caching rows gave a larger arena within {bound}%");
+            assert!(
+                arenas[0] <= previous.0 && arenas[1] <= previous.1,
+                "{name}: a looser bound ({bound}%) gave a larger arena"
+            );
+            previous = (arenas[0], arenas[1]);
         }
     }
 }

@@ -188,6 +188,15 @@ rewrites! {
     tile: default true, memory true,
         on |a| a.tile_line(),
         off "tiling off";
+    /// Let patch-based execution copy the rows a band shares with the band before from it instead
+    /// of computing them again (StreamNet's row caching), where that gives the lower bound: no
+    /// extra multiply-accumulates, a copy of the shared rows and their bytes kept between bands.
+    tile_cache: default true, memory true,
+        on |a| match a.tiled {
+            Some(t) if t.cached_chains > 0 => format!("{} tiled chain(s) with cached rows", t.cached_chains),
+            _ => String::from("no tiled chain caches rows"),
+        },
+        off "row caching off";
     /// Fold a per-channel scale or shift by a constant after a convolution (an unfolded
     /// BatchNormalization) into its weights and bias ([`fold_affine`]): speed only; changes float
     /// rounding within the usual tolerance.

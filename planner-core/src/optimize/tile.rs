@@ -1,7 +1,7 @@
 //! Patch-based (tiled) execution: a chain of row-local layers (convolutions, depthwise
 //! convolutions, pooling, same-shape elementwise steps) runs one band of output rows at a time, so
 //! that its intermediate tensors exist only at band size (MCUNetV2's patch-based inference, with
-//! the overlapping halo rows recomputed per band).
+//! the overlapping halo rows recomputed per band, or copied from the band before).
 //!
 //! The rewrite reuses the existing machinery instead of new kernels. For each band, every layer
 //! of the chain is instantiated again with its shape literals changed (input rows, output rows,
@@ -14,11 +14,21 @@
 //! graphs of `safety/tests/rewrite_graphs.rs`). The bands introduce no sharing beyond copies and
 //! concat elision, which the storage verifier already proves.
 //!
+//! The rows neighbouring bands share (a 3x3 layer's halo) are recomputed by each band, or, with
+//! [`Optimizations::tile_cache`], cached as StreamNet does: a band computes only the rows of an
+//! intermediate tensor the band before did not, and a copy of the others, taken right after the
+//! band before wrote them (so only the shared rows stay alive between bands), is concatenated with
+//! them. No extra multiply-accumulates; the cost is the copies (in NCHW the concatenation copies
+//! the band's rows too, in NHWC it is elided) and the shared rows' bytes between bands. The same
+//! kernel computes every row from the same inputs, so both ways give the untiled bits.
+//!
 //! The search ([`tile_chains`]) is over the chain's first and last step (around the peak step of
-//! the current schedule) and the number of bands, minimising the lower bound of the arena with the
-//! bands in band-major order, under a bound on the extra multiply-accumulates; it repeats on the
-//! result while the bound falls. Deterministic: a fixed enumeration order, ties to fewer extra
-//! MACs, then to the earlier candidate.
+//! the current schedule), the number of bands and whether the bands cache rows, minimising the
+//! lower bound of the arena with the bands in band-major order, under a bound on the extra
+//! multiply-accumulates; it repeats on the result while the bound falls. It runs once
+//! recomputing only and once caching too, and keeps the lower bound (an early cached chain can
+//! end worse). Deterministic: a fixed enumeration order, ties to fewer extra MACs, then to the
+//! earlier candidate.
 
 use crate::ir::{Graph, Node, TensorId, TensorKind};
 use crate::liveness::Liveness;
@@ -50,6 +60,10 @@ const BEAM: usize = 4;
 pub struct Tiled {
     /// Chains tiled.
     pub chains: usize,
+    /// Chains among them whose bands copy the rows the band before computed instead of computing
+    /// them again.
+    #[serde(default)]
+    pub cached_chains: usize,
     /// Bands over all tiled chains.
     pub bands: usize,
     /// Multiply-accumulates of the untiled graph.
@@ -317,8 +331,9 @@ fn chain(g: &Graph, readers: &[Vec<usize>], locals: &[Option<Local>], (first, la
 }
 
 /// `g` with the chain `c` run in `bands` bands of its output rows, or `None` when a band would
-/// be empty.
-fn tile_chain(g: &Graph, c: &Chain, bands: usize) -> Option<Graph> {
+/// be empty. With `cache`, the rows of an intermediate tensor that the band before computed are
+/// copied from it instead of computed again (StreamNet's row caching).
+fn tile_chain(g: &Graph, c: &Chain, bands: usize, cache: bool) -> Option<Graph> {
     let y = g.nodes[c.last].output;
     let y_axis = c.axis[y]?;
     let rows = g.tensors[y].shape[y_axis];
@@ -327,9 +342,10 @@ fn tile_chain(g: &Graph, c: &Chain, bands: usize) -> Option<Graph> {
     }
     let mut out = Graph { tensors: g.tensors.clone(), nodes: g.nodes[..c.first].to_vec(), ..g.clone() };
     let mut parts = Vec::with_capacity(bands);
+    let mut before: Computed = vec![None; g.tensors.len()];
     for b in 0..bands {
         let span = (b * rows / bands, (b + 1) * rows / bands);
-        parts.push((band(g, c, &mut out, b, span)?, span.0));
+        parts.push((band(g, c, &mut out, (b, span), (cache, &mut before))?, span.0));
     }
     let y_strides = strides_of(&g.tensors[y].shape);
     let copies = parts
@@ -365,27 +381,60 @@ fn dense(shape: &[usize]) -> Vec<isize> {
     strides_of(shape).into_iter().map(|s| s as isize).collect()
 }
 
+/// Per tensor of the untiled graph, what the band before computed of it: its rows, the band's
+/// tensor holding them, and the index in the tiled graph's nodes of the step writing it.
+type Computed = Vec<Option<(Span, TensorId, usize)>>;
+
 /// Appends to `out` the steps of band `b` (output rows `span` of the chain `c` of `g`): the
 /// copy of the rows of the chain's input it reads, then every step of the chain on its rows.
-/// Returns the band's output tensor.
-fn band(g: &Graph, c: &Chain, out: &mut Graph, b: usize, span: Span) -> Option<TensorId> {
-    // Backwards: the rows of every tensor the band needs (the hull over its readers).
+/// With `cache`, a step computes only the rows the band before did not (`before`, updated to
+/// this band's), and its band tensor is the concatenation of a copy of the others, taken right
+/// after the band before wrote them, and its own. Returns the band's output tensor.
+fn band(
+    g: &Graph,
+    c: &Chain,
+    out: &mut Graph,
+    (b, span): (usize, Span),
+    (cache, before): (bool, &mut Computed),
+) -> Option<TensorId> {
+    // Backwards: the rows of every tensor the band needs (the hull over its readers), and the
+    // rows each step computes.
     let mut spans: Vec<Option<Span>> = vec![None; g.tensors.len()];
     spans[g.nodes[c.last].output] = Some(span);
     let mut pads = vec![(0, 0); c.locals.len()];
     let mut needs: Vec<Vec<Span>> = vec![Vec::new(); c.locals.len()];
+    let mut computed = vec![(0, 0); c.locals.len()];
     for (j, l) in c.locals.iter().enumerate().rev() {
         let n = &g.nodes[c.first + j];
         let o = spans[n.output]?;
         if o.1 <= o.0 {
             return None;
         }
+        computed[j] = match before[n.output] {
+            Some((done, ..)) if cache && o.0 < done.1 => (done.0 <= o.0 && done.1 < o.1).then_some((done.1, o.1))?,
+            _ => o,
+        };
         for &k in &l.banded {
             let t = n.inputs[k];
-            let (s, p) = need(l.window, o, g.tensors[t].shape[c.axis[t]?]);
+            let (s, p) = need(l.window, computed[j], g.tensors[t].shape[c.axis[t]?]);
             pads[j] = p;
             needs[j].push(s);
             spans[t] = Some(spans[t].map_or(s, |h: Span| (h.0.min(s.0), h.1.max(s.1))));
+        }
+    }
+    // The cached rows: copies inserted right after the steps of the band before that wrote
+    // them (in order, each insertion moving the later steps by one).
+    let mut cached: Vec<Option<TensorId>> = vec![None; c.locals.len()];
+    let mut inserted = 0;
+    for (j, cached) in cached.iter_mut().enumerate() {
+        let t = g.nodes[c.first + j].output;
+        let (o, new) = (spans[t]?, computed[j]);
+        if new.0 > o.0 {
+            let (done, from, at) = before[t]?;
+            let (copy, node) = row_copy(out, c.axis[t]?, (from, done), (o.0, new.0), b)?;
+            out.nodes.insert(at + 1 + inserted, node);
+            inserted += 1;
+            *cached = Some(copy);
         }
     }
     // Forwards: the band's tensors, with a copy wherever a step needs fewer rows than exist.
@@ -403,15 +452,15 @@ fn band(g: &Graph, c: &Chain, out: &mut Graph, b: usize, span: Span) -> Option<T
             let t = n.inputs[k];
             inputs[k] = rows_of(out, c.axis[t]?, (band_of[t]?, have[t]?), s, b)?;
         }
-        let o = spans[n.output]?;
+        let (o, new) = (spans[n.output]?, computed[j]);
         let axis = c.axis[n.output]?;
         let mut t = g.tensors[n.output].clone();
-        t.shape[axis] = o.1 - o.0;
+        t.shape[axis] = new.1 - new.0;
         t.name = format!("{}@band{b}", t.name);
         let in_rows = needs[j][0].1 - needs[j][0].0;
-        let op = banded_op(&n.op, in_rows, o.1 - o.0, pads[j], &t.shape);
+        let op = banded_op(&n.op, in_rows, new.1 - new.0, pads[j], &t.shape);
         out.tensors.push(t);
-        let y = out.tensors.len() - 1;
+        let mut y = out.tensors.len() - 1;
         out.nodes.push(Node {
             name: format!("{}@band{b}", n.name),
             source_op: n.source_op.clone(),
@@ -419,10 +468,56 @@ fn band(g: &Graph, c: &Chain, out: &mut Graph, b: usize, span: Span) -> Option<T
             inputs,
             output: y,
         });
+        if let Some(copy) = cached[j] {
+            y = concat_rows(out, axis, (copy, y), o.1 - o.0, b);
+        }
         band_of[n.output] = Some(y);
         have[n.output] = Some(o);
+        before[n.output] = Some((o, y, out.nodes.len() - 1));
     }
     band_of[g.nodes[c.last].output]
+}
+
+/// Appends to `out` the concatenation along `axis` of the cached rows `copy` and the computed
+/// rows `computed` (`rows` in all), a tensor named after the computed one; returns it.
+fn concat_rows(
+    out: &mut Graph,
+    axis: usize,
+    (copy, computed): (TensorId, TensorId),
+    rows: usize,
+    b: usize,
+) -> TensorId {
+    let part = out.tensors[computed].clone();
+    let mut shape = part.shape.clone();
+    shape[axis] = rows;
+    let copies = [copy, computed]
+        .iter()
+        .enumerate()
+        .scan(0, |row, (input, &t)| {
+            let s = out.tensors[t].shape.clone();
+            let at = *row;
+            *row += s[axis];
+            Some(StridedCopy {
+                input,
+                src_offset: 0,
+                src_strides: dense(&s),
+                dst_offset: at * strides_of(&shape)[axis],
+                dst_strides: dense(&shape),
+                shape: s,
+            })
+        })
+        .collect();
+    let name = format!("{}.cached", part.name);
+    out.tensors.push(crate::tensor::Tensor { name: name.clone(), shape, ..part });
+    let y = out.tensors.len() - 1;
+    out.nodes.push(Node {
+        name: format!("{name}@band{b}"),
+        source_op: "Concat".into(),
+        op: Op::Copy(Copies(copies)),
+        inputs: vec![copy, computed],
+        output: y,
+    });
+    y
 }
 
 /// The tensor holding rows `want` of a tensor whose band `t` of `out` holds rows `have`:
@@ -431,6 +526,20 @@ fn rows_of(out: &mut Graph, axis: usize, (t, have): (TensorId, Span), want: Span
     if want == have {
         return Some(t);
     }
+    let (y, node) = row_copy(out, axis, (t, have), want, b)?;
+    out.nodes.push(node);
+    Some(y)
+}
+
+/// A copy of rows `want` of the tensor `t` of `out` holding rows `have`: its output tensor
+/// (appended to `out`) and the step, for the caller to place.
+fn row_copy(
+    out: &mut Graph,
+    axis: usize,
+    (t, have): (TensorId, Span),
+    want: Span,
+    b: usize,
+) -> Option<(TensorId, Node)> {
     (have.0 <= want.0 && want.1 <= have.1 && want.0 < want.1).then_some(())?;
     let src = out.tensors[t].clone();
     let mut shape = src.shape.clone();
@@ -446,14 +555,8 @@ fn rows_of(out: &mut Graph, axis: usize, (t, have): (TensorId, Span), want: Span
     let name = format!("{}.rows{}_{}@band{b}", src.name.split('@').next().unwrap_or(&src.name), want.0, want.1);
     out.tensors.push(crate::tensor::Tensor { name: name.clone(), shape, kind: TensorKind::Activation, ..src });
     let y = out.tensors.len() - 1;
-    out.nodes.push(Node {
-        name,
-        source_op: "Slice".into(),
-        op: Op::Copy(Copies(vec![copy])),
-        inputs: vec![t],
-        output: y,
-    });
-    Some(y)
+    let node = Node { name, source_op: "Slice".into(), op: Op::Copy(Copies(vec![copy])), inputs: vec![t], output: y };
+    Some((y, node))
 }
 
 /// Multiply-accumulates of every step of `g`.
@@ -475,8 +578,26 @@ fn peak_step(live: &Liveness, steps: usize) -> usize {
 /// so far (the best tiling per chain end, so that a chain ending at a small tensor, whose
 /// neighbour is tiled in the next round, competes with one that lowers the bound most at once).
 pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_percent: u32) -> Option<(Graph, Tiled)> {
+    let budget = macs(g) * u64::from(max_extra_percent) / 100;
+    let recomputed = search(g, live, (o, false), budget);
+    if !o.tile_cache {
+        return recomputed;
+    }
+    // Caching too: a chain cached early can leave a worse bound after the later rounds than
+    // recomputing throughout, so both searches run and the lower bound (then fewer MACs) wins.
+    let cached = search(g, live, (o, true), budget);
+    let key = |r: &Option<(Graph, Tiled)>| r.as_ref().map(|(_, t)| (t.lower_bounds.1, t.extra_macs));
+    match (key(&recomputed), key(&cached)) {
+        (Some(r), Some(c)) if r < c => recomputed,
+        (_, None) => recomputed,
+        _ => cached,
+    }
+}
+
+/// [`tile_chains`]'s beam search, within `budget` extra MACs, each chain's bands caching rows or
+/// recomputing them if `caching` (else recomputing).
+fn search(g: &Graph, live: &Liveness, (o, caching): (&Optimizations, bool), budget: u64) -> Option<(Graph, Tiled)> {
     let macs0 = macs(g);
-    let budget = macs0 * u64::from(max_extra_percent) / 100;
     let before = plan::lower_bound(&live.problem).bytes;
     let untiled = Tiled { macs: macs0, lower_bounds: (before, before), ..Tiled::default() };
     let mut beam: Vec<(Option<Graph>, Tiled)> = vec![(None, untiled)];
@@ -489,17 +610,18 @@ pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_perc
                 Some(b) => (b, super::storage(b, o)),
             };
             let spent = t.extra_macs;
-            for (tiled, bound, bands) in best_chains(current, &live, o, budget - spent.min(budget)) {
-                if bound < t.lower_bounds.1 {
-                    let extra = macs(&tiled).saturating_sub(macs0);
+            for f in best_chains(current, &live, (o, caching), budget - spent.min(budget)) {
+                if f.bound < t.lower_bounds.1 {
+                    let extra = macs(&f.graph).saturating_sub(macs0);
                     let t = Tiled {
                         chains: t.chains + 1,
-                        bands: t.bands + bands,
+                        cached_chains: t.cached_chains + usize::from(f.cache),
+                        bands: t.bands + f.bands,
                         extra_macs: extra,
-                        lower_bounds: (before, bound),
+                        lower_bounds: (before, f.bound),
                         macs: macs0,
                     };
-                    next.push((Some(tiled), t));
+                    next.push((Some(f.graph), t));
                 }
             }
         }
@@ -519,7 +641,7 @@ pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_perc
 /// For each end of a chain holding the peak step of `live` (its steps row-local), the tiling of
 /// `g` with the lowest lower bound within `budget` extra MACs: the graph, its bound and its bands;
 /// the [`BEAM`] best, lowest bound first.
-fn best_chains(g: &Graph, live: &Liveness, o: &Optimizations, budget: u64) -> Vec<(Graph, u64, usize)> {
+fn best_chains(g: &Graph, live: &Liveness, (o, caching): (&Optimizations, bool), budget: u64) -> Vec<Found> {
     let steps = g.nodes.len();
     let peak = peak_step(live, steps);
     let locals: Vec<Option<Local>> = g.nodes.iter().map(|n| local(g, n)).collect();
@@ -531,8 +653,9 @@ fn best_chains(g: &Graph, live: &Liveness, o: &Optimizations, budget: u64) -> Ve
         n.inputs.iter().for_each(|&t| readers[t].push(i));
     }
     let macs0 = macs(g);
-    // The best per chain end: (graph, bound, extra MACs, bands).
-    let mut best: Vec<Option<(Graph, u64, u64, usize)>> = vec![None; steps];
+    // The best per chain end, recomputing and caching apart (the better one now may lead to a
+    // worse one after the next rounds).
+    let mut best: Vec<Option<Found>> = vec![None; 2 * steps];
     let first_local = (0..=peak).rev().take_while(|&i| locals[i].is_some()).last().unwrap_or(peak);
     for first in first_local..=peak {
         'last: for last in peak..steps {
@@ -540,28 +663,48 @@ fn best_chains(g: &Graph, live: &Liveness, o: &Optimizations, budget: u64) -> Ve
                 break;
             }
             let Some(c) = chain(g, &readers, &locals, (first, last)) else { continue };
+            // Recomputing: more bands, or a longer chain, only recompute more rows.
+            let mut recompute = true;
             for (k, bands) in BAND_COUNTS.into_iter().enumerate() {
-                let Some(t) = tile_chain(g, &c, bands) else { break };
-                let extra = macs(&t).saturating_sub(macs0);
-                // More bands, or a longer chain, only recompute more rows.
-                match (extra > budget, k) {
-                    (true, 0) => break 'last,
-                    (true, _) => break,
-                    _ => {}
+                for cache in [false, true] {
+                    if (cache && !caching) || !(cache || recompute) {
+                        continue;
+                    }
+                    let Some(t) = tile_chain(g, &c, bands, cache) else { continue };
+                    let extra = macs(&t).saturating_sub(macs0);
+                    if extra > budget {
+                        match (cache, k) {
+                            (false, 0) if !caching => break 'last,
+                            (false, _) => recompute = false,
+                            (true, _) => {}
+                        }
+                        continue;
+                    }
+                    let bound = plan::lower_bound(&super::storage(&t, o).problem).bytes;
+                    let slot = &mut best[2 * last + usize::from(cache)];
+                    if slot.as_ref().is_none_or(|b| (bound, extra) < (b.bound, b.extra)) {
+                        *slot = Some(Found { graph: t, bound, extra, bands, cache });
+                    }
                 }
-                let bound = plan::lower_bound(&super::storage(&t, o).problem).bytes;
-                let better = match &best[last] {
-                    None => true,
-                    Some((_, b, e, _)) => bound < *b || (bound == *b && extra < *e),
-                };
-                if better {
-                    best[last] = Some((t, bound, extra, bands));
+                if !(recompute || caching) {
+                    break;
                 }
             }
         }
     }
-    let mut found: Vec<(Graph, u64, u64, usize)> = best.into_iter().flatten().collect();
-    found.sort_by_key(|(_, bound, extra, _)| (*bound, *extra));
+    let mut found: Vec<Found> = best.into_iter().flatten().collect();
+    found.sort_by_key(|f| (f.bound, f.extra));
     found.truncate(BEAM);
-    found.into_iter().map(|(t, bound, _, bands)| (t, bound, bands)).collect()
+    found
+}
+
+/// One tiling the search found: the tiled graph, its lower bound, its extra MACs, the bands of
+/// the chain it tiled and whether they cache rows instead of recomputing them.
+#[derive(Clone)]
+struct Found {
+    graph: Graph,
+    bound: u64,
+    extra: u64,
+    bands: usize,
+    cache: bool,
 }
