@@ -21,7 +21,7 @@ use quote::{format_ident, quote};
 
 use crate::ir::{Io, Node};
 use crate::liveness::Storage;
-use crate::ops::Step;
+use crate::ops::{Overlapped, Step};
 use crate::pipeline::Program;
 use crate::tensor::DType;
 
@@ -115,8 +115,25 @@ impl Access<'_> {
             output: self.write(node.output),
             scratch: self.scratch(step, kind.scratch().dtype),
             in_place: self.p.live.in_place[step],
+            overlap: self.p.live.overlap[step].map(|k| self.overlapped(node, k)),
         };
         kind.emit(&s)
+    }
+
+    /// The shared buffer of an overlapped step reading input `k` of `node`.
+    fn overlapped(&self, node: &Node, k: usize) -> Overlapped {
+        let (x, y) = (node.inputs[k], node.output);
+        let Storage::Arena(b) = self.p.live.storage[y] else {
+            unreachable!("the storage verifier accepts overlapped steps only in the arena")
+        };
+        let dtype = self.tensors[y].dtype;
+        let es = dtype.size() as u64;
+        let len = (self.p.live.problem.buffers[b].size / es) as usize;
+        Overlapped {
+            region: self.arena_slice(b, 0, len, dtype, true),
+            input_at: (self.p.live.offset_in_buffer[x] / es) as usize,
+            output_at: (self.p.live.offset_in_buffer[y] / es) as usize,
+        }
     }
 }
 

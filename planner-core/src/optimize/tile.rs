@@ -459,13 +459,6 @@ pub fn macs(g: &Graph) -> u64 {
     g.nodes.iter().map(|n| n.op.kind().macs(&n.operands(&g.tensors))).sum()
 }
 
-/// The first step at which the live bytes of `live` peak.
-fn peak_step(live: &Liveness, steps: usize) -> usize {
-    let bytes = live.live_bytes_per_step(steps);
-    let max = bytes.iter().copied().max().unwrap_or(0);
-    bytes.iter().position(|&b| b == max).unwrap_or(0)
-}
-
 /// Tiles chains of the scheduled graph `g` (whose storage is `live`) while that lowers the arena's
 /// lower bound, within `max_extra_percent` percent extra MACs in all; `None` when no chain does.
 ///
@@ -519,7 +512,7 @@ pub fn tile_chains(g: &Graph, live: &Liveness, o: &Optimizations, max_extra_perc
 /// the [`BEAM`] best, lowest bound first.
 fn best_chains(g: &Graph, live: &Liveness, o: &Optimizations, budget: u64) -> Vec<(Graph, u64, usize)> {
     let steps = g.nodes.len();
-    let peak = peak_step(live, steps);
+    let peak = live.peak_step(steps);
     let locals: Vec<Option<Local>> = g.nodes.iter().map(|n| local(g, n)).collect();
     if locals.get(peak).is_none_or(Option::is_none) {
         return Vec::new();
