@@ -122,19 +122,22 @@ impl Access<'_> {
 
     /// The shared buffer of an overlapped step reading input `k` of `node`.
     fn overlapped(&self, node: &Node, k: usize) -> Overlapped {
-        let (x, y) = (node.inputs[k], node.output);
+        let y = node.output;
         let Storage::Arena(b) = self.p.live.storage[y] else {
             unreachable!("the storage verifier accepts overlapped steps only in the arena")
         };
         let dtype = self.tensors[y].dtype;
-        let es = dtype.size() as u64;
-        let len = (self.p.live.problem.buffers[b].size / es) as usize;
-        Overlapped {
-            region: self.arena_slice(b, 0, len, dtype, true),
-            input_at: (self.p.live.offset_in_buffer[x] / es) as usize,
-            output_at: (self.p.live.offset_in_buffer[y] / es) as usize,
-        }
+        let len = (self.p.live.problem.buffers[b].size / dtype.size() as u64) as usize;
+        let (input_at, output_at) = overlap_offsets(self.p, node, k);
+        Overlapped { region: self.arena_slice(b, 0, len, dtype, true), input_at, output_at }
     }
+}
+
+/// The element offsets of an overlapped step's input `k` and output in their shared buffer.
+pub(crate) fn overlap_offsets(p: &Program, node: &Node, k: usize) -> (usize, usize) {
+    let es = p.graph.tensors[node.output].dtype.size() as u64;
+    let at = |t: usize| (p.live.offset_in_buffer[t] / es) as usize;
+    (at(node.inputs[k]), at(node.output))
 }
 
 /// The element type `dtype` as a Rust type.
