@@ -9,6 +9,12 @@
 //! - after the step, every other buffer live at that step (including the inputs it just read) is
 //!   unchanged: the step wrote only its own output and scratch buffers.
 //!
+//! - before an overlapped step (its output over the input planes its kernel has read), the offsets
+//!   the code passes the kernel keep every output plane before its input plane ([`overlap`]): the
+//!   kernel's plane order, re-checked on the offsets in the expansion; the kernel
+//!   (`conv2d_overlapped`) then splits its region at the first input plane it still reads, so it
+//!   cannot write over input still to be read.
+//!
 //! A failed check is [`Error::PlanViolation`] naming the step, its node and the damaged tensor.
 //! Nothing here is used unless the expansion was generated in checked mode, so with the feature
 //! off it costs nothing: the default expansion does not mention this module at all.
@@ -45,6 +51,39 @@ pub struct Step {
     pub keeps: &'static [usize],
     /// Arena buffers whose life ends with this step (refilled with the canary after it).
     pub dies: &'static [usize],
+}
+
+/// An overlapped step's input and output as the generated code places them in their shared
+/// buffer: `planes` planes of `in_plane` input and `out_plane` output elements, the input at
+/// element `x_at` and the output at element `y_at`.
+#[derive(Debug)]
+pub struct Overlap {
+    /// The step (node index in the schedule).
+    pub step: usize,
+    /// The node's name.
+    pub op: &'static str,
+    /// The input tensor's name (what a wrong displacement damages).
+    pub tensor: &'static str,
+    /// Planes (output plane `q` reads input plane `q`).
+    pub planes: usize,
+    /// Elements of one input plane.
+    pub in_plane: usize,
+    /// Elements of one output plane.
+    pub out_plane: usize,
+    /// Element offset of the input in the buffer.
+    pub x_at: usize,
+    /// Element offset of the output in the buffer.
+    pub y_at: usize,
+}
+
+/// `Ok` if no output plane of the overlapped step `o` reaches into its input plane or a later one
+/// (output plane `q` ends at or before input plane `q` starts, for every `q`).
+pub fn overlap(o: &Overlap) -> Result<(), Error> {
+    let clear = (0..o.planes).all(|q| o.y_at + (q + 1) * o.out_plane <= o.x_at + q * o.in_plane);
+    match clear {
+        true => Ok(()),
+        false => Err(Error::PlanViolation { step: o.step, op: o.op, tensor: o.tensor }),
+    }
 }
 
 /// The fingerprints of the `N` arena buffers of one run.

@@ -55,6 +55,6 @@ pub mod __private {
 
     /// Run-time plan checks, called only by expansions generated in checked mode.
     pub mod checked {
-        pub use crate::checked::{Buffer, Checker, Step, CANARY};
+        pub use crate::checked::{overlap, Buffer, Checker, Overlap, Step, CANARY};
     }
 }

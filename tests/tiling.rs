@@ -8,24 +8,6 @@
 
 mod common;
 
-type RunDyn = common::RunDyn;
-
-/// Runs both builds of an f32 model on random inputs and compares the outputs bit for bit.
-fn same_bits(name: &str, (inputs, outputs): (&[&[usize]], &[&[usize]]), (tiled, untiled): (RunDyn, RunDyn)) {
-    for seed in 1..=3u64 {
-        let ins: Vec<Vec<f32>> =
-            inputs.iter().enumerate().map(|(i, s)| common::random(s.iter().product(), seed * 13 + i as u64)).collect();
-        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
-        let run = |f: RunDyn| {
-            let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
-            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-            f(&ins, &mut refs).unwrap();
-            outs.into_iter().map(|o| o.into_iter().map(f32::to_bits).collect::<Vec<u32>>()).collect::<Vec<_>>()
-        };
-        assert_eq!(run(tiled), run(untiled), "{name}: outputs differ (seed {seed})");
-    }
-}
-
 /// The arenas, printed; the tiled one must not be larger.
 fn arenas(name: &str, (tiled, untiled): (usize, usize)) {
     println!("{name}: arena {untiled} B untiled, {tiled} B tiled");
@@ -42,7 +24,7 @@ macro_rules! f32_models {
             fn tiled_outputs_are_bit_identical() {
                 let name = stringify!($name);
                 crate::arenas(name, (tiled::ARENA_BYTES, untiled::ARENA_BYTES));
-                crate::same_bits(name, (tiled::INPUT_SHAPES, tiled::OUTPUT_SHAPES), (tiled::run_dyn, untiled::run_dyn));
+                crate::common::same_bits(name, (tiled::INPUT_SHAPES, tiled::OUTPUT_SHAPES), (tiled::run_dyn, untiled::run_dyn));
             }
         }
     )*};

@@ -9,7 +9,7 @@
 //! caller places itself ([`Graph::caller_inputs`]) stays in its buffer with [`Io::Arena`] too.
 //!
 //! Which tensors share a buffer beyond views is decided before this module runs, by the storage
-//! passes of [`crate::optimize`] (in-place execution, concat elision), and handed over as
+//! passes of [`crate::optimize`] (in-place execution, concat elision, overlapped steps), and handed over as
 //! [`Sharing`]; scratch sizes are decided after it, from the live bytes it computes
 //! ([`Liveness::add_scratch`]). This module only turns those decisions into buffers and lifetimes;
 //! [`crate::verify::verify_in_place`] checks them independently. Everything here is linear in the
@@ -58,11 +58,16 @@ pub struct Liveness {
     /// For each step, the input (index into the node's inputs) whose bytes its output overwrites.
     pub in_place: Vec<Option<usize>>,
     /// Byte offset of each tensor inside its arena buffer: 0, except for the inputs of an elided
-    /// concatenation, which live in their slice of its output.
+    /// concatenation, which live in their slice of its output, and the input of an overlapped
+    /// step, which starts that many bytes after its output.
     pub offset_in_buffer: Vec<u64>,
     /// For each step, whether it is an elided concatenation: its inputs were written straight into
     /// their slices of its output, so it runs no code.
     pub elided: Vec<bool>,
+    /// For each step, the input (index into the node's inputs) that shares one buffer with its
+    /// output, the output starting before it and overwriting what the kernel has consumed
+    /// ([`crate::optimize::overlap`]).
+    pub overlap: Vec<Option<usize>>,
 }
 
 /// Who reads what: the facts every storage decision starts from, in one pass over the nodes.
@@ -112,9 +117,12 @@ pub struct Sharing {
     pub in_place: Vec<Option<usize>>,
     /// For each step, whether it is an elided concatenation.
     pub elided: Vec<bool>,
-    /// For each tensor written into its slice of an elided concatenation's output: that output,
-    /// and the byte offset of the slice.
+    /// For each tensor stored inside another tensor's buffer: that tensor and the byte offset
+    /// (an elided concatenation's input in its slice of the output, or an overlapped step's
+    /// input, after the start of the step's output).
     pub part_of: Vec<Option<(TensorId, u64)>>,
+    /// For each step, the input whose buffer it shares with its output (an overlapped step).
+    pub overlap: Vec<Option<usize>>,
 }
 
 impl Sharing {
@@ -124,11 +132,12 @@ impl Sharing {
             in_place: vec![None; g.nodes.len()],
             elided: vec![false; g.nodes.len()],
             part_of: vec![None; g.tensors.len()],
+            overlap: vec![None; g.nodes.len()],
         }
     }
 
-    /// The tensor owning each view root's buffer: the input an in-place chain started from, or an
-    /// elided concatenation's output for its parts. Linear: each decision points a fresh root at
+    /// The tensor owning each view root's buffer: the input an in-place chain started from, an
+    /// elided concatenation's output for its parts, an overlapped step's output for its input. Linear: each decision points a fresh root at
     /// an owner that is already final.
     pub fn owners(&self, g: &Graph, uses: &Uses) -> Vec<TensorId> {
         let mut owner: Vec<TensorId> = (0..g.tensors.len()).collect();
@@ -163,10 +172,14 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
     let mut born: Vec<Option<usize>> = vec![None; n];
     let mut last: Vec<Option<usize>> = vec![None; n];
     let mut holds_output = vec![false; n];
+    // Each owner's buffer reaches to the end of the furthest tensor it holds.
+    let mut extent: Vec<u64> = vec![0; n];
     for (t, &o) in owner.iter().enumerate() {
         if uses.roots[t] != t {
             continue;
         }
+        let offset = sharing.part_of[t].map_or(0, |(_, off)| off);
+        extent[o] = extent[o].max(offset + g.tensors[t].bytes());
         if let Some(p) = uses.producer[t] {
             born[o] = Some(born[o].map_or(p, |b: usize| b.min(p)));
         }
@@ -197,7 +210,7 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
                 };
                 problem.buffers.push(Buffer {
                     name: g.tensors[t].name.clone(),
-                    size: g.tensors[t].bytes(),
+                    size: extent[t],
                     align: ARENA_ALIGN,
                     lifetime: Lifetime::new(first, last.max(first)),
                 });
@@ -218,6 +231,7 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
         in_place: sharing.in_place.clone(),
         offset_in_buffer,
         elided: sharing.elided.clone(),
+        overlap: sharing.overlap.clone(),
     }
 }
 
@@ -225,6 +239,13 @@ impl Liveness {
     /// Arena bytes of the buffers live at each of `steps` steps, sizes rounded to their alignment.
     pub fn live_bytes_per_step(&self, steps: usize) -> Vec<u64> {
         self.problem.live_bytes_per_step(steps, |b| b.size.next_multiple_of(b.align))
+    }
+
+    /// The first of `steps` steps at which the live bytes peak ([`Liveness::live_bytes_per_step`]).
+    pub fn peak_step(&self, steps: usize) -> usize {
+        let bytes = self.live_bytes_per_step(steps);
+        let max = bytes.iter().copied().max().unwrap_or(0);
+        bytes.iter().position(|&b| b == max).unwrap_or(0)
     }
 
     /// Adds a one-step scratch buffer of `elems[i]` elements of `dtypes[i]` for every step `i`

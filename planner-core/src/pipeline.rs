@@ -131,6 +131,7 @@ pub(crate) fn finish(prepared: Prepared, plan: Plan, plan_source: PlanSource) ->
     })?;
     applied.in_place_steps = live.in_place.iter().flatten().count();
     applied.elided_concats = live.elided.iter().filter(|&&e| e).count();
+    (applied.overlapped_steps, applied.overlap_saved_bytes) = optimize::overlap::saved(&graph, &live);
     applied.reduced_scratch = (graph.nodes.iter().zip(&live.scratch))
         .filter(|(n, s)| {
             let need = n.op.kind().scratch();

@@ -21,7 +21,9 @@
 //!   HardSwish, Sigmoid, Tanh), applied after the bias by conv / matmul.
 //! - **Convolution**: [`conv2d`] ([`Conv2d`], [`conv2d_scratch_len`]; groups,
 //!   depthwise, dilation, asymmetric padding, 1-D as `in_h = 1`) and
-//!   [`conv_transpose2d`] ([`ConvTranspose2d`]).
+//!   [`conv_transpose2d`] ([`ConvTranspose2d`]); [`conv2d_overlapped`] for a
+//!   depthwise one whose output overlaps its input in one region, as
+//!   [`conv2d_plane_order`] allows (the overlap contract, `overlap.rs`).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -88,6 +90,7 @@ mod epilogue;
 mod facts;
 mod gemm;
 mod norm;
+mod overlap;
 mod pool;
 pub mod quant;
 mod reduce;
@@ -110,6 +113,7 @@ pub use dtype::DType;
 pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
+pub use overlap::{conv2d_overlapped, conv2d_plane_order, PlaneOrder};
 pub use pool::*;
 pub use reduce::*;
 pub use resize::*;

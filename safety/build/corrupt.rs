@@ -9,6 +9,10 @@
 //!   writes `b`. Expected: `PlanViolation { step: that step, tensor: a }`.
 //! - *short life*: buffer `a`'s lifetime ends at the step that writes it although a later step
 //!   reads it (a liveness bug). Expected: `PlanViolation { step: its first reader, tensor: a }`.
+//! - *displacement*: the input `x` of an overlapped step (its output over the input planes its
+//!   kernel has read) moved one element towards the output, so output plane 0 would end inside
+//!   input plane 0. Expected: `PlanViolation { step: that step, tensor: x }` (without checked mode
+//!   the kernel refuses the region with a panic rather than write over unread input).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -28,6 +32,7 @@ const MODELS: &[&str] = &[
     "tests/models/branch_merge.onnx",
     "tests/models/concat_branches.onnx",
     "tests/models/quant/resnet8_qdq_s8.onnx",
+    "tests/models/mobilenetv2_block.onnx",
 ];
 
 /// Overlap corruptions per model, spread over the schedule.
@@ -60,6 +65,7 @@ pub fn write(out: &Out) {
         });
         let mut cases = overlaps(&stem, &program);
         cases.extend(short_life(&stem, &program));
+        cases.extend(displacement(&stem, &program));
         assert!(cases.len() >= 2, "{model}: no overlap or no short-life corruption found");
         let corrupted = cases.iter().map(|c| {
             let m = format_ident!("{}", c.name);
@@ -147,6 +153,27 @@ fn short_life(stem: &str, p: &Program) -> Option<Case> {
             step: reader,
             tensor: buffers[a].name.clone(),
         })
+    })
+}
+
+/// The first overlapped step with the input (and its views) one element nearer its output.
+fn displacement(stem: &str, p: &Program) -> Option<Case> {
+    let step = p.live.overlap.iter().position(Option::is_some)?;
+    let node = &p.graph.nodes[step];
+    let x = node.inputs[p.live.overlap[step]?];
+    let roots = p.graph.view_roots();
+    let es = p.graph.tensors[x].dtype.size() as u64;
+    let mut program = p.clone();
+    for t in (0..roots.len()).filter(|&t| roots[t] == roots[x]) {
+        program.live.offset_in_buffer[t] -= es;
+    }
+    let name = &p.graph.tensors[x].name;
+    Some(Case {
+        name: format!("{stem}_displacement"),
+        what: format!("`{name}` one element nearer the output of the overlapped step {step}"),
+        program,
+        step,
+        tensor: name.clone(),
     })
 }
 

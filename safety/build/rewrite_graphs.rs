@@ -88,18 +88,19 @@ pub fn write(out: &Out) {
 /// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
 fn applied(p: &Program, folds: usize) -> TokenStream {
     let a = &p.optimizations.1;
-    let (fused, in_place, elided, transposes, packed, tiled) = (
+    let (fused, in_place, elided, transposes, packed, tiled, overlapped) = (
         a.fused_activations,
         a.in_place_steps,
         a.elided_concats,
         a.folded_transposes,
         a.packed_weights,
         a.tiled.map_or(0, |t| t.chains),
+        a.overlapped_steps,
     );
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {
         fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered,
-        tiled: #tiled, folds: #folds,
+        tiled: #tiled, overlapped: #overlapped, folds: #folds,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Checked mode catches wrong plans: `build.rs` compiles committed models in checked mode, once with
 //! their verified plan and several times with a deliberately wrong one (see `build/corrupt.rs`).
 //! The correct ones must run clean and match onnxruntime and tract; every wrong one must return
-//! the `PlanViolation` naming the step and the tensor the corruption damages.
+//! the `PlanViolation` naming the step and the tensor the corruption damages (an overlapped step's
+//! input moved nearer its output included).
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -69,4 +70,6 @@ fn every_wrong_plan_is_reported_with_the_damaged_tensor() {
             eprintln!("{}: {} -> {}", c.name, c.what, c.expected);
         }
     }
+    // An overlapped step's displacement is among the corruptions (a model with overlapped steps).
+    assert!(MODELS.iter().flat_map(|m| m.corrupted).any(|c| c.name.ends_with("_displacement")));
 }

@@ -2,7 +2,8 @@
 //! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
 //! branches, transposed operands, unfolded BatchNormalizations, expanded convolution chains that
-//! patch-based execution runs in bands of rows) are compiled with every rewrite on
+//! patch-based execution runs in bands of rows, their depthwise steps overlapping input and output)
+//! are compiled with every rewrite on
 //! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
 //! bit for bit; scale/shift folding, which rounds differently, is compared within 1e-5 of each
 //! output's largest magnitude. More graphs:
@@ -27,6 +28,8 @@ pub struct Applied {
     reordered: bool,
     /// Chains run in bands of rows (patch-based execution).
     tiled: usize,
+    /// Steps whose output overlaps their input in one buffer.
+    overlapped: usize,
     /// Scale/shift steps folded in the folded build.
     folds: usize,
 }
@@ -76,7 +79,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
-    let (mut folds, mut tiled) = (0, 0);
+    let (mut folds, mut tiled, mut overlapped) = (0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -119,10 +122,11 @@ fn every_rewrite_keeps_outputs_bit_identical() {
         }
         folds += p.applied.folds;
         tiled += p.applied.tiled;
+        overlapped += p.applied.overlapped;
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -130,7 +134,14 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     assert!(failures.is_empty(), "{} of {} graphs failed:\n{}", failures.len(), GRAPHS.len(), failures.join("\n"));
     // The generator's purpose: every rewrite it targets happens somewhere in the default set.
     assert!(
-        fused > 0 && in_place > 0 && elided > 0 && transposes > 0 && packed > 0 && folds > 0 && tiled > 0,
+        fused > 0
+            && in_place > 0
+            && elided > 0
+            && transposes > 0
+            && packed > 0
+            && folds > 0
+            && tiled > 0
+            && overlapped > 0,
         "the generator no longer exercises every rewrite"
     );
 }

@@ -110,6 +110,23 @@ pub fn random(len: usize, seed: u64) -> Vec<f32> {
 /// A generated model's `run_dyn`.
 pub type RunDyn = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), sramfit::Error>;
 
+/// Runs two builds `(a, b)` of one f32 model on the same random inputs and asserts that the
+/// outputs are equal bit for bit (for rewrites that change where values are computed, never what).
+pub fn same_bits(name: &str, (inputs, outputs): (&[&[usize]], &[&[usize]]), (a, b): (RunDyn, RunDyn)) {
+    for seed in 1..=3u64 {
+        let ins: Vec<Vec<f32>> =
+            inputs.iter().enumerate().map(|(i, s)| random(s.iter().product(), seed * 13 + i as u64)).collect();
+        let ins: Vec<&[f32]> = ins.iter().map(Vec::as_slice).collect();
+        let run = |f: RunDyn| {
+            let mut outs: Vec<Vec<f32>> = outputs.iter().map(|s| vec![f32::NAN; s.iter().product()]).collect();
+            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            f(&ins, &mut refs).unwrap();
+            outs.into_iter().map(|o| o.into_iter().map(f32::to_bits).collect::<Vec<u32>>()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(a), run(b), "{name}: outputs differ (seed {seed})");
+    }
+}
+
 /// Checks a compiled model against onnxruntime (fixture) and against tract on random inputs.
 pub fn check_model(model_rel: &str, output_shapes: &[&[usize]], run: RunDyn) {
     let fx = fixture(model_rel);

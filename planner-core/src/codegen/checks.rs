@@ -60,15 +60,33 @@ pub fn live_buffers(p: &Program) -> Vec<Vec<usize>> {
 /// ([`live_buffers`]).
 pub fn wrap(p: &Program, i: usize, live: &[usize], body: TokenStream) -> TokenStream {
     let table = step_table(p, i, live);
+    let overlap = overlap_check(p, i);
     quote! {
         {
             const STEP: ::sramfit::__private::checked::Step = #table;
             // SAFETY: every buffer of the table is inside the arena and no slice is alive between steps.
             unsafe { checker.before(base, CHECKED_BUFFERS, &STEP)? };
+            #overlap
             { #body }
             // SAFETY: as above; the step's slices ended with its block.
             unsafe { checker.after(base, CHECKED_BUFFERS, &STEP)? };
         }
+    }
+}
+
+/// For an overlapped step `i`, the check that the element offsets its kernel call uses (the same
+/// as code generation's) keep every output plane before its input plane.
+fn overlap_check(p: &Program, i: usize) -> TokenStream {
+    let node = &p.graph.nodes[i];
+    let (Some(k), Some(order)) = (p.live.overlap[i], node.op.kind().plane_order()) else { return TokenStream::new() };
+    let (x_at, y_at) = super::overlap_offsets(p, node, k);
+    let (op, tensor) = (&node.name, &p.graph.tensors[node.inputs[k]].name);
+    let (planes, in_plane, out_plane) = (order.planes, order.in_plane, order.out_plane);
+    quote! {
+        ::sramfit::__private::checked::overlap(&::sramfit::__private::checked::Overlap {
+            step: #i, op: #op, tensor: #tensor, planes: #planes, in_plane: #in_plane, out_plane: #out_plane,
+            x_at: #x_at, y_at: #y_at,
+        })?;
     }
 }
 

@@ -57,6 +57,16 @@ pub fn step_doc(p: &Program, i: usize) -> String {
              (checked by `verify_in_place`); the kernel gets that one `&mut` slice."
         );
     }
+    if let Some(k) = p.live.overlap[i] {
+        let input = &p.graph.tensors[n.inputs[k]].name;
+        let _ = write!(
+            s,
+            "\n - overlapped: the output starts before `{input}` in one buffer and overwrites only \
+             input planes this kernel has read (its plane order, checked plane by plane by \
+             `verify_in_place`); the kernel gets that one `&mut` slice and splits it between the \
+             planes it writes and the planes it still reads."
+        );
+    }
     let _ = write!(
         s,
         "\n\n SAFETY: every arena slice here is a buffer live at step {i}; the verified plan places \

@@ -21,7 +21,7 @@ use quote::{format_ident, quote};
 
 use crate::ir::{Io, Node};
 use crate::liveness::Storage;
-use crate::ops::Step;
+use crate::ops::{Overlapped, Step};
 use crate::pipeline::Program;
 use crate::tensor::DType;
 
@@ -115,9 +115,29 @@ impl Access<'_> {
             output: self.write(node.output),
             scratch: self.scratch(step, kind.scratch().dtype),
             in_place: self.p.live.in_place[step],
+            overlap: self.p.live.overlap[step].map(|k| self.overlapped(node, k)),
         };
         kind.emit(&s)
     }
+
+    /// The shared buffer of an overlapped step reading input `k` of `node`.
+    fn overlapped(&self, node: &Node, k: usize) -> Overlapped {
+        let y = node.output;
+        let Storage::Arena(b) = self.p.live.storage[y] else {
+            unreachable!("the storage verifier accepts overlapped steps only in the arena")
+        };
+        let dtype = self.tensors[y].dtype;
+        let len = (self.p.live.problem.buffers[b].size / dtype.size() as u64) as usize;
+        let (input_at, output_at) = overlap_offsets(self.p, node, k);
+        Overlapped { region: self.arena_slice(b, 0, len, dtype, true), input_at, output_at }
+    }
+}
+
+/// The element offsets of an overlapped step's input `k` and output in their shared buffer.
+pub(crate) fn overlap_offsets(p: &Program, node: &Node, k: usize) -> (usize, usize) {
+    let es = p.graph.tensors[node.output].dtype.size() as u64;
+    let at = |t: usize| (p.live.offset_in_buffer[t] / es) as usize;
+    (at(node.inputs[k]), at(node.output))
 }
 
 /// The element type `dtype` as a Rust type.

@@ -105,6 +105,10 @@ impl OpKind for BinaryOp {
         rt::rank_generic_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let out = o.output;
         let dense = |k: usize, s: &[usize]| {

@@ -17,7 +17,14 @@ impl OpKind for rt::Conv2d {
     fn emit(&self, s: &Step<'_>) -> TokenStream {
         let (x, w, y) = (&s.inputs[0], &s.inputs[1], &s.output);
         let (bias, scratch, p) = (s.optional(2), s.scratch_or_empty(), params(self));
-        quote!(::sramfit::kernels::conv2d(&#p, #x, #w, #bias, #y, #scratch);)
+        match &s.overlap {
+            // A verified overlapped step: input and output in one `&mut` slice.
+            Some(o) => {
+                let (region, x_at, y_at) = (&o.region, o.input_at, o.output_at);
+                quote!(::sramfit::kernels::conv2d_overlapped(&#p, #region, #x_at, #y_at, #w, #bias);)
+            }
+            None => quote!(::sramfit::kernels::conv2d(&#p, #x, #w, #bias, #y, #scratch);),
+        }
     }
 
     fn macs(&self, o: &Operands<'_>) -> u64 {
@@ -35,6 +42,10 @@ impl OpKind for rt::Conv2d {
 
     fn stack_bytes(&self, target: Target) -> u64 {
         rt::conv2d_stack_bytes(self, target) as u64
+    }
+
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        rt::conv2d_plane_order(self)
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

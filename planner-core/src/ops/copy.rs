@@ -91,6 +91,10 @@ impl OpKind for Copies {
         rt::rank_generic_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

@@ -45,6 +45,10 @@ impl OpKind for rt::CumSum {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let x = o.inputs[0];
         match rt::in_place_variant("cumsum").is_some() && x.len() == o.output.len() && x.dtype == o.output.dtype {

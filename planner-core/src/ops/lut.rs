@@ -94,6 +94,10 @@ impl OpKind for Lut {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         if in_place_if(o, 0, true) {
             vec![0]

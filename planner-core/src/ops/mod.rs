@@ -18,7 +18,7 @@ pub mod qparams;
 use proc_macro2::TokenStream;
 use sramfit_runtime_min as rt;
 
-pub use sramfit_runtime_min::Target;
+pub use sramfit_runtime_min::{PlaneOrder, Target};
 
 use crate::tensor::{DType, Tensor};
 
@@ -42,6 +42,12 @@ pub trait OpKind {
     /// whether overwriting is *safe* (nobody reads the input later) is
     /// [`crate::optimize::in_place`]'s decision, checked by [`crate::verify::verify_in_place`].
     fn in_place_inputs(&self, operands: &Operands<'_>) -> Vec<usize>;
+    /// The kernel's plane order when it has one (`runtime-min`'s overlap contract: output plane
+    /// `q` reads input 0's plane `q` only, planes written in ascending order), which lets its
+    /// output overlap its input; a fact about the kernels, `None` for most. Whether a step *is*
+    /// overlapped is [`crate::optimize::overlap`]'s decision, checked by
+    /// [`crate::verify::verify_in_place`].
+    fn plane_order(&self) -> Option<PlaneOrder>;
 }
 
 /// The tensors a node reads and writes.
@@ -65,6 +71,20 @@ pub struct Step<'a> {
     pub scratch: Option<TokenStream>,
     /// The input whose bytes the output overwrites (a verified in-place step).
     pub in_place: Option<usize>,
+    /// For a verified overlapped step: the one `&mut` slice of the buffer holding its input and
+    /// output, and their element offsets in it (the step's `inputs[0]` and `output` are then not
+    /// to be used: they alias).
+    pub overlap: Option<Overlapped>,
+}
+
+/// The shared buffer of an overlapped step ([`Step::overlap`]).
+pub struct Overlapped {
+    /// The `&mut [T]` expression of the whole buffer.
+    pub region: TokenStream,
+    /// Element offset of the input in `region`.
+    pub input_at: usize,
+    /// Element offset of the output in `region`.
+    pub output_at: usize,
 }
 
 impl Step<'_> {

@@ -52,6 +52,10 @@ impl OpKind for Pool {
         rt::pool2d_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

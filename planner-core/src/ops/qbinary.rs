@@ -164,6 +164,10 @@ impl OpKind for QBinary {
         sramfit_runtime_min::rank_generic_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let out = &o.output.shape;
         let commutative = !matches!(self.kind, QBinaryKind::Sub(_));

@@ -78,6 +78,10 @@ impl OpKind for QConcat {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

@@ -159,6 +159,10 @@ impl OpKind for QMatMul {
         sramfit_runtime_min::quant_matmul_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

@@ -65,6 +65,10 @@ impl OpKind for QMean {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

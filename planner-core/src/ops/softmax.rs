@@ -49,6 +49,10 @@ impl OpKind for SoftmaxOp {
         rt::softmax_stack_bytes(target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

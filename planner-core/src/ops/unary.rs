@@ -144,6 +144,10 @@ impl OpKind for Unary {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, o: &Operands<'_>) -> Vec<usize> {
         let x = o.inputs[0];
         if rt::in_place_variant(self.kernel().0).is_some() && x.len() == o.output.len() && x.dtype == o.output.dtype {

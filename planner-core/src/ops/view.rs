@@ -31,6 +31,10 @@ impl OpKind for View {
         0
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

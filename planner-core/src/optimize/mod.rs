@@ -10,6 +10,10 @@
 //! - [`in_place`]: an elementwise step overwrites an input nobody reads later (checked by
 //!   [`crate::verify::verify_in_place`]);
 //! - [`elide_concat`]: a concatenation's inputs are written into their slices of its output;
+//! - [`overlap`]: a step whose kernel consumes its input plane by plane (an f32 depthwise
+//!   convolution) writes its output over the input planes it has read, the two in one buffer
+//!   with the output starting a proven number of bytes before the input, kept while it lowers the
+//!   lower bound (checked by [`crate::verify::verify_in_place`]);
 //! - [`fit_scratch`]: a convolution whose preferred im2col scratch would raise the peak gets
 //!   smaller tiles or none (direct convolution);
 //! - [`schedule`] and [`exact_schedule`]: memory-aware execution orders (greedy, and exact for
@@ -38,6 +42,7 @@ pub mod fit_scratch;
 pub mod fold_affine;
 pub mod fuse;
 pub mod in_place;
+pub mod overlap;
 pub mod pack;
 pub mod schedule;
 pub mod sink_transpose;
@@ -160,6 +165,16 @@ rewrites! {
     elide_concat: default true, memory true,
         on |a| format!("{} concat(s) elided", a.elided_concats),
         off "concat elision off";
+    /// Let a step whose kernel consumes its input plane by plane (an f32 depthwise convolution)
+    /// write its output over the input planes it has read: one buffer for the pair, the output
+    /// starting the smallest proven number of bytes before the input, where that lowers the
+    /// arena's lower bound ([`overlap`]); bit-identical outputs.
+    overlap: default true, memory true,
+        on |a| match a.overlapped_steps {
+            0 => String::from("no step overlapped (none at the peak lowered the lower bound)"),
+            n => format!("{n} step(s) overlapping input and output ({} bytes fewer at those steps)", a.overlap_saved_bytes),
+        },
+        off "input/output overlap off";
     /// Let a matrix product read a transposed operand through its strides instead of a copy
     /// ([`transpose`]), and move transposes below elementwise steps so that inverse pairs cancel
     /// ([`sink_transpose`]).
@@ -223,6 +238,12 @@ pub struct Applied {
     pub schedule_lower_bounds: Option<(u64, u64)>,
     /// Concatenations elided (their inputs written in place into the output).
     pub elided_concats: usize,
+    /// Steps whose output overlaps their input in one buffer ([`overlap`]).
+    #[serde(default)]
+    pub overlapped_steps: usize,
+    /// The bytes those steps' shared buffers take less than their input and output apart.
+    #[serde(default)]
+    pub overlap_saved_bytes: u64,
     /// Per-channel scale and shift steps folded into the convolution before them.
     #[serde(default)]
     pub folded_scale_shifts: usize,
@@ -321,8 +342,8 @@ pub fn rewrite_graph(g: &mut Graph, o: &Optimizations) -> Applied {
     applied
 }
 
-/// Runs the enabled storage passes on `g` (concat elision, then in-place execution), computes
-/// liveness under their decisions, and fits each kernel's scratch.
+/// Runs the enabled storage passes on `g` (concat elision, in-place execution, then overlapped
+/// steps), computes liveness under their decisions, and fits each kernel's scratch.
 ///
 /// Concat elision makes a concatenation's buffer live from its first input on, which can raise the
 /// peak when that input is computed long before the others (found by the random graphs of
@@ -338,7 +359,10 @@ pub fn storage(g: &Graph, o: &Optimizations) -> Liveness {
         if o.in_place {
             in_place::choose_in_place(g, &uses, &mut sharing);
         }
-        let mut live = liveness::analyze(g, &uses, &sharing);
+        let mut live = match o.overlap {
+            true => overlap::choose_overlaps(g, &uses, &mut sharing),
+            false => liveness::analyze(g, &uses, &sharing),
+        };
         fit_scratch::add_scratch(g, &mut live, o.fit_scratch);
         live
     };

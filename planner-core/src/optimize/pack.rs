@@ -62,14 +62,15 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use sramfit_runtime_min::{Activation, Conv2d, ConvInput};
 
     use super::*;
     use crate::ir::{Node, TensorKind};
     use crate::tensor::{DType, Data};
 
-    fn conv(in_channels: usize, out_channels: usize, groups: usize) -> Conv2d {
+    /// A 1x2 convolution, stride 1, no padding, of `[1, in_channels, 4, 4]` into 4x4 planes.
+    pub(crate) fn conv(in_channels: usize, out_channels: usize, groups: usize) -> Conv2d {
         Conv2d {
             batch: 1,
             in_channels,

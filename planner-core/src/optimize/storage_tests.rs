@@ -205,3 +205,68 @@ fn an_output_that_is_an_input_gets_a_copy() {
     assert_eq!(l.storage[g.outputs[1]], Storage::Output(1));
     assert!(l.problem.buffers.is_empty());
 }
+
+/// input -> relu a `[1, 4, 4, 4]` -> 3x3 depthwise convolution b (stride 1, padding 1) -> relu c:
+/// the peak is the convolution's step, where `a` and `b` are both live.
+fn depthwise_graph() -> Graph {
+    let mut g = Graph::default();
+    let shape = vec![1, 4, 4, 4];
+    let x = g.add_tensor("x", shape.clone(), DType::F32, TensorKind::Input(0));
+    let a = g.add_tensor("a", shape.clone(), DType::F32, TensorKind::Activation);
+    let w = g.add_const("w", vec![4, 1, 3, 3], crate::tensor::Data::F32(vec![0.5; 36]));
+    let b = g.add_tensor("b", shape.clone(), DType::F32, TensorKind::Activation);
+    let c = g.add_tensor("c", shape, DType::F32, TensorKind::Activation);
+    let conv = sramfit_runtime_min::Conv2d {
+        kernel_h: 3,
+        kernel_w: 3,
+        pad_top: 1,
+        pad_left: 1,
+        ..super::pack::tests::conv(4, 4, 4)
+    };
+    g.nodes = vec![
+        Node::new("a", Op::Unary(Unary::Relu), vec![x], a),
+        Node::new("b", Op::Conv(conv), vec![a, w], b),
+        Node::new("c", Op::Unary(Unary::Relu), vec![b], c),
+    ];
+    (g.inputs, g.outputs) = (vec![x], vec![c]);
+    g
+}
+
+#[test]
+fn an_overlapped_depthwise_step_starts_its_output_one_plane_before_its_input() {
+    let mut g = depthwise_graph();
+    bind_outputs(&mut g);
+    let l = storage(&g, &Optimizations { overlap: true, ..Optimizations::NONE });
+    assert_eq!(l.overlap, [None, Some(0), None]);
+    assert_eq!(l.storage[1], l.storage[3], "a and b share one buffer");
+    // One plane is 16 floats, 64 bytes: b at 0, a at 64, 64 + 256 bytes instead of 2 * 256.
+    assert_eq!((l.offset_in_buffer[3], l.offset_in_buffer[1]), (0, 64));
+    let Storage::Arena(buf) = l.storage[1] else { panic!("a is in the arena") };
+    assert_eq!(l.problem.buffers[buf].size, 320);
+    assert_eq!(crate::plan::lower_bound(&l.problem).bytes, 320);
+    assert_eq!(super::overlap::saved(&g, &l), (1, 192));
+    crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
+
+    // One element closer and output plane 0 would overwrite input plane 0 before it is read.
+    let mut bad = l.clone();
+    bad.offset_in_buffer[1] = 60;
+    let err = crate::verify::verify_in_place(&g, &bad).unwrap_err();
+    assert!(err.contains("tensors `a` (steps 0..=1) and `b` (steps 1..=2) share buffer `b`"), "{err}");
+    // The output after the input (a displacement the plane order never allows).
+    let mut bad = l.clone();
+    (bad.offset_in_buffer[1], bad.offset_in_buffer[3]) = (0, 64);
+    assert!(crate::verify::verify_in_place(&g, &bad).is_err());
+    // Forgetting the decision leaves two tensors in one buffer while both are needed.
+    let mut bad = l.clone();
+    bad.overlap[1] = None;
+    assert!(crate::verify::verify_in_place(&g, &bad).is_err());
+    // A buffer too small for the input at its offset.
+    let mut bad = l;
+    bad.problem.buffers[buf].size = 256;
+    let err = crate::verify::verify_in_place(&g, &bad).unwrap_err();
+    assert!(err.contains("does not fit in its buffer `b` of 256 bytes"), "{err}");
+
+    // Off, two buffers.
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!((l.overlap.iter().flatten().count(), crate::plan::lower_bound(&l.problem).bytes), (0, 512));
+}

@@ -564,13 +564,6 @@ pub fn macs(g: &Graph) -> u64 {
     g.nodes.iter().map(|n| n.op.kind().macs(&n.operands(&g.tensors))).sum()
 }
 
-/// The first step at which the live bytes of `live` peak.
-fn peak_step(live: &Liveness, steps: usize) -> usize {
-    let bytes = live.live_bytes_per_step(steps);
-    let max = bytes.iter().copied().max().unwrap_or(0);
-    bytes.iter().position(|&b| b == max).unwrap_or(0)
-}
-
 /// Tiles chains of the scheduled graph `g` (whose storage is `live`) while that lowers the arena's
 /// lower bound, within `max_extra_percent` percent extra MACs in all; `None` when no chain does.
 ///
@@ -643,7 +636,7 @@ fn search(g: &Graph, live: &Liveness, (o, caching): (&Optimizations, bool), budg
 /// the [`BEAM`] best, lowest bound first.
 fn best_chains(g: &Graph, live: &Liveness, (o, caching): (&Optimizations, bool), budget: u64) -> Vec<Found> {
     let steps = g.nodes.len();
-    let peak = peak_step(live, steps);
+    let peak = live.peak_step(steps);
     let locals: Vec<Option<Local>> = g.nodes.iter().map(|n| local(g, n)).collect();
     if locals.get(peak).is_none_or(Option::is_none) {
         return Vec::new();

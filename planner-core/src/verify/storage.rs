@@ -7,15 +7,18 @@
 //! and record in [`Liveness`]: in-place execution (step `s` overwrites input `a` with output `b`
 //! when `a`'s last read is step `s` itself, the kernel is elementwise in that input
 //! ([`crate::ir::Node::in_place_inputs`]), and no other input of the step lives in the same
-//! buffer), and elided concatenations (each input already in its exact slice of the output). This
-//! check re-derives all of that from the graph, sharing no code with the decisions in
-//! [`crate::optimize`] and [`crate::liveness`].
+//! buffer), elided concatenations (each input already in its exact slice of the output), and
+//! overlapped steps (step `s` writes its output over input `a` starting before it, its kernel has a
+//! plane order, and for every plane `q` the output's plane `q` ends at or before input plane `q`
+//! starts, so no output element is written over input still to be read: checked plane by plane
+//! from the step's shapes and the kernel fact). This check re-derives all of that from the graph,
+//! sharing no code with the decisions in [`crate::optimize`] and [`crate::liveness`].
 //!
 //! It is near-linear: the view roots, producers and last reads come from one pass over the nodes,
 //! and each buffer's tensors are swept in order of birth against the ones still alive, so a chain
 //! of in-place steps costs a constant per step.
 
-use crate::ir::{Graph, Op, TensorId};
+use crate::ir::{Graph, Node, Op, TensorId};
 use crate::liveness::{Liveness, Storage};
 use crate::ops::copy::Copies;
 
@@ -96,6 +99,15 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
         };
         let last = facts.last_read[t].map_or(first, |l| l.max(first));
         let start = live.offset_in_buffer[t];
+        let size = live.problem.buffers[b].size;
+        if start + g.tensors[t].bytes() > size {
+            return Err(format!(
+                "tensor `{}` ({} bytes at byte {start}) does not fit in its buffer `{}` of {size} bytes",
+                g.tensors[t].name,
+                g.tensors[t].bytes(),
+                live.problem.buffers[b].name
+            ));
+        }
         residents[b].push(Resident { root: t, bytes: (start, start + g.tensors[t].bytes()), first, last });
     }
     let name = |t: TensorId| &g.tensors[t].name;
@@ -123,7 +135,7 @@ pub fn verify_in_place(g: &Graph, live: &Liveness) -> Result<(), String> {
                     continue;
                 }
                 return Err(format!(
-                    "tensors `{}` (steps {}..={}) and `{}` (steps {}..={}) share buffer `{}` while both are needed (not a legal in-place step)",
+                    "tensors `{}` (steps {}..={}) and `{}` (steps {}..={}) share buffer `{}` while both are needed (not a legal in-place step, elided concatenation or overlapped step)",
                     name(a.root),
                     a.first,
                     a.last,
@@ -162,5 +174,29 @@ fn legal_handover(g: &Graph, live: &Liveness, facts: &Facts, b: usize, a: &Resid
                 && copy.is_contiguous_block()
                 && copy.shape.iter().product::<usize>() == g.tensors[a.root].len()
         }));
-    in_place || elided
+    let overlapped = live.overlap[step].is_some_and(|k| {
+        facts.root[node.inputs[k]] == a.root
+            && node.inputs.iter().enumerate().all(|(j, &i)| j == k || live.storage[i] != Storage::Arena(b))
+            && plane_order_holds(g, node, k, a.bytes, c.bytes)
+    });
+    in_place || elided || overlapped
+}
+
+/// Whether an overlapped step `node` may write its output at bytes `out` of a buffer whose bytes
+/// `input` hold its input `k`: the kernel has a plane order for input 0, the byte ranges are
+/// exactly the tensors, and output plane `q` ends at or before input plane `q` starts, for every
+/// plane (each output byte written only over input planes the kernel has finished reading).
+fn plane_order_holds(g: &Graph, node: &Node, k: usize, input: (u64, u64), out: (u64, u64)) -> bool {
+    let Some(order) = node.op.kind().plane_order() else { return false };
+    let (x, y) = (&g.tensors[node.inputs[k]], &g.tensors[node.output]);
+    let es = y.dtype.size() as u64;
+    let (in_plane, out_plane) = (order.in_plane as u64 * es, order.out_plane as u64 * es);
+    let planes = order.planes as u64;
+    k == 0
+        && x.dtype == y.dtype
+        && input.1 - input.0 == planes * in_plane
+        && out.1 - out.0 == planes * out_plane
+        && x.bytes() == planes * in_plane
+        && y.bytes() == planes * out_plane
+        && (0..planes).all(|q| out.0 + (q + 1) * out_plane <= input.0 + q * in_plane)
 }

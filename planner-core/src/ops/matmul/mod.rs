@@ -33,6 +33,10 @@ impl OpKind for rt::MatMul {
         rt::matmul_stack_bytes(self, target) as u64
     }
 
+    fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
+        None
+    }
+
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
         Vec::new()
     }

@@ -1,0 +1,46 @@
+//! Overlapping input and output (`optimize: { overlap }`, on by default) changes where a step's
+//! output is written, never what: each model is compiled with it and without it, with tiling
+//! (the default) and without, all run on the same inputs and the outputs compared bit for bit
+//! (f32 models on random inputs). The overlapped arena must not be larger, and on the models
+//! whose peak is a depthwise convolution (the MobileNetV2 ones) it must be smaller, so the
+//! overlapped steps really ran. The arena figures are printed (`--nocapture`). The int8 models
+//! have no overlapped kernel yet (only the f32 depthwise convolution has a plane order), so they
+//! are not compiled twice here.
+
+mod common;
+
+/// The arenas, printed; the overlapped one must not be larger, and smaller where `shrinks`.
+fn arenas(name: &str, (overlapped, apart): (usize, usize), shrinks: bool) {
+    println!("{name}: arena {apart} B without overlap, {overlapped} B with");
+    assert!(overlapped <= apart, "{name}: overlap raised the arena ({apart} -> {overlapped} B)");
+    assert!(!shrinks || overlapped < apart, "{name}: no step overlapped ({apart} B either way)");
+}
+
+macro_rules! f32_models {
+    ($($name:ident => $path:literal),* $(,)?) => {$(
+        mod $name {
+            sramfit::model! { pub mod on { path: $path } }
+            sramfit::model! { pub mod off { path: $path, optimize: { overlap: false } } }
+            sramfit::model! { pub mod untiled_on { path: $path, optimize: { tile: false } } }
+            sramfit::model! { pub mod untiled_off { path: $path, optimize: { tile: false, overlap: false } } }
+
+            #[test]
+            fn overlapped_outputs_are_bit_identical() {
+                let name = stringify!($name);
+                let shrinks = crate::SHRINKS.contains(&name);
+                crate::arenas(name, (on::ARENA_BYTES, off::ARENA_BYTES), shrinks);
+                crate::arenas(&format!("{name} untiled"), (untiled_on::ARENA_BYTES, untiled_off::ARENA_BYTES), shrinks);
+                crate::common::same_bits(name, (on::INPUT_SHAPES, on::OUTPUT_SHAPES), (on::run_dyn, off::run_dyn));
+                crate::common::same_bits(name, (on::INPUT_SHAPES, on::OUTPUT_SHAPES), (untiled_on::run_dyn, untiled_off::run_dyn));
+            }
+        }
+    )*};
+}
+
+/// The models whose arena overlap must lower, tiled and untiled.
+const SHRINKS: &[&str] = &["mobilenetv2_block", "mobilenetv2_035"];
+
+common::bundled_models!(
+    f32_models,
+    mobilenetv2_035 => "tests/models/arch/mobilenetv2_035.onnx",
+);
