@@ -84,6 +84,16 @@ impl Model {
         self
     }
 
+    /// A memory pool (`pools: { NAME: SIZE in "SECTION" }` in `model!`), instead of [`Model::sram`]:
+    /// call once per pool, two or more, in order (the first gets the hottest buffers); `section`
+    /// is the linker section of its static. A pool that overflows is
+    /// [`CompileError::PoolBudget`] naming it.
+    pub fn pool(mut self, name: &str, bytes: u64, section: Option<&str>) -> Self {
+        let section = section.map(str::to_owned);
+        self.request.pools.push(sramfit_planner_core::pools::PoolSpec { name: name.to_owned(), bytes, section });
+        self
+    }
+
     /// The weight budget in bytes: weights that need more are [`CompileError::FlashBudget`].
     pub fn flash(mut self, bytes: u64) -> Self {
         self.request.flash = Some(bytes);
