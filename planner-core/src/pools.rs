@@ -72,6 +72,12 @@ pub fn check_specs(specs: &[PoolSpec]) -> Result<(), String> {
                 s.name
             ));
         }
+        if crate::codegen::names::KEYWORDS.contains(&s.name.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "pool name `{}` is a Rust keyword or a name the module uses itself; choose another",
+                s.name
+            ));
+        }
         if specs[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&s.name)) {
             return Err(format!(
                 "pool `{}` is declared twice (names are compared ignoring case: they become `POOL_{}`); name each pool once",
@@ -392,6 +398,7 @@ mod tests {
         assert!(check_specs(&[spec("sram", 1), spec("SRAM", 2)]).unwrap_err().contains("declared twice"));
         assert!(check_specs(&[spec("sram", 0), spec("psram", 2)]).unwrap_err().contains("size zero"));
         assert!(check_specs(&[spec("s-ram", 1), spec("psram", 2)]).unwrap_err().contains("not an identifier"));
+        assert!(check_specs(&[spec("type", 1), spec("psram", 2)]).unwrap_err().contains("keyword"));
         let empty = PoolSpec { section: Some(" ".into()), ..spec("psram", 2) };
         assert!(check_specs(&[spec("sram", 1), empty]).unwrap_err().contains("empty section"));
     }

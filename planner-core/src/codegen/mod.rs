@@ -643,11 +643,12 @@ fn pool_items(pools: &crate::pools::Pools) -> TokenStream {
         static SHARED: ::sramfit::__private::StaticArena<()> = ::sramfit::__private::StaticArena::new(());
 
         /// The static pools as an `Arena`, for as long as the busy flag's guard `busy` is borrowed.
-        fn statics<'a>(busy: &'a mut ::sramfit::__private::ArenaGuard<'static, ()>) -> Arena<'a> {
+        fn statics(busy: &mut ::sramfit::__private::ArenaGuard<'static, ()>) -> Arena<'_> {
             let _ = busy;
             // SAFETY: `busy` is the guard of `SHARED`, which admits one holder at a time, and only
-            // this function, through a mutable borrow of that guard for `'a`, makes references to
-            // the pool statics: no other reference to them exists while these live.
+            // this function, through a mutable borrow of that guard for as long as the `Arena`
+            // lives, makes references to the pool statics: no other reference to them exists
+            // meanwhile.
             unsafe { Arena { #(#fields: &mut *#statics.as_ptr()),* } }
         }
     }
