@@ -87,10 +87,10 @@ fn run_in_takes_the_callers_pools() {
         (small_pools::INPUT_SHAPES, small_pools::OUTPUT_SHAPES),
         (&[&[1, 16, 24, 24][..]][..], &[&[1, 24, 12, 12][..]][..])
     );
-    let input: &[f32; { 16 * 24 * 24 }] = fx.inputs[0].data.as_slice().try_into().unwrap();
+    let input: &[f32; 9216] = fx.inputs[0].data.as_slice().try_into().unwrap();
     let (mut fast, mut slow) = (Box::new(small_pools::PoolFast::new()), Box::new(small_pools::PoolSlow::new()));
     let mut arena = small_pools::Arena::new(&mut fast, &mut slow);
-    let (mut a, mut b) = ([0f32; { 24 * 12 * 12 }], [0f32; { 24 * 12 * 12 }]);
+    let (mut a, mut b) = ([0f32; 3456], [0f32; 3456]);
     small_pools::run_in(&mut arena, input, &mut a).unwrap();
     small_pools::run(input, &mut b).unwrap();
     assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits));

@@ -643,7 +643,7 @@ fn pool_items(pools: &crate::pools::Pools) -> TokenStream {
         static SHARED: ::sramfit::__private::StaticArena<()> = ::sramfit::__private::StaticArena::new(());
 
         /// The static pools as an `Arena`, for as long as the busy flag's guard `busy` is borrowed.
-        fn statics(busy: &mut ::sramfit::__private::ArenaGuard<'static, ()>) -> Arena<'_> {
+        fn statics<'a>(busy: &'a mut ::sramfit::__private::ArenaGuard<'static, ()>) -> Arena<'a> {
             let _ = busy;
             // SAFETY: `busy` is the guard of `SHARED`, which admits one holder at a time, and only
             // this function, through a mutable borrow of that guard for as long as the `Arena`
