@@ -217,7 +217,13 @@ fn parse_pools(input: ParseStream) -> syn::Result<Vec<PoolSpec>> {
         let section = match body.peek(Token![in]) {
             true => {
                 body.parse::<Token![in]>()?;
-                Some(body.parse::<LitStr>()?.value())
+                let section = body.parse::<LitStr>().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        format!("the section of pool `{name}` is a string: `{name}: .. in \".{name}\"`"),
+                    )
+                })?;
+                Some(section.value())
             }
             false => None,
         };

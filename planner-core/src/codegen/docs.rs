@@ -144,7 +144,7 @@ pub fn module_doc(p: &Program) -> String {
 fn pools_doc(p: &Program) -> String {
     let Some(pools) = &p.pools else { return String::new() };
     let mut s = String::from(
-        "\n\n # Memory pools\n\n Every arena buffer is in one pool, each its own `static` (`Pools`), planned and verified on its own; \
+        "\n\n # Memory pools\n\n Every arena buffer is in one pool, each its own `static` (`POOL_<NAME>`), planned and verified on its own; \
          `ARENA_BYTES` is their sum. Buffers were taken hottest first (bytes the steps read and write through a buffer per byte of it), \
          then smallest, into each pool in turn while its plan fits.\n\n | pool | bytes | size | buffers | section |\n |---|---|---|---|---|\n",
     );

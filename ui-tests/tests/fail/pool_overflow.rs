@@ -1,7 +1,8 @@
+// 24,576 bytes of buffers, the smallest 8,192: none fits the first pool, and the last is too small.
 sramfit::model! {
     mod m {
-        path: "models/tiny.onnx",
-        pools: { fast: 16 B, slow: 32 B },
+        path: "../tests/models/branch_merge.onnx",
+        pools: { fast: 4 KiB, slow: 16 KiB },
     }
 }
 
