@@ -439,6 +439,20 @@ mod tests {
     }
 
     #[test]
+    fn pools_give_one_static_each_and_name_the_one_that_overflows() {
+        let model = Model::new(fixture("tests/models/branch_merge.onnx")).module("net");
+        let source =
+            model.clone().pool("fast", 9 << 10, None).pool("slow", 1 << 20, Some(".psram")).to_source().unwrap();
+        for item in
+            ["pub const POOL_FAST_BYTES", "static POOL_SLOW", "#[link_section = \".psram\"]", "pub struct Arena<'a>"]
+        {
+            assert!(source.contains(item), "missing `{item}`:\n{source}");
+        }
+        let e = model.pool("fast", 4 << 10, None).pool("slow", 16 << 10, None).to_source().unwrap_err();
+        assert!(e.to_string().contains("pool `slow` needs 24576 bytes"), "{e}");
+    }
+
+    #[test]
     fn io_in_arena_generates_the_accessors() {
         let source = Model::new(fixture("ui-tests/models/chain.onnx")).module("net").io_in_arena().to_source().unwrap();
         for item in ["pub fn inputs_mut", "pub fn outputs", "pub fn shared", "pub fn run_in(arena: &mut Arena)"] {
