@@ -60,10 +60,10 @@ fn check(model: &str, shapes: &[&[usize]], pooled: common::RunDyn, single: commo
 fn resnet18_with_a_128_kib_first_pool() {
     const { assert!(resnet_pools::POOL_SRAM_BYTES <= 128 * 1024) };
     // The first pool is used, and the second holds what the first cannot.
-    assert!(resnet_pools::POOL_SRAM_BYTES > 64 * 1024, "{}", resnet_pools::POOL_SRAM_BYTES);
-    assert!(resnet_pools::POOL_PSRAM_BYTES > 0 && resnet_pools::POOL_PSRAM_BYTES <= 8 << 20);
+    const { assert!(resnet_pools::POOL_SRAM_BYTES > 64 * 1024) };
+    const { assert!(resnet_pools::POOL_PSRAM_BYTES > 0 && resnet_pools::POOL_PSRAM_BYTES <= 8 << 20) };
     // Splitting the buffers never needs fewer bytes than one arena of them all.
-    assert!(resnet_pools::POOL_SRAM_BYTES + resnet_pools::POOL_PSRAM_BYTES >= resnet_single::ARENA_BYTES);
+    const { assert!(resnet_pools::POOL_SRAM_BYTES + resnet_pools::POOL_PSRAM_BYTES >= resnet_single::ARENA_BYTES) };
     println!(
         "resnet18: single arena {} B; pools: sram {} B, psram {} B",
         resnet_single::ARENA_BYTES,
@@ -76,7 +76,7 @@ fn resnet18_with_a_128_kib_first_pool() {
 #[test]
 fn small_model_in_two_pools() {
     const { assert!(small_pools::POOL_FAST_BYTES <= 48 * 1024) };
-    assert!(small_pools::POOL_FAST_BYTES > 0 && small_pools::POOL_SLOW_BYTES > 0);
+    const { assert!(small_pools::POOL_FAST_BYTES > 0 && small_pools::POOL_SLOW_BYTES > 0) };
     check(SMALL, small_pools::OUTPUT_SHAPES, small_pools::run_dyn, small_single::run_dyn);
 }
 
