@@ -39,6 +39,32 @@ impl<A> StaticArena<A> {
     }
 }
 
+/// One memory pool of a model planned with `pools:`: a `static` of its own (which the linker may
+/// place in a section of its own), with no busy flag of its own: the model's one [`StaticArena`]
+/// flag guards all of its pools, and generated code makes references to a pool only while holding
+/// that flag's guard.
+pub struct StaticPool<P> {
+    pool: UnsafeCell<P>,
+}
+
+// SAFETY: the pool is only reached through `as_ptr`, which generated code dereferences only while
+// it holds the model's busy flag (one holder at a time), so `P` moves between threads but is never
+// shared: `P: Send` is what that needs.
+unsafe impl<P: Send> Sync for StaticPool<P> {}
+
+impl<P> StaticPool<P> {
+    /// Wraps a pool (usually `PoolName::new()`, a `const fn`).
+    pub const fn new(pool: P) -> Self {
+        StaticPool { pool: UnsafeCell::new(pool) }
+    }
+
+    /// The pool's address. Dereferencing it is sound only for the holder of the busy flag that
+    /// guards this pool, while it holds it, and once at a time.
+    pub const fn as_ptr(&self) -> *mut P {
+        self.pool.get()
+    }
+}
+
 /// Sets `busy` if it was clear, or returns [`Error::Busy`]: one atomic compare-and-swap.
 #[cfg(target_has_atomic = "8")]
 fn take(busy: &AtomicBool) -> Result<(), Error> {

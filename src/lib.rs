@@ -45,7 +45,7 @@ pub use tensor::{Element, TensorMut, TensorRef};
 /// Support code for the expansion of [`model!`]. Not a stable API: only generated code should use it.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::arena::{arena_slice, arena_slice_mut, weights_slice, ArenaGuard, StaticArena};
+    pub use crate::arena::{arena_slice, arena_slice_mut, weights_slice, ArenaGuard, StaticArena, StaticPool};
     pub use crate::tensor::{port_mut, port_ref};
     /// The call generated code makes after each step with feature `probe`.
     #[cfg(feature = "probe")]

@@ -84,6 +84,16 @@ impl Model {
         self
     }
 
+    /// A memory pool (`pools: { NAME: SIZE in "SECTION" }` in `model!`), instead of [`Model::sram`]:
+    /// call once per pool, two or more, in order (the first gets the hottest buffers); `section`
+    /// is the linker section of its static. A pool that overflows is
+    /// [`CompileError::PoolBudget`] naming it.
+    pub fn pool(mut self, name: &str, bytes: u64, section: Option<&str>) -> Self {
+        let section = section.map(str::to_owned);
+        self.request.pools.push(sramfit_planner_core::pools::PoolSpec { name: name.to_owned(), bytes, section });
+        self
+    }
+
     /// The weight budget in bytes: weights that need more are [`CompileError::FlashBudget`].
     pub fn flash(mut self, bytes: u64) -> Self {
         self.request.flash = Some(bytes);
@@ -435,6 +445,20 @@ mod tests {
         assert!(!source.contains("include_bytes!"), "{source}");
         assert!(!source.contains("ARENA_BYTES <= ("), "no budget, no assertion: {source}");
         syn::parse_file(&source).unwrap();
+    }
+
+    #[test]
+    fn pools_give_one_static_each_and_name_the_one_that_overflows() {
+        let model = Model::new(fixture("tests/models/branch_merge.onnx")).module("net");
+        let source =
+            model.clone().pool("fast", 9 << 10, None).pool("slow", 1 << 20, Some(".psram")).to_source().unwrap();
+        for item in
+            ["pub const POOL_FAST_BYTES", "static POOL_SLOW", "#[link_section = \".psram\"]", "pub struct Arena<'a>"]
+        {
+            assert!(source.contains(item), "missing `{item}`:\n{source}");
+        }
+        let e = model.pool("fast", 4 << 10, None).pool("slow", 16 << 10, None).to_source().unwrap_err();
+        assert!(e.to_string().contains("pool `slow` needs 24576 bytes"), "{e}");
     }
 
     #[test]

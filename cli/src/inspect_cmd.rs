@@ -168,10 +168,12 @@ fn shape(s: &[usize]) -> String {
     format!("[{}]", dims.join(","))
 }
 
-/// Where a tensor's bytes are, for the table: `0..2560`, `input`, `output`, `flash`.
+/// Where a tensor's bytes are, for the table: `0..2560` (with pools `sram 0..2560`), `input`,
+/// `output`, `flash`.
 fn place(t: &TensorReport) -> String {
+    let pool = t.pool.as_ref().map_or(String::new(), |p| format!("{p} "));
     let at = match (t.storage, t.offset) {
-        (StorageKind::Arena | StorageKind::Scratch, Some(o)) => format!("{o}..{}", o + t.size),
+        (StorageKind::Arena | StorageKind::Scratch, Some(o)) => format!("{pool}{o}..{}", o + t.size),
         (StorageKind::Input, _) => "input".into(),
         (StorageKind::Output, _) => "output".into(),
         (StorageKind::Flash, _) => "flash".into(),

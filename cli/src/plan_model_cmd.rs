@@ -76,6 +76,11 @@ pub fn run(args: Vec<String>) -> Result<(), CliError> {
     let args = parse(args)?;
     let model = args.request.path.clone();
     let shown = args.request.shown_path.display().to_string();
+    if !args.request.pools.is_empty() {
+        return Err(CliError::usage(
+            "--pool: a plan file holds a single-arena plan, and pools are always planned afresh; see them with `sramfit inspect MODEL --pool ..`",
+        ));
+    }
     // The build-time plan, computed fresh (an existing plan file is what this command replaces).
     let program =
         compile_model(&args.request).map_err(|e| CliError::usage(format!("{shown}: {}", one_line(&e))))?.into_program();

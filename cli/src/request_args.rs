@@ -6,7 +6,7 @@ use sramfit_planner_core::error::{CompileError, FrontEnd};
 use sramfit_planner_core::import::limits::Limits;
 use sramfit_planner_core::ir::Io;
 use sramfit_planner_core::optimize::Optimizations;
-use sramfit_planner_core::request::{InputSpec, Request};
+use sramfit_planner_core::request::{InputSpec, PoolSpec, Request};
 use sramfit_planner_core::target::Target;
 use sramfit_planner_core::units;
 
@@ -19,6 +19,7 @@ pub fn usage() -> String {
     format!(
         "  --input NAME=D,D,..    fix an input's shape; one dimension may be bounded: --input 'x=1,40,frames<=98'\n  \
          --sram BYTES, --flash BYTES    budgets (65536, 64KiB, 1MiB, 64kB)\n  \
+         --pool NAME=SIZE[@SECTION]     a memory pool, instead of --sram (pools: {{ NAME: SIZE in \"SECTION\" }}); give two or more, hottest buffers into the first\n  \
          --io-arena             inputs and outputs in the arena (io: arena)\n  \
          --io-caller NAME       with --io-arena, input NAME stays in the caller's buffer (io: arena {{ \"NAME\": caller }})\n  \
          --no-rewrites          every rewrite off; or one at a time: {}\n                         \
@@ -53,6 +54,10 @@ pub fn apply(
         }
         "--sram" => request.sram = Some(bytes(arg, value(arg)?)?),
         "--flash" => request.flash = Some(bytes(arg, value(arg)?)?),
+        "--pool" => {
+            let v = value(arg)?;
+            request.pools.push(PoolSpec::parse(&v).map_err(|e| CliError::usage(format!("--pool: {e}")))?);
+        }
         "--io-arena" => request.io = Io::Arena,
         "--io-caller" => request.caller_inputs.push(value(arg)?),
         "--no-rewrites" => request.optimizations = Optimizations::NONE,

@@ -61,6 +61,13 @@ impl Parse for GroupInput {
                 ),
             ));
         }
+        // A group shares one arena between its members; pools would split it per member.
+        if let Some(span) = members.iter().find_map(|m| m.pools.0) {
+            return Err(syn::Error::new(
+                span,
+                "`pools` is not supported in a `models!` group (its members share one arena): declare the model with `sramfit::model!`, or give the member an `sram` budget",
+            ));
+        }
         Ok(GroupInput { header, members })
     }
 }

@@ -13,6 +13,8 @@
 //!                                   // or `arena { "image": caller }`: all but input `image`
 //!     limits: { nodes: 200_000 },   // optional: raise a build-time resource limit
 //!     target: "thumbv7em-none-eabihf", // optional: default, the triple rustc compiles for
+//!     pools: { sram: 128 KiB, psram: 8 MiB in ".psram" }, // optional, instead of `sram`: memory
+//!                                   // pools, each `NAME: SIZE` with an optional `in "SECTION"`
 //! }
 //! ```
 //!
@@ -24,6 +26,7 @@ use quote::quote;
 use sramfit_planner_core::import::limits::Limits;
 use sramfit_planner_core::ir::Io;
 use sramfit_planner_core::optimize::Optimizations;
+use sramfit_planner_core::pools::PoolSpec;
 use sramfit_planner_core::request::Dim;
 use sramfit_planner_core::target::Target;
 use sramfit_planner_core::units;
@@ -114,9 +117,11 @@ pub struct ModelInput {
     pub limits: (Option<Span>, Limits),
     /// `target:` (the triple rustc compiles for when absent).
     pub target: Target,
+    /// `pools:` (the key's span, and the pools; none when absent: one arena).
+    pub pools: (Option<Span>, Vec<PoolSpec>),
 }
 
-const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`, `io`, `limits`, `target`";
+const OPTIONS: &str = "`path`, `sram`, `flash`, `inputs`, `optimize`, `io`, `limits`, `target`, `pools`";
 
 impl Parse for ModelInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -129,6 +134,7 @@ impl Parse for ModelInput {
         let mut caller_inputs = (None, Vec::new());
         let mut limits = (None, Limits::default());
         let mut target = None;
+        let mut pools = (None, Vec::new());
         let mut seen: Vec<String> = Vec::new();
         while !body.is_empty() {
             let key: Ident = body.parse()?;
@@ -147,6 +153,7 @@ impl Parse for ModelInput {
                 "io" => (io, caller_inputs) = (parse_io(&body)?, (Some(key.span()), parse_io_ports(&body)?)),
                 "limits" => limits = (Some(key.span()), parse_limits(&body)?),
                 "target" => target = Some(Target::new(&body.parse::<LitStr>()?.value())),
+                "pools" => pools = (Some(key.span()), parse_pools(&body)?),
                 _ => {
                     return Err(syn::Error::new(key.span(), format!("unknown option `{k}`; the options are {OPTIONS}")))
                 }
@@ -163,7 +170,7 @@ impl Parse for ModelInput {
         })?;
         // A proc macro runs inside rustc: its command line names the target being compiled for.
         let target = target.unwrap_or_else(|| Target::from_rustc_args(std::env::args()));
-        Ok(ModelInput { header, path, sram, flash, inputs, optimize, io, caller_inputs, limits, target })
+        Ok(ModelInput { header, path, sram, flash, inputs, optimize, io, caller_inputs, limits, target, pools })
     }
 }
 
@@ -192,6 +199,41 @@ fn parse_quantity(input: ParseStream, what: &str, bytes: bool) -> syn::Result<(u
             None => syn::Error::new_spanned(&tokens, message),
         }
     })
+}
+
+/// `{ sram: 128 KiB, psram: 8 MiB in ".psram" }`: the memory pools, in order (the first gets the
+/// hottest buffers), each a name, a size, and optionally the linker section of its static. What is
+/// wrong with them beyond the syntax (a name twice, a zero size) planner-core's `check_pools` says.
+fn parse_pools(input: ParseStream) -> syn::Result<Vec<PoolSpec>> {
+    let body;
+    braced!(body in input);
+    let mut pools = Vec::new();
+    while !body.is_empty() {
+        let name: Ident = body.parse().map_err(|e| {
+            syn::Error::new(e.span(), "expected a pool: `NAME: SIZE` or `NAME: SIZE in \".section\"`, e.g. `pools: { sram: 128 KiB, psram: 8 MiB in \".psram\" }`")
+        })?;
+        body.parse::<Token![:]>()?;
+        let what = format!("pools: {name}");
+        let (bytes, _) = parse_quantity(&body, &what, true)?;
+        let section = match body.peek(Token![in]) {
+            true => {
+                body.parse::<Token![in]>()?;
+                let section = body.parse::<LitStr>().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        format!("the section of pool `{name}` is a string: `{name}: .. in \".{name}\"`"),
+                    )
+                })?;
+                Some(section.value())
+            }
+            false => None,
+        };
+        pools.push(PoolSpec { name: name.to_string(), bytes, section });
+        if !body.is_empty() {
+            body.parse::<Token![,]>()?;
+        }
+    }
+    Ok(pools)
 }
 
 /// `{ fold_bytes: 64 MiB, nodes: 200_000 }`: raised (or lowered) build-time limits.

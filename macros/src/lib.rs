@@ -41,6 +41,8 @@ use input::{Budget, Header, ModelInput};
 ///                                              // in the caller's buffer (a DMA target)
 ///         limits: { nodes: 200_000 },          // optional: raise a build-time resource limit
 ///         target: "thumbv7em-none-eabihf",     // optional: default, the triple rustc compiles for
+///         // pools: { sram: 128 KiB, psram: 8 MiB in ".psram" }, // optional, instead of `sram`:
+///         //        every buffer in one pool, hot and small ones first, each pool its own static
 ///     }
 /// }
 /// ```
@@ -88,6 +90,7 @@ fn request(m: &ModelInput) -> Request {
         target: m.target.clone(),
         use_plan_file: true,
         checked: cfg!(feature = "checked"),
+        pools: m.pools.1.clone(),
     }
 }
 
@@ -193,6 +196,7 @@ fn error_at(m: &ModelInput, arg: Argument, message: String) -> syn::Error {
         Argument::Inputs => m.inputs.as_ref().map(|(span, _)| *span),
         Argument::Limits => m.limits.0,
         Argument::Io => m.caller_inputs.0,
+        Argument::Pools => m.pools.0,
         _ => None,
     };
     match (arg, &m.sram, &m.flash, key) {

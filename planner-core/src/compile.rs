@@ -48,6 +48,7 @@ impl Compiled {
 /// errors are the path as the user wrote it ([`Request::shown_path`](crate::request::Request)).
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
+        request.check_pools()?;
         let compiled = match request.bound()? {
             None => Compiled::Fixed(Box::new(compile_fixed(request, &request.planned_inputs())?)),
             Some(bound) => Compiled::Bounded(Box::new(crate::dynamic::compile(request, &bound)?)),

@@ -23,6 +23,8 @@ pub enum Argument {
     Limits,
     /// `io:` — where the inputs and outputs live.
     Io,
+    /// `pools:` — the memory pools.
+    Pools,
 }
 
 /// Where the user wrote the options, so that a message's fix is written the way they write it.
@@ -225,6 +227,17 @@ pub enum CompileError {
         /// step and its largest tensors, the rewrites tried.
         report: String,
     },
+    /// A memory pool's plan exceeds its size (`pools:`, [`crate::pools`]).
+    PoolBudget {
+        /// The pool's name.
+        pool: String,
+        /// Bytes its plan needs.
+        needed: u64,
+        /// Its size.
+        budget: u64,
+        /// What it holds, its lower bound and what the earlier pools hold.
+        report: String,
+    },
     /// The weights exceed the `flash` budget.
     FlashBudget {
         /// Weight bytes.
@@ -272,6 +285,7 @@ impl CompileError {
             CompileError::BadOption { option: "inputs", .. } => Argument::Inputs,
             CompileError::BadOption { option: "limits", .. } => Argument::Limits,
             CompileError::BadOption { option: "io", .. } => Argument::Io,
+            CompileError::BadOption { option: "pools", .. } | CompileError::PoolBudget { .. } => Argument::Pools,
             CompileError::SramBudget { .. } => Argument::Sram,
             CompileError::FlashBudget { .. } => Argument::Flash,
             _ => Argument::Path,
@@ -406,6 +420,15 @@ impl fmt::Display for Rendered<'_> {
                     FrontEnd::Macro => "`inputs: { \"name\": [..] }`",
                     FrontEnd::BuildScript => "`.input(\"name\", &[..])`",
                     FrontEnd::Cli => "`--input NAME=D,..`",
+                }
+            ),
+            PoolBudget { pool, needed, report, .. } => write!(
+                f,
+                "{report}\n  = help: enlarge pool `{pool}` to at least {needed} bytes, or an earlier pool so that it takes more of the buffers ({})",
+                match front {
+                    FrontEnd::Macro => "`pools: { .. }`",
+                    FrontEnd::BuildScript => "`.pool(name, bytes, section)`",
+                    FrontEnd::Cli => "`--pool NAME=SIZE[@SECTION]`",
                 }
             ),
             FlashBudget { needed, budget } => write!(

@@ -30,6 +30,7 @@ pub mod ops;
 pub mod optimize;
 pub mod pipeline;
 pub mod plan;
+pub mod pools;
 pub mod problem;
 pub mod report;
 #[cfg(feature = "onnx")]

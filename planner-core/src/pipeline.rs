@@ -12,6 +12,7 @@ use crate::liveness::Liveness;
 use crate::offline::PlanSource;
 use crate::optimize::{self, Applied, Optimizations};
 use crate::plan::{self, Plan};
+use crate::pools::{PoolSpec, Pools};
 use crate::timings::phase;
 use crate::verify;
 use crate::weights::{self, WeightLayout};
@@ -31,6 +32,9 @@ pub struct Program {
     pub optimizations: (Optimizations, Applied),
     /// The weight blob layout.
     pub weights: WeightLayout,
+    /// With `pools:`, every buffer's pool and each pool's own verified plan; [`Program::plan`] is
+    /// then the pools laid end to end ([`crate::pools`]). `None`: one arena.
+    pub pools: Option<Pools>,
 }
 
 impl Program {
@@ -50,6 +54,10 @@ pub(crate) fn compile_fixed(
     graph.io = request.io;
     let names: Vec<&str> = graph.inputs.iter().map(|&t| graph.tensors[t].name.as_str()).collect();
     graph.caller_inputs = request.caller_input_indices(&names)?;
+    if !request.pools.is_empty() {
+        // A plan file holds a single-arena plan: pools are always planned afresh.
+        return compile_pooled(graph, &request.optimizations, &request.pools);
+    }
     if !request.use_plan_file {
         return compile_graph(graph, &request.optimizations);
     }
@@ -80,6 +88,23 @@ pub(crate) fn catching<T>(
 /// Optimizes, plans and verifies a graph (built by the importer or by hand).
 pub fn compile_graph(graph: Graph, optimizations: &Optimizations) -> Result<Program, CompileError> {
     compile_with(graph, optimizations, |problem| Ok((plan::plan(problem), PlanSource::Planner)))
+}
+
+/// Optimizes the graph and plans its buffers into the memory pools `pools` ([`crate::pools`]):
+/// each pool planned and verified on its own, the combined plan verified like any other.
+pub fn compile_pooled(
+    graph: Graph,
+    optimizations: &Optimizations,
+    pools: &[PoolSpec],
+) -> Result<Program, CompileError> {
+    let prepared = prepare(graph, optimizations)?;
+    let access = crate::pools::access_bytes(&prepared.graph, &prepared.live);
+    let (plan, pools) = phase("plan", || crate::pools::plan_pools(&prepared.live.problem, &access, pools))?;
+    phase("verify", || crate::pools::verify_pools(&prepared.live.problem, &pools))
+        .map_err(|message| CompileError::PlanRejected { message })?;
+    let mut program = finish(prepared, plan, PlanSource::Planner)?;
+    program.pools = Some(pools);
+    Ok(program)
 }
 
 /// Rewrites the graph, binds outputs, computes liveness, gets a plan from `planner`, and verifies
@@ -139,5 +164,5 @@ pub(crate) fn finish(prepared: Prepared, plan: Plan, plan_source: PlanSource) ->
         })
         .count();
     let weights = weights::layout(&graph, &live);
-    Ok(Program { graph, live, plan, plan_source, optimizations: (optimizations, applied), weights })
+    Ok(Program { graph, live, plan, plan_source, optimizations: (optimizations, applied), weights, pools: None })
 }

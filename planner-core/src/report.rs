@@ -99,8 +99,11 @@ pub struct TensorReport {
     pub quant: Option<String>,
     /// Size in bytes.
     pub size: u64,
-    /// Byte offset of its arena buffer; `null` outside the arena.
+    /// Byte offset of its arena buffer (in its pool, with pools); `null` outside the arena.
     pub offset: Option<u64>,
+    /// With pools, the pool its arena buffer is in; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
     /// First step its arena buffer is live (inclusive index into `steps`); `null` outside the arena.
     pub first_step: Option<u32>,
     /// Last step its arena buffer is live (inclusive); `null` outside the arena.
@@ -157,11 +160,18 @@ impl PlanReport {
             })
             .collect();
 
-        // (byte offset in the arena, first step, last step, buffer) of something at byte `within` of buffer `b`.
+        // (byte offset in the arena, first step, last step, buffer) of something at byte `within` of
+        // buffer `b`, and its pool (the offset is then in the pool).
         let arena_fields = |b: usize, within: u64| {
             let buf = &problem.buffers[b];
-            let offset = p.plan.offsets[b] + within;
-            (Some(offset), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b))
+            let (pool, offset) = match &p.pools {
+                None => (None, p.plan.offsets[b] + within),
+                Some(pools) => {
+                    let (k, off) = pools.locate(b, p.plan.offsets[b] + within);
+                    (Some(pools.pools[k].spec.name.clone()), off)
+                }
+            };
+            ((Some(offset), Some(buf.lifetime.first()), Some(buf.lifetime.last()), Some(b)), pool)
         };
         let roots = g.view_roots();
         let producers = g.producers();
@@ -186,11 +196,12 @@ impl PlanReport {
                 } else {
                     producers[t].and_then(|s| p.live.in_place[s].map(|k| g.tensors[g.nodes[s].inputs[k]].name.clone()))
                 };
-                let (storage, (offset, first_step, last_step, buffer)) = match p.live.storage[t] {
+                let none = ((None, None, None, None), None);
+                let (storage, ((offset, first_step, last_step, buffer), pool)) = match p.live.storage[t] {
                     Storage::Arena(b) => (StorageKind::Arena, arena_fields(b, p.live.offset_in_buffer[t])),
-                    Storage::Input(_) => (StorageKind::Input, (None, None, None, None)),
-                    Storage::Output(_) => (StorageKind::Output, (None, None, None, None)),
-                    Storage::Const(_) => (StorageKind::Flash, (None, None, None, None)),
+                    Storage::Input(_) => (StorageKind::Input, none),
+                    Storage::Output(_) => (StorageKind::Output, none),
+                    Storage::Const(_) => (StorageKind::Flash, none),
                 };
                 TensorReport {
                     name: tensor.name.clone(),
@@ -199,6 +210,7 @@ impl PlanReport {
                     quant: tensor.quant.as_ref().map(quant_str),
                     size: tensor.bytes(),
                     offset,
+                    pool,
                     first_step,
                     last_step,
                     alias_of,
@@ -210,7 +222,7 @@ impl PlanReport {
         for (b, owner) in p.live.owners.iter().enumerate() {
             if let BufferOwner::Scratch(step) = *owner {
                 let buf = &problem.buffers[b];
-                let (offset, first_step, last_step, buffer) = arena_fields(b, 0);
+                let ((offset, first_step, last_step, buffer), pool) = arena_fields(b, 0);
                 let dtype = g.nodes[step].op.kind().scratch().dtype;
                 tensors.push(TensorReport {
                     name: buf.name.clone(),
@@ -219,6 +231,7 @@ impl PlanReport {
                     quant: None,
                     size: buf.size,
                     offset,
+                    pool,
                     first_step,
                     last_step,
                     alias_of: None,
@@ -291,7 +304,21 @@ fn device_map(p: &Program, target: &crate::target::Target) -> DeviceMap {
         true => "the inputs, the outputs, every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
         false => "every intermediate activation and scratch buffer, at planned offsets (`Arena`, 16-byte aligned)",
     };
-    let mut sram = vec![entry("arena".into(), Some(p.plan.arena_bytes), false, arena_note)];
+    let mut sram = match &p.pools {
+        None => vec![entry("arena".into(), Some(p.plan.arena_bytes), false, arena_note)],
+        Some(pools) => (pools.pools.iter())
+            .map(|pool| {
+                let section = pool.spec.section.as_deref().map_or(String::new(), |s| format!(" in section `{s}`"));
+                let note = format!(
+                    "{} buffers at planned offsets of pool `{}` (declared {} bytes, its own static{section}, 16-byte aligned)",
+                    pool.buffers.len(),
+                    pool.spec.name,
+                    pool.spec.bytes
+                );
+                entry(format!("pool `{}`", pool.spec.name), Some(pool.bytes()), false, note)
+            })
+            .collect(),
+    };
     // With `io: arena` the inputs and outputs are inside the arena, so the caller keeps no buffers
     // but those of the inputs it places itself.
     for (_, &t) in g.inputs.iter().enumerate().filter(|&(i, _)| !g.input_in_arena(i)) {

@@ -9,6 +9,7 @@ use crate::import::limits::Limits;
 use crate::import::InputShape;
 use crate::ir::Io;
 use crate::optimize::Optimizations;
+pub use crate::pools::PoolSpec;
 use crate::target::Target;
 
 /// The bounded dimension: its name, its range, and where it appears in the inputs.
@@ -140,6 +141,9 @@ pub struct Request {
     pub use_plan_file: bool,
     /// Checked mode: the generated code checks the plan around every step at run time.
     pub checked: bool,
+    /// Memory pools (`pools: { sram: 128 KiB, psram: 8 MiB in ".psram" }`): empty for the single
+    /// arena (the default); otherwise every buffer goes to one of them ([`crate::pools`]).
+    pub pools: Vec<PoolSpec>,
 }
 
 impl Request {
@@ -160,7 +164,34 @@ impl Request {
             target: Target::host(),
             use_plan_file: false,
             checked: false,
+            pools: Vec::new(),
         }
+    }
+
+    /// Checks [`Request::pools`] ([`crate::pools::check_specs`]) and what they cannot be combined
+    /// with: an `sram` budget (each pool's size is its budget), `io: arena` and a bounded dimension
+    /// (not supported with pools); an error naming `pools` and the fix.
+    pub fn check_pools(&self) -> Result<(), CompileError> {
+        if self.pools.is_empty() {
+            return Ok(());
+        }
+        let bad = |message: String| Err(CompileError::BadOption { option: "pools", message });
+        if let Err(message) = crate::pools::check_specs(&self.pools) {
+            return bad(message);
+        }
+        if self.sram.is_some() {
+            return bad(
+                "`sram` and `pools` both bound the activations: each pool's size is its budget, so remove `sram`"
+                    .into(),
+            );
+        }
+        if self.io == Io::Arena {
+            return bad("`io: arena` is not supported with pools (the inputs and outputs would need a pool of their own): use `io: caller`, or one arena without `pools`".into());
+        }
+        if self.inputs.iter().flat_map(|i| &i.dims).any(|d| matches!(d, Dim::Bounded { .. })) {
+            return bad("a bounded dynamic dimension is not supported with pools (each class of lengths would need its own assignment): fix the dimension to a number, or use one arena without `pools`".into());
+        }
+        Ok(())
     }
 
     /// The indices (into the graph's inputs, ascending) of [`Request::caller_inputs`] in `g`, whose

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Group, Literal, TokenStream, TokenTree};
 use sramfit_planner_core::codegen::{self, CodegenOptions};
 use sramfit_planner_core::compile;
-use sramfit_planner_core::request::Request;
+use sramfit_planner_core::request::{PoolSpec, Request};
 
 /// Lines of context around each change in a mismatch report, and the most lines it shows.
 const CONTEXT: usize = 3;
@@ -21,18 +21,27 @@ const MAX_REPORT_LINES: usize = 80;
 
 #[test]
 fn tiny_conv_relu() {
-    check("tiny", "../ui-tests/models/tiny.onnx");
+    check("tiny", "../ui-tests/models/tiny.onnx", &[]);
 }
 
 #[test]
 fn branch_merge() {
-    check("branch_merge", "../tests/models/branch_merge.onnx");
+    check("branch_merge", "../tests/models/branch_merge.onnx", &[]);
 }
 
-/// The formatted expansion of `model` (relative to this crate) with the weights replaced.
-fn expansion(model: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(model);
-    let program = compile::compile_model(&Request::new(path)).expect("the model compiles").into_program();
+/// The same model in two pools, the second in a section: one static per pool, slices of each.
+#[test]
+fn branch_merge_in_pools() {
+    let pools = [PoolSpec::parse("fast=9KiB").unwrap(), PoolSpec::parse("slow=1MiB@.psram").unwrap()];
+    check("branch_merge_pools", "../tests/models/branch_merge.onnx", &pools);
+}
+
+/// The formatted expansion of `model` (relative to this crate, in `pools` when there are any)
+/// with the weights replaced.
+fn expansion(model: &str, pools: &[PoolSpec]) -> String {
+    let mut request = Request::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(model));
+    request.pools = pools.to_vec();
+    let program = compile::compile_model(&request).expect("the model compiles").into_program();
     let options = CodegenOptions::default();
     assert!(options.track_files.is_empty() && options.weights_file.is_none(), "machine-independent expansion");
     let items = codegen::emit(&program, &options);
@@ -68,9 +77,9 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn check(name: &str, model: &str) {
-    let actual = expansion(model);
-    assert_eq!(actual, expansion(model), "same model, same options => same expansion");
+fn check(name: &str, model: &str, pools: &[PoolSpec]) {
+    let actual = expansion(model, pools);
+    assert_eq!(actual, expansion(model, pools), "same model, same options => same expansion");
     let snapshot: PathBuf =
         [env!("CARGO_MANIFEST_DIR"), "tests", "snapshots", &format!("{name}.expanded.rs")].iter().collect();
     let bless = std::env::var_os("SRAMFIT_BLESS").is_some_and(|v| v == "1");

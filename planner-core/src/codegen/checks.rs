@@ -8,19 +8,37 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::{regions, Region};
 use crate::liveness::Storage;
 use crate::pipeline::Program;
 
-/// The module items of checked mode: the table of arena buffers.
+/// The module items of checked mode: the table of arena buffers (with pools, one per pool, in
+/// which the other pools' buffers are empty, so that one checker per pool checks its own bytes
+/// against the same step tables).
 pub fn items(p: &Program) -> TokenStream {
-    let buffers = p.live.problem.buffers.iter().zip(&p.plan.offsets).map(|(b, &off)| {
-        let (name, off, len) = (&b.name, off as usize, b.size as usize);
-        quote!(::sramfit::__private::checked::Buffer { name: #name, offset: #off, len: #len })
+    let tables = regions(p).into_iter().map(|Region { table, pool, .. }| {
+        let buffers = p.live.problem.buffers.iter().enumerate().map(|(b, buf)| {
+            let (off, len) = match (&p.pools, pool) {
+                (Some(pools), Some(k)) if pools.pool_of[b] != k => (0, 0),
+                (Some(pools), _) => (pools.locate(b, p.plan.offsets[b]).1 as usize, buf.size as usize),
+                (None, _) => (p.plan.offsets[b] as usize, buf.size as usize),
+            };
+            let name = &buf.name;
+            quote!(::sramfit::__private::checked::Buffer { name: #name, offset: #off, len: #len })
+        });
+        let doc = match pool.zip(p.pools.as_ref()) {
+            None => " Checked mode: every arena buffer of the plan (name, offset, bytes).".to_string(),
+            Some((k, pools)) => format!(
+                " Checked mode: every arena buffer of the plan, those of pool `{}` at their offsets in it, the others empty.",
+                pools.pools[k].spec.name
+            ),
+        };
+        quote! {
+            #[doc = #doc]
+            const #table: &[::sramfit::__private::checked::Buffer] = &[#(#buffers),*];
+        }
     });
-    quote! {
-        /// Checked mode: every arena buffer of the plan (name, offset, bytes).
-        const CHECKED_BUFFERS: &[::sramfit::__private::checked::Buffer] = &[#(#buffers),*];
-    }
+    quote!(#(#tables)*)
 }
 
 /// The statement that starts a checked run (fills the arena with the canary, around the graph
@@ -34,13 +52,16 @@ pub fn start(p: &Program) -> TokenStream {
         })
         .collect();
     inputs.sort_by_key(|&b| p.plan.offsets[b]);
-    quote! {
-        // SAFETY: `base` points to the whole arena, no slice of it is alive, and every buffer of the
-        // table is inside it.
-        let mut checker = unsafe {
-            ::sramfit::__private::checked::Checker::<#n>::start(base, ARENA_BYTES, CHECKED_BUFFERS, &[#(#inputs),*])
-        };
-    }
+    let starts = regions(p).into_iter().map(|Region { base, bytes, checker, table, .. }| {
+        quote! {
+            // SAFETY: `base` points to the whole arena, no slice of it is alive, and every buffer of the
+            // table is inside it.
+            let mut #checker = unsafe {
+                ::sramfit::__private::checked::Checker::<#n>::start(#base, #bytes, #table, &[#(#inputs),*])
+            };
+        }
+    });
+    quote!(#(#starts)*)
 }
 
 /// The non-empty arena buffers live at each step, in buffer order (linear in the buffers' lives).
@@ -59,17 +80,28 @@ pub fn live_buffers(p: &Program) -> Vec<Vec<usize>> {
 /// Step `i`'s body wrapped in its checks; `live` lists the buffers live at step `i`
 /// ([`live_buffers`]).
 pub fn wrap(p: &Program, i: usize, live: &[usize], body: TokenStream) -> TokenStream {
-    let table = step_table(p, i, live);
+    let step = step_table(p, i, live);
     let overlap = overlap_check(p, i);
+    let regions = regions(p);
+    let before = regions.iter().map(|Region { base, checker, table, .. }| {
+        quote! {
+            // SAFETY: every buffer of the table is inside the arena and no slice is alive between steps.
+            unsafe { #checker.before(#base, #table, &STEP)? };
+        }
+    });
+    let after = regions.iter().map(|Region { base, checker, table, .. }| {
+        quote! {
+            // SAFETY: as above; the step's slices ended with its block.
+            unsafe { #checker.after(#base, #table, &STEP)? };
+        }
+    });
     quote! {
         {
-            const STEP: ::sramfit::__private::checked::Step = #table;
-            // SAFETY: every buffer of the table is inside the arena and no slice is alive between steps.
-            unsafe { checker.before(base, CHECKED_BUFFERS, &STEP)? };
+            const STEP: ::sramfit::__private::checked::Step = #step;
+            #(#before)*
             #overlap
             { #body }
-            // SAFETY: as above; the step's slices ended with its block.
-            unsafe { checker.after(base, CHECKED_BUFFERS, &STEP)? };
+            #(#after)*
         }
     }
 }

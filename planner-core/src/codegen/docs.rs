@@ -24,9 +24,21 @@ pub fn location(p: &Program, t: usize) -> String {
         }
         Storage::Arena(b) => {
             let buf = &p.live.problem.buffers[b];
-            let off = p.plan.offsets[b] + p.live.offset_in_buffer[t];
-            let end = off + p.graph.tensors[t].bytes();
-            format!("arena {off}..{end} (live steps {}..{})", buf.lifetime.first(), buf.lifetime.last())
+            let at = region(p, b, p.live.offset_in_buffer[t], p.graph.tensors[t].bytes());
+            format!("{at} (live steps {}..{})", buf.lifetime.first(), buf.lifetime.last())
+        }
+    }
+}
+
+/// `arena 0..4096`, or with pools `pool sram 0..4096`: bytes `within..within + bytes` of buffer
+/// `b`, in the memory generated code reads them from.
+pub fn region(p: &Program, b: usize, within: u64, bytes: u64) -> String {
+    let combined = p.plan.offsets[b] + within;
+    match &p.pools {
+        None => format!("arena {combined}..{}", combined + bytes),
+        Some(pools) => {
+            let (k, off) = pools.locate(b, combined);
+            format!("pool {} {off}..{}", pools.pools[k].spec.name, off + bytes)
         }
     }
 }
@@ -46,8 +58,7 @@ pub fn step_doc(p: &Program, i: usize) -> String {
     }
     let _ = write!(s, "\n - out: {}", tensor_line(p, n.output));
     if let Some(b) = p.live.scratch[i] {
-        let (off, size) = (p.plan.offsets[b], p.live.problem.buffers[b].size);
-        let _ = write!(s, "\n - scratch: arena {}..{} (step {i} only)", off, off + size);
+        let _ = write!(s, "\n - scratch: {} (step {i} only)", region(p, b, 0, p.live.problem.buffers[b].size));
     }
     if let Some(k) = p.live.in_place[i] {
         let input = &p.graph.tensors[n.inputs[k]].name;
@@ -72,6 +83,13 @@ pub fn step_doc(p: &Program, i: usize) -> String {
         "\n\n SAFETY: every arena slice here is a buffer live at step {i}; the verified plan places \
          buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other."
     );
+    if p.pools.is_some() {
+        let _ = write!(
+            s,
+            " Each pool was planned and verified on its own buffers, and each is a `static` of its \
+             own: slices of different pools never share a byte."
+        );
+    }
     s
 }
 
@@ -129,7 +147,30 @@ pub fn module_doc(p: &Program) -> String {
         if p.plan.optimal { " (proven optimal)" } else { "" },
         p.graph.nodes.len(),
         p.optimizations.1.summary(&p.optimizations.0),
-    )
+    ) + &pools_doc(p)
+}
+
+/// With pools, the module docs' table of them and the cost model that filled them.
+fn pools_doc(p: &Program) -> String {
+    let Some(pools) = &p.pools else { return String::new() };
+    let mut s = String::from(
+        "\n\n # Memory pools\n\n Every arena buffer is in one pool, each its own `static` (`POOL_<NAME>`), planned and verified on its own; \
+         `ARENA_BYTES` is their sum. Buffers were taken hottest first (bytes the steps read and write through a buffer per byte of it), \
+         then smallest, into each pool in turn while its plan fits.\n\n | pool | bytes | size | buffers | section |\n |---|---|---|---|---|\n",
+    );
+    for pool in &pools.pools {
+        let section = pool.spec.section.as_deref().map_or("-".to_string(), |sec| format!("`{sec}`"));
+        let _ = writeln!(
+            s,
+            " | `{}` (`{}`) | {} | {} | {} | {section} |",
+            pool.spec.name,
+            super::pool_bytes_ident(&pool.spec.name),
+            pool.bytes(),
+            pool.spec.bytes,
+            pool.buffers.len()
+        );
+    }
+    s
 }
 
 /// The message of the const assertion `ARENA_BYTES <= sram`.

@@ -11,7 +11,7 @@ pub(crate) mod docs;
 pub(crate) mod io;
 pub use docs::plan_source_note;
 pub use io::shared_fn;
-mod names;
+pub(crate) mod names;
 mod weights;
 
 use std::path::PathBuf;
@@ -52,13 +52,22 @@ pub(crate) struct Access<'a> {
     tensors: &'a [crate::ir::Tensor],
     inputs: Vec<Ident>,
     outputs: Vec<Ident>,
+    regions: Vec<Region>,
 }
 
 impl Access<'_> {
-    /// A slice of `len` elements of `dtype` at byte `offset` of arena buffer `buffer`.
+    /// A slice of `len` elements of `dtype` at byte `offset` of arena buffer `buffer` (in its
+    /// pool, with pools).
     fn arena_slice(&self, buffer: usize, offset: u64, len: usize, dtype: DType, mutable: bool) -> TokenStream {
-        let off = (self.p.plan.offsets[buffer] + offset) as usize;
-        arena_slice_expr(quote!(base), off, len, dtype, mutable)
+        let off = self.p.plan.offsets[buffer] + offset;
+        match &self.p.pools {
+            None => arena_slice_expr(quote!(base), off as usize, len, dtype, mutable),
+            Some(pools) => {
+                let (k, off) = pools.locate(buffer, off);
+                let Region { base, bytes, .. } = &self.regions[k];
+                arena_slice_in(quote!(#base), quote!(#bytes), off as usize, len, dtype, mutable)
+            }
+        }
     }
 
     /// A `&[T]` expression for tensor `t`.
@@ -148,11 +157,85 @@ pub(crate) fn elem_type(dtype: DType) -> Ident {
 /// `unsafe { arena_slice[_mut]::<T>(base, ARENA_BYTES, off, len) }`: a checked slice of the arena
 /// whose first byte `base` evaluates to.
 pub(crate) fn arena_slice_expr(base: TokenStream, off: usize, len: usize, dtype: DType, mutable: bool) -> TokenStream {
+    arena_slice_in(base, quote!(ARENA_BYTES), off, len, dtype, mutable)
+}
+
+/// [`arena_slice_expr`] in a memory of `bytes` bytes (a pool's constant).
+fn arena_slice_in(
+    base: TokenStream,
+    bytes: TokenStream,
+    off: usize,
+    len: usize,
+    dtype: DType,
+    mutable: bool,
+) -> TokenStream {
     let ty = elem_type(dtype);
     if mutable {
-        quote!(unsafe { ::sramfit::__private::arena_slice_mut::<#ty>(#base, ARENA_BYTES, #off, #len) })
+        quote!(unsafe { ::sramfit::__private::arena_slice_mut::<#ty>(#base, #bytes, #off, #len) })
     } else {
-        quote!(unsafe { ::sramfit::__private::arena_slice::<#ty>(#base, ARENA_BYTES, #off, #len) })
+        quote!(unsafe { ::sramfit::__private::arena_slice::<#ty>(#base, #bytes, #off, #len) })
+    }
+}
+
+/// One memory generated code addresses: the single arena, or one pool.
+pub(crate) struct Region {
+    /// The local holding its first byte in `run_in` (`base`, `base_sram`).
+    pub base: Ident,
+    /// The constant of its size (`ARENA_BYTES`, `POOL_SRAM_BYTES`).
+    pub bytes: Ident,
+    /// Where `run_in` finds its bytes (`arena.0`, `arena.sram.0`).
+    pub bytes_of_arena: TokenStream,
+    /// Checked mode's checker of it (`checker`, `checker_sram`).
+    pub checker: Ident,
+    /// Checked mode's buffer table of it (`CHECKED_BUFFERS`, `CHECKED_BUFFERS_SRAM`).
+    pub table: Ident,
+    /// The pool's index, `None` for the single arena.
+    pub pool: Option<usize>,
+}
+
+/// The memories of `p`: one arena, or one per pool.
+pub(crate) fn regions(p: &Program) -> Vec<Region> {
+    let Some(pools) = &p.pools else {
+        return vec![Region {
+            base: format_ident!("base"),
+            bytes: format_ident!("ARENA_BYTES"),
+            bytes_of_arena: quote!(arena.0),
+            checker: format_ident!("checker"),
+            table: format_ident!("CHECKED_BUFFERS"),
+            pool: None,
+        }];
+    };
+    (pools.pools.iter().enumerate())
+        .map(|(k, pool)| {
+            let (lower, upper) = (pool.spec.name.to_ascii_lowercase(), pool.spec.name.to_ascii_uppercase());
+            let field = format_ident!("{lower}");
+            Region {
+                base: format_ident!("base_{lower}"),
+                bytes: pool_bytes_ident(&pool.spec.name),
+                bytes_of_arena: quote!(arena.#field.0),
+                checker: format_ident!("checker_{lower}"),
+                table: format_ident!("CHECKED_BUFFERS_{upper}"),
+                pool: Some(k),
+            }
+        })
+        .collect()
+}
+
+/// `POOL_SRAM_BYTES`: the constant of pool `name`'s size.
+pub(crate) fn pool_bytes_ident(name: &str) -> Ident {
+    format_ident!("POOL_{}_BYTES", name.to_ascii_uppercase())
+}
+
+/// The statement of `run`, `run_dyn` and `run_typed` that takes the module's static arena as
+/// `arena` (`Error::Busy` when another call holds it); with pools, every pool's static behind the
+/// model's one busy flag.
+pub(crate) fn lock_arena(p: &Program) -> TokenStream {
+    match p.pools {
+        None => quote!(let mut arena = SHARED.try_lock()?;),
+        Some(_) => quote! {
+            let mut __busy = SHARED.try_lock()?;
+            let mut arena = statics(&mut __busy);
+        },
     }
 }
 
@@ -167,7 +250,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         // The inputs and outputs are in the arena: `run_in` takes the arena, and the inputs the
         // caller places itself.
         let accessors = io::items(p, &ports.inputs, &ports.outputs);
-        let typed = ports.typed_entries(io::copy_through_arena(&ports, &g.caller_inputs, None));
+        let typed = ports.typed_entries(&lock_arena(p), io::copy_through_arena(&ports, &g.caller_inputs, None));
         // The arena, then the inputs the caller places (no trailing comma: an unchanged
         // expansion for models without them).
         let params =
@@ -186,7 +269,8 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
     }
     let params = ports.params();
     let args = ports.args();
-    let typed = ports.typed_entries(quote!(run_in(arena, #(#args),*)));
+    let lock = lock_arena(p);
+    let typed = ports.typed_entries(&lock, quote!(run_in(arena, #(#args),*)));
     // `run_dyn` takes plain `f32` slices: only models whose ports are all `f32` have it.
     let untyped = ports.all_f32().then(|| {
         let (dyn_in, dyn_out) = (ports.slice_names(true), ports.slice_names(false));
@@ -210,7 +294,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
             /// Like [`run`], with slices whose count and lengths are checked at run time
             /// ([`Error::Shape`](::sramfit::Error::Shape) before anything is touched).
             pub fn run_dyn(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> ::core::result::Result<(), ::sramfit::Error> {
-                let mut arena = SHARED.try_lock()?;
+                #lock
                 run_dyn_in(&mut arena, inputs, outputs)
             }
 
@@ -233,7 +317,7 @@ pub fn emit(p: &Program, o: &CodegenOptions) -> TokenStream {
         /// Returns [`Error::Busy`](::sramfit::Error::Busy) if another call is using the shared
         /// arena (another thread, or an interrupt that preempted a call); nothing is written then.
         pub fn run(#(#params),*) -> ::core::result::Result<(), ::sramfit::Error> {
-            let mut arena = SHARED.try_lock()?;
+            #lock
             run_in(&mut arena, #(#args),*)
         }
 
@@ -333,8 +417,9 @@ impl Ports {
 
     /// `run_typed` and `run_typed_in`: every tagged slice checked (count, element type, length)
     /// into an array named like its port, then `call` (an expression of type `Result<(), Error>`
-    /// using those names and `arena`).
-    pub fn typed_entries(&self, call: TokenStream) -> TokenStream {
+    /// using those names and `arena`); `run_typed` takes the static arena with `lock`
+    /// ([`lock_arena`]).
+    pub fn typed_entries(&self, lock: &TokenStream, call: TokenStream) -> TokenStream {
         let counts = self.counts();
         let (dyn_in, dyn_out) = (self.slice_names(true), self.slice_names(false));
         let typed_in =
@@ -353,7 +438,7 @@ impl Ports {
             /// [`OUTPUT_TYPES`] / [`OUTPUT_SHAPES`] ([`Error::Shape`](::sramfit::Error::Shape) or
             /// [`Error::Type`](::sramfit::Error::Type) naming the port, before anything is touched).
             pub fn run_typed(inputs: &[::sramfit::TensorRef<'_>], outputs: &mut [::sramfit::TensorMut<'_>]) -> ::core::result::Result<(), ::sramfit::Error> {
-                let mut arena = SHARED.try_lock()?;
+                #lock
                 run_typed_in(&mut arena, inputs, outputs)
             }
 
@@ -389,7 +474,7 @@ fn runs(p: &Program, i: usize) -> bool {
 pub(crate) fn step_bodies(p: &Program) -> Vec<Option<TokenStream>> {
     let g = &p.graph;
     let (inputs, outputs) = port_idents(g);
-    let access = Access { p, tensors: &g.tensors, inputs, outputs };
+    let access = Access { p, tensors: &g.tensors, inputs, outputs, regions: regions(p) };
     g.nodes.iter().enumerate().map(|(i, n)| runs(p, i).then(|| access.step(n, i))).collect()
 }
 
@@ -407,7 +492,13 @@ pub(crate) fn run_body(p: &Program, o: &CodegenOptions, bodies: Vec<Option<Token
         Some(quote! { #[doc = #doc] { #body } #probe })
     });
     let check_start = if checked { checks::start(p) } else { TokenStream::new() };
-    let base = if uses_arena { quote!(let base: *mut u8 = arena.0.as_mut_ptr();) } else { quote!(let _ = arena;) };
+    let base = match uses_arena {
+        true => regions(p)
+            .into_iter()
+            .map(|Region { base, bytes_of_arena, .. }| quote!(let #base: *mut u8 = #bytes_of_arena.as_mut_ptr();))
+            .collect(),
+        false => quote!(let _ = arena;),
+    };
     quote! {
         #base
         #check_start
@@ -447,16 +538,19 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         Io::Arena => " give each concurrent caller its own and use [`run_in`] (inputs and outputs are in the arena: see its accessors).",
         Io::Caller => " give each concurrent caller its own and use [`run_in`] / [`run_typed_in`].",
     };
-    let arena = match o.in_group {
-        // The group's arena holds the largest plan of its members: at least this one's.
-        true => quote! {
-            /// The group's arena (the enclosing module's), sized to its largest member's plan and
-            /// guarded by one busy flag for all of them: run one member at a time.
-            pub use super::Arena;
-            use super::SHARED;
-            const _: () = ::core::assert!(ARENA_BYTES <= super::ARENA_BYTES);
+    let arena = match (&p.pools, o.in_group) {
+        (Some(pools), _) => pool_items(pools),
+        (None, in_group) => match in_group {
+            // The group's arena holds the largest plan of its members: at least this one's.
+            true => quote! {
+                /// The group's arena (the enclosing module's), sized to its largest member's plan and
+                /// guarded by one busy flag for all of them: run one member at a time.
+                pub use super::Arena;
+                use super::SHARED;
+                const _: () = ::core::assert!(ARENA_BYTES <= super::ARENA_BYTES);
+            },
+            false => group_arena(arena_use),
         },
-        false => group_arena(arena_use),
     };
 
     quote! {
@@ -490,6 +584,93 @@ pub(crate) fn module_header(p: &Program, o: &CodegenOptions, note: Option<&str>)
         #check_items
 
         #arena
+    }
+}
+
+/// With pools: per pool its size constant (`POOL_SRAM_BYTES`), its type (`PoolSram`, exactly that
+/// many bytes, 16-byte aligned) and its `static` (`#[link_section]` when it has a section); the
+/// `Arena` of one `&mut` per pool, `SHARED` (the model's one busy flag) and `statics`, which lends
+/// the static pools as an `Arena` to the holder of that flag.
+fn pool_items(pools: &crate::pools::Pools) -> TokenStream {
+    let mut fields = Vec::new();
+    let mut types = Vec::new();
+    let mut statics = Vec::new();
+    let items = pools.pools.iter().map(|pool| {
+        let name = &pool.spec.name;
+        let bytes_id = pool_bytes_ident(name);
+        let camel: String = name
+            .split('_')
+            .filter(|w| !w.is_empty())
+            .map(|w| w[..1].to_ascii_uppercase() + &w[1..].to_ascii_lowercase())
+            .collect();
+        let ty = format_ident!("Pool{camel}");
+        let static_id = format_ident!("POOL_{}", name.to_ascii_uppercase());
+        let field = format_ident!("{}", name.to_ascii_lowercase());
+        let bytes = pool.bytes() as usize;
+        let (declared, count) = (pool.spec.bytes, pool.buffers.len());
+        let section = pool.spec.section.as_ref().map(|sec| quote!(#[link_section = #sec]));
+        let where_ = pool.spec.section.as_ref().map_or(String::new(), |sec| format!(", in section `{sec}`"));
+        let const_doc = format!(" Bytes of pool `{name}` its plan uses (declared {declared} bytes; {count} buffers{where_}).");
+        let ty_doc = format!(" The memory of pool `{name}`: exactly [`{bytes_id}`], 16-byte aligned.");
+        let static_doc = format!(" Pool `{name}` of the module's static arena{where_}; reached only through `statics`.");
+        fields.push(field.clone());
+        types.push(ty.clone());
+        statics.push(static_id.clone());
+        quote! {
+            #[doc = #const_doc]
+            pub const #bytes_id: usize = #bytes;
+
+            #[doc = #ty_doc]
+            #[repr(C, align(16))]
+            pub struct #ty([u8; #bytes_id]);
+
+            impl #ty {
+                /// A zeroed pool.
+                pub const fn new() -> Self {
+                    #ty([0; #bytes_id])
+                }
+            }
+
+            impl ::core::default::Default for #ty {
+                fn default() -> Self {
+                    Self::new()
+                }
+            }
+
+            #[doc = #static_doc]
+            #section
+            static #static_id: ::sramfit::__private::StaticPool<#ty> = ::sramfit::__private::StaticPool::new(#ty::new());
+        }
+    });
+    let items: Vec<TokenStream> = items.collect();
+    quote! {
+        #(#items)*
+
+        /// The working memory of one inference: one pool of each kind, wherever they live (the
+        /// module's statics, behind [`run`], or pools of the caller's, for [`run_in`]).
+        pub struct Arena<'a> {
+            #(#fields: &'a mut #types),*
+        }
+
+        impl<'a> Arena<'a> {
+            /// An arena of the caller's pools (each may be placed in any memory).
+            pub fn new(#(#fields: &'a mut #types),*) -> Self {
+                Arena { #(#fields),* }
+            }
+        }
+
+        /// The model's one busy flag, guarding all of its static pools.
+        static SHARED: ::sramfit::__private::StaticArena<()> = ::sramfit::__private::StaticArena::new(());
+
+        /// The static pools as an `Arena`, for as long as the busy flag's guard `busy` is borrowed.
+        fn statics<'a>(busy: &'a mut ::sramfit::__private::ArenaGuard<'static, ()>) -> Arena<'a> {
+            let _ = busy;
+            // SAFETY: `busy` is the guard of `SHARED`, which admits one holder at a time, and only
+            // this function, through a mutable borrow of that guard for as long as the `Arena`
+            // lives, makes references to the pool statics: no other reference to them exists
+            // meanwhile.
+            unsafe { Arena { #(#fields: &mut *#statics.as_ptr()),* } }
+        }
     }
 }
 

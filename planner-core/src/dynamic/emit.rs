@@ -9,7 +9,7 @@ use quote::{format_ident, quote};
 
 use super::fit::Fit;
 use super::{Class, DynamicProgram};
-use crate::codegen::{checks, docs, elem_type, io, module_header, run_body, CodegenOptions, Ports};
+use crate::codegen::{checks, docs, elem_type, io, lock_arena, module_header, run_body, CodegenOptions, Ports};
 use crate::ir::Io;
 use crate::liveness::Storage;
 
@@ -28,7 +28,7 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let schedules: Vec<String> = d.classes.iter().map(|c| docs::schedule_doc(&c.program)).collect();
     if g.io == Io::Arena {
         let accessors = arena_items(d, inputs, outputs);
-        let typed = ports.typed_entries(io::copy_through_arena(&ports, &[], Some(quote!(MAX_LEN))));
+        let typed = ports.typed_entries(&lock_arena(p), io::copy_through_arena(&ports, &[], Some(quote!(MAX_LEN))));
         let run_in_doc = format!("{}\n\n{}", arena_run_note(d), schedules.join("\n\n"));
         return quote! {
             #header
@@ -66,7 +66,7 @@ pub fn emit(d: &DynamicProgram, o: &CodegenOptions) -> TokenStream {
     let in_slices = inputs.iter().zip(&ports.in_dtypes).map(|(id, &d)| typed_slice(id, d, false));
     let out_slices = outputs.iter().zip(&ports.out_dtypes).map(|(id, &d)| typed_slice(id, d, true));
     let slices: Vec<TokenStream> = in_slices.chain(out_slices).collect();
-    let typed = ports.typed_entries(quote!(run_in(arena, #(#args),*)));
+    let typed = ports.typed_entries(&lock_arena(&d.program), quote!(run_in(arena, #(#args),*)));
 
     let dyn_in: Vec<Ident> = (0..n_in).map(|i| format_ident!("__in_{i}")).collect();
     let dyn_out: Vec<Ident> = (0..n_out).map(|i| format_ident!("__out_{i}")).collect();

@@ -1,0 +1,8 @@
+sramfit::model! {
+    mod m {
+        path: "models/tiny.onnx",
+        pools: { sram: 64 KiB },
+    }
+}
+
+fn main() {}
