@@ -48,6 +48,24 @@ impl Activation {
     /// on the variant happens once, outside the loop).
     #[inline]
     pub fn apply_in_place(self, xs: &mut [f32]) {
+        self.apply_each(xs)
+    }
+
+    /// [`Activation::apply_in_place`] inside a kernel: on x86-64 always inlined, since the
+    /// kernels' bodies are compiled once per kernel path (`arch::run`) and an out-of-line call
+    /// would run the baseline build's copy, without the path's vectors (the FMA kernels'
+    /// epilogues called it per row of a tile); elsewhere the plain call, as before.
+    #[inline(always)]
+    pub(crate) fn apply_in_kernel(self, xs: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        self.apply_each(xs);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.apply_in_place(xs);
+    }
+
+    /// The body of [`Activation::apply_in_place`].
+    #[inline(always)]
+    fn apply_each(self, xs: &mut [f32]) {
         match self {
             Activation::None => {}
             Activation::Relu => map_in_place(xs, relu_f),

@@ -60,5 +60,5 @@ pub(crate) fn finish(dst: &mut [f32], g: &Gemm, bias: Bias, i: usize, j0: usize)
             }
         }
     }
-    g.act.apply_in_place(dst);
+    g.act.apply_in_kernel(dst);
 }
