@@ -27,7 +27,7 @@ pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connecte
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use lanes::{Avx2, Avx512, Lanes};
+use lanes::{Avx2, Avx512};
 
 use super::x86_64_facts::FMA_MIN_ROWS;
 
@@ -50,15 +50,10 @@ macro_rules! entry_points {
                 fma::gemm::<$lanes>(g, a, b, bias, c)
             }
 
-            /// [`fma::conv_implicit`], on 8 lanes for a group of at most 8 output channels (the
-            /// first convolution of VWW's MobileNetV1: AVX-512's tile of 16 channels would compute
-            /// half its lanes for nothing; the same fused multiply-adds, so the same bits).
+            /// [`fma::conv_implicit`].
             #[target_feature(enable = $features)]
             pub(super) fn conv_implicit(p: &Conv2d, ops: ConvOperands) {
-                match ops.ocg <= Avx2::L {
-                    true => fma::conv_implicit::<Avx2>(p, ops),
-                    false => fma::conv_implicit::<$lanes>(p, ops),
-                }
+                fma::conv_implicit::<$lanes>(p, ops)
             }
 
             /// [`depthwise::depthwise_3x3`].
