@@ -51,16 +51,14 @@ impl Activation {
         self.apply_each(xs)
     }
 
-    /// [`Activation::apply_in_place`] inside a kernel: on x86-64 always inlined, since the
-    /// kernels' bodies are compiled once per kernel path (`arch::run`) and an out-of-line call
-    /// would run the baseline build's copy, without the path's vectors (the FMA kernels'
-    /// epilogues called it per row of a tile); elsewhere the plain call, as before.
+    /// [`Activation::apply_in_place`] always inlined, for x86-64 kernels: their bodies are
+    /// compiled once per kernel path (`arch::run`), and an out-of-line call runs the baseline
+    /// build's copy, without the path's vectors (the FMA column tiles' epilogue called it per row
+    /// of a tile, the depthwise kernel per plane).
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) fn apply_in_kernel(self, xs: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
         self.apply_each(xs);
-        #[cfg(not(target_arch = "x86_64"))]
-        self.apply_in_place(xs);
     }
 
     /// The body of [`Activation::apply_in_place`].

@@ -269,7 +269,7 @@ fn conv_direct(p: &Conv2d, icg: usize, ocg: usize, x: &[f32], w: &[f32], bias: O
                         let xplane = &x[(n * p.in_channels + g * icg + ic) * in_plane..][..in_plane];
                         accumulate_rows(p, oh, xplane, &wm[ic * ksize * ws..], ws, yrow);
                     }
-                    p.act.apply_in_kernel(yrow);
+                    p.act.apply_in_place(yrow);
                 }
             }
         }

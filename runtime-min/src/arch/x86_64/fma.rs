@@ -25,7 +25,7 @@
 use super::lanes::Lanes;
 use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES, MAX_LANES};
 use crate::conv_shape::{Conv2d, ConvOperands};
-use crate::epilogue::{finish, Bias, Gemm};
+use crate::epilogue::{finish, finish_inlined, Bias, Gemm};
 use crate::util::valid_range;
 
 // The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
@@ -123,7 +123,7 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(g: &Gemm, n_main: usize, a: &[f32], b:
                 S::store(lo, acc_r[0]);
                 S::store(hi, acc_r[1]);
                 if g.epilogue {
-                    finish(crow, g, bias, i0 + r, j0);
+                    finish_inlined(crow, g, bias, i0 + r, j0);
                 }
             }
             j0 += 2 * l;
