@@ -344,7 +344,7 @@ fn no_rewrites_plans_the_graph_as_imported() {
     assert!(with.contains("3 scale/shift step(s) folded into convolution weights"), "{with}");
     assert!(
         without.contains(
-            "activation fusion off, in-place execution off, concat elision off, transpose folding off, scratch fitting off, scheduling off"
+            "activation fusion off, in-place execution off, concat elision off, input/output overlap off, transpose folding off, scratch fitting off, scheduling off, tiling off, row caching off"
         ),
         "{without}"
     );

@@ -29,6 +29,22 @@ pub enum Activation {
     Tanh,
 }
 
+/// The body of [`Activation::apply_in_place`] and [`Activation::apply_in_kernel`]: the match on
+/// the variant once, then the elementwise loop.
+macro_rules! apply_each {
+    ($act:expr, $xs:expr) => {
+        match $act {
+            Activation::None => {}
+            Activation::Relu => map_in_place($xs, relu_f),
+            Activation::Clip { min, max } => map_in_place($xs, |v| clip_f(v, min, max)),
+            Activation::LeakyRelu { alpha } => map_in_place($xs, |v| leaky_relu_f(v, alpha)),
+            Activation::HardSwish => map_in_place($xs, hard_swish_f),
+            Activation::Sigmoid => map_in_place($xs, sigmoid_f),
+            Activation::Tanh => map_in_place($xs, libm::tanhf),
+        }
+    };
+}
+
 impl Activation {
     /// Applies the activation to one value.
     #[inline]
@@ -48,15 +64,19 @@ impl Activation {
     /// on the variant happens once, outside the loop).
     #[inline]
     pub fn apply_in_place(self, xs: &mut [f32]) {
-        match self {
-            Activation::None => {}
-            Activation::Relu => map_in_place(xs, relu_f),
-            Activation::Clip { min, max } => map_in_place(xs, |v| clip_f(v, min, max)),
-            Activation::LeakyRelu { alpha } => map_in_place(xs, |v| leaky_relu_f(v, alpha)),
-            Activation::HardSwish => map_in_place(xs, hard_swish_f),
-            Activation::Sigmoid => map_in_place(xs, sigmoid_f),
-            Activation::Tanh => map_in_place(xs, libm::tanhf),
-        }
+        apply_each!(self, xs)
+    }
+
+    /// [`Activation::apply_in_place`] always inlined, for x86-64 kernels: their bodies are
+    /// compiled once per kernel path (`arch::run`), and an out-of-line call runs the baseline
+    /// build's copy, without the path's vectors (the FMA column tiles' epilogue called it per row
+    /// of a tile, the depthwise kernel per plane). Its own expansion of the body, not a call of
+    /// `apply_in_place`'s: a shared always-inlined body made LLVM inline `apply_in_place`
+    /// everywhere, slower in the row-vector tiles and the implicit convolution.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) fn apply_in_kernel(self, xs: &mut [f32]) {
+        apply_each!(self, xs)
     }
 }
 

@@ -2,7 +2,7 @@
 //! kernels' sources: the portable GEMM's panels (`[f32; 4 * 64]` and `[f32; 64 * 8]`), the
 //! direct convolution's `[f32; 16]`, the FMA panels (`[f32; 32 * 128]`, `[f32; 128 * 12]`,
 //! `[[f32; 32]; 12]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
-//! `usize` and the `Option` tag), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
+//! `usize` and two slices of the arrays), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
 //! `[f32; 64]`, `select_cmp`'s rank-8 walk over five stride sets (62 words), and the int8 kernels'
 //! arrays: the depthwise block (`[i32; 16]`, `[usize; 16]`) and, on 32-bit targets (which may be
 //! Arm cores with the DSP extension), the Arm convolution's windows (`[u32; 2 * 2 * 576 / 4]`) and
@@ -17,7 +17,7 @@ const CORTEX_M: Target = Target::Portable { pointer_bytes: 4 };
 const PORTABLE_PANELS: usize = (4 * 64 + 64 * 8) * 4;
 const DIRECT: usize = 16 * 4;
 const FMA_PANELS: usize = (32 * 128 + 128 * 12 + 12 * 32) * 4;
-const DEPTHWISE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 8;
+const DEPTHWISE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 2 * 16;
 
 #[test]
 fn targets_from_cfg_values() {

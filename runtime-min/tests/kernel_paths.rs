@@ -39,8 +39,9 @@ fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatch
 
 /// Convolutions that reach every kernel of every path: the implicit GEMM (row tiles, inside and
 /// border positions, stride 1, 2, 3), im2col on a narrow output, pointwise, grouped, few output
-/// channels (portable GEMM), 3x3 depthwise on a small plane (padded-plane kernel) and a large
-/// one (row-wise kernel), a 5x5 depthwise (direct convolution).
+/// channels (portable GEMM), 3x3 depthwise on small planes (padded-plane kernel) and a large one
+/// (row-wise kernel), a 5x5 depthwise (direct convolution), 8 output channels (the implicit
+/// GEMM on half a vector of AVX-512).
 fn conv_cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
     vec![
@@ -54,6 +55,11 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 8, 8, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
         conv_params(1, 4, 8, (80, 70), (3, 3), (2, 1), (1, 2), (1, 2, 1, 2), 4, A0),
         conv_params(1, 4, 4, (9, 11), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 4, A0),
+        // 3x3 depthwise as the bands of a tiled layer (no padding rows, or two above).
+        conv_params(1, 6, 6, (9, 7), (3, 3), (1, 1), (1, 1), (0, 1, 0, 1), 6, Relu),
+        conv_params(1, 5, 5, (8, 13), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 5, A0),
+        // 8 output channels (VWW's first convolution): half of an AVX-512 tile.
+        conv_params(1, 3, 8, (21, 48), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, Relu),
     ]
 }
 
@@ -119,9 +125,11 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
 fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
     // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles
     // for the rest; one column with A's rows contiguous: the matrix-vector tiles, then row tiles),
-    // fewer the portable GEMM; every transpose.
+    // fewer the portable GEMM; 8 and 16 rows: column tiles of 4 rows; every transpose.
     for (i, &(m, n, k)) in
-        [(8, 40, 9), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300), (300, 1, 70)].iter().enumerate()
+        [(8, 40, 9), (16, 70, 12), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300), (300, 1, 70)]
+            .iter()
+            .enumerate()
     {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             let p = MatMul {

@@ -28,9 +28,9 @@ pub(crate) const DEPTHWISE_PLANE_MAX: usize = 4096;
 pub(crate) const DEPTHWISE_TILE: usize = 16;
 
 /// Bytes of the 3x3 depthwise kernels' buffers on x86-64: the padded plane and the flattened
-/// output (`f32`), nine tap offsets, the two phase extents and the `Option` tag (all 8-byte
-/// words): 32.2 KiB.
-pub(crate) const DEPTHWISE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 1) * 8;
+/// output (`f32`), and beside them nine tap offsets, the two phase extents and the two slices of
+/// those arrays a layer uses (a pointer and a length each; all 8-byte words): 32.2 KiB.
+pub(crate) const DEPTHWISE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 4) * 8;
 
 /// Bytes of the int8 kernels' staged input rows (`x86_64/int8/band.rs`): the rows a band of
 /// output rows reads, padded and split by column phase. A layer whose single output row needs

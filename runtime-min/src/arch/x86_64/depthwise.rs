@@ -23,10 +23,15 @@ use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_P
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::Bias;
 use crate::util::valid_range;
+use core::mem::MaybeUninit;
+
+/// The padded-plane kernel's two stack arrays (the padded plane, the flattened output), of which
+/// a layer zeroes and uses only a part.
+type Buffers = [[MaybeUninit<f32>; PADDED_PLANE_MAX + TILE]; 2];
 
 // What the kernel facts say [`depthwise_3x3`]'s buffers take (it keeps them even when a plane is
 // too large for them and the row-wise kernel runs).
-const _: () = assert!(core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_BYTES);
+const _: () = assert!(core::mem::size_of::<Buffers>() + core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_BYTES);
 
 /// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
 /// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
@@ -35,7 +40,8 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
     let ConvOperands { ocg, x, w, bias, y, .. } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
-    let mut padded = PaddedPlane::new(p);
+    let mut buffers: Buffers = [[MaybeUninit::uninit(); PADDED_PLANE_MAX + TILE]; 2];
+    let mut padded = PaddedPlane::new(p, &mut buffers);
     for n in 0..p.batch {
         for oc in 0..p.out_channels {
             let xplane = &x[(n * p.in_channels + oc / ocg) * in_plane..][..in_plane];
@@ -49,76 +55,103 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
             let wk = &wk[..];
             match padded.as_mut() {
                 Some(padded) => padded.conv(p, xplane, wk, b, yplane),
-                None => row_wise(p, xplane, wk, b, yplane),
+                None => {
+                    row_wise(p, xplane, wk, b, yplane);
+                    p.act.apply_in_kernel(yplane);
+                }
             }
-            p.act.apply_in_place(yplane);
         }
     }
 }
 
 /// The padded-plane kernel's stack buffers. `plane` holds the zero-padded input plane (input
 /// pixel `(ih, iw)` at padded position `(ih + pad_top, iw + pad_left)`) split into
-/// `stride_h x stride_w` phases: padded position `(r, c)` is row `r / stride_h`, column
-/// `c / stride_w` of phase `(r % stride_h, c % stride_w)`, each phase a `phase_rows x
-/// phase_cols` row-major block. Output `(oh, ow)` then reads tap `(kh, kw)` at
+/// `stride_h x stride_w` phases ([`Phases`]). Output `(oh, ow)` then reads tap `(kh, kw)` at
 /// `oh * phase_cols + ow` plus a fixed offset per tap, so every tap is one contiguous slice over
 /// the flattened output `out[oh * phase_cols + ow]` (columns `ow >= out_w` are computed and
 /// dropped), at any stride.
-struct PaddedPlane {
-    phase_rows: usize,
-    phase_cols: usize,
+///
+/// Both are the parts a layer uses of the caller's [`Buffers`] ([`Phases::plane_len`] and
+/// [`Phases::out_len`] values), zeroed once per call: zeroing the whole arrays (32 KiB, a memset)
+/// took longer than a small layer's arithmetic (MobileNetV2's 6x6 and 3x3 planes, the bands of a
+/// tiled layer) and pushed its input out of the L1 cache.
+struct PaddedPlane<'a> {
+    phases: Phases,
     /// Where tap `(kh, kw)` of output `(0, 0)` is in `plane`: `at(kh * dilation_h, kw * dilation_w)`.
     offsets: [usize; 9],
-    plane: [f32; PADDED_PLANE_MAX + TILE],
-    out: [f32; PADDED_PLANE_MAX + TILE],
+    plane: &'a mut [f32],
+    out: &'a mut [f32],
 }
 
-impl PaddedPlane {
-    /// The buffers for convolution `p` (zeroed once: only the input pixels change between
-    /// planes), or `None` if its padded plane exceeds [`PADDED_PLANE_MAX`].
+/// The phase blocks of a padded plane: padded position `(r, c)` is row `r / stride_h`, column
+/// `c / stride_w` of phase `(r % stride_h, c % stride_w)`, each phase a `rows x cols` row-major
+/// block.
+#[derive(Clone, Copy)]
+struct Phases {
+    rows: usize,
+    cols: usize,
+}
+
+impl Phases {
+    /// Index in the plane of padded position `(r, c)`.
     #[inline(always)]
-    fn new(p: &Conv2d) -> Option<Self> {
+    fn at(self, p: &Conv2d, r: usize, c: usize) -> usize {
+        let phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
+        (phase * self.rows + r / p.stride_h) * self.cols + c / p.stride_w
+    }
+
+    /// The plane's values the outputs read: the phases, plus the slack of one tile (read by the
+    /// last tile at the last phases' offsets, for outputs that are dropped).
+    #[inline(always)]
+    fn plane_len(self, p: &Conv2d) -> usize {
+        p.stride_h * p.stride_w * self.rows * self.cols + TILE
+    }
+
+    /// The flattened outputs, in whole tiles (never more than [`Phases::plane_len`]).
+    #[inline(always)]
+    fn out_len(self, p: &Conv2d) -> usize {
+        ((p.out_h - 1) * self.cols + p.out_w).next_multiple_of(TILE)
+    }
+}
+
+impl<'a> PaddedPlane<'a> {
+    /// The buffers for convolution `p` in `buffers` (zeroed once: only the input pixels change
+    /// between planes), or `None` if its padded plane exceeds [`PADDED_PLANE_MAX`].
+    #[inline(always)]
+    fn new(p: &Conv2d, buffers: &'a mut Buffers) -> Option<Self> {
         // The padded extent read by the outputs, split into phases.
-        let phase_rows = ((p.out_h - 1) * p.stride_h + 2 * p.dilation_h + 1).div_ceil(p.stride_h);
-        let phase_cols = ((p.out_w - 1) * p.stride_w + 2 * p.dilation_w + 1).div_ceil(p.stride_w);
-        let size = p.stride_h * p.stride_w * phase_rows * phase_cols;
-        if size > PADDED_PLANE_MAX {
+        let rows = ((p.out_h - 1) * p.stride_h + 2 * p.dilation_h + 1).div_ceil(p.stride_h);
+        let cols = ((p.out_w - 1) * p.stride_w + 2 * p.dilation_w + 1).div_ceil(p.stride_w);
+        let phases = Phases { rows, cols };
+        if phases.plane_len(p) > PADDED_PLANE_MAX + TILE {
             return None;
         }
-        let mut padded = PaddedPlane {
-            phase_rows,
-            phase_cols,
-            offsets: [0; 9],
-            plane: [0.0; PADDED_PLANE_MAX + TILE],
-            out: [0.0; PADDED_PLANE_MAX + TILE],
-        };
-        padded.offsets = core::array::from_fn(|t| padded.at(p, t / 3 * p.dilation_h, t % 3 * p.dilation_w));
-        Some(padded)
+        let [plane, out] = buffers;
+        Some(PaddedPlane {
+            phases,
+            offsets: core::array::from_fn(|t| phases.at(p, t / 3 * p.dilation_h, t % 3 * p.dilation_w)),
+            plane: zeroed(plane, phases.plane_len(p)),
+            out: zeroed(out, phases.out_len(p)),
+        })
     }
 
-    /// Index in `plane` of padded position `(r, c)`.
-    #[inline(always)]
-    fn at(&self, p: &Conv2d, r: usize, c: usize) -> usize {
-        let phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
-        (phase * self.phase_rows + r / p.stride_h) * self.phase_cols + c / p.stride_w
-    }
-
-    /// One output plane before the activation: `yplane = b + conv(xplane, wk)`.
+    /// One output plane: `yplane = act(b + conv(xplane, wk))`.
     #[inline(always)]
     fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
-        let (sh, sw) = (p.stride_h, p.stride_w);
+        let (sh, sw, ph) = (p.stride_h, p.stride_w, self.phases);
+        let (plane, out) = (&mut *self.plane, &mut *self.out);
         // Input rows and columns that some output reads (the rest would land past the extent).
-        let in_rows = p.in_h.min((self.phase_rows * sh).saturating_sub(p.pad_top));
-        let in_cols = p.in_w.min((self.phase_cols * sw).saturating_sub(p.pad_left));
+        let in_rows = p.in_h.min((ph.rows * sh).saturating_sub(p.pad_top));
+        let in_cols = p.in_w.min((ph.cols * sw).saturating_sub(p.pad_left));
         // Input columns iw0, iw0 + sw, ... land in one phase row, contiguous; the phase row of
         // padded row r is tracked as (r % sh, r / sh) without divisions.
-        let row_phase = sw * self.phase_rows * self.phase_cols;
+        let row_phase = sw * ph.rows * ph.cols;
         for iw0 in 0..sw.min(in_cols) {
             let count = (in_cols - iw0).div_ceil(sw);
-            let mut start = self.at(p, p.pad_top, iw0 + p.pad_left);
+            let mut start = ph.at(p, p.pad_top, iw0 + p.pad_left);
             let mut phase_row = p.pad_top % sh;
             for xrow in xplane.chunks_exact(p.in_w).take(in_rows) {
-                let (dst, src) = (&mut self.plane[start..][..count], &xrow[iw0..in_cols]);
+                let (dst, src) = (&mut plane[start..][..count], &xrow[iw0..in_cols]);
                 match sw {
                     1 => copy_short(dst, src),
                     2 => copy_every::<2>(dst, src),
@@ -128,28 +161,40 @@ impl PaddedPlane {
                 if phase_row == sh {
                     // Back to the first row phase, one row further down.
                     phase_row = 0;
-                    start = start + self.phase_cols - (sh - 1) * row_phase;
+                    start = start + ph.cols - (sh - 1) * row_phase;
                 } else {
                     start += row_phase;
                 }
             }
         }
         let w: [f32; 9] = wk.try_into().unwrap();
-        let len = ((p.out_h - 1) * self.phase_cols + p.out_w).next_multiple_of(TILE);
-        for (i, out) in self.out[..len].chunks_exact_mut(TILE).enumerate() {
+        for (i, out) in out.chunks_exact_mut(TILE).enumerate() {
             let mut acc = [b; TILE];
             for (&wt, &off) in w.iter().zip(&self.offsets) {
-                let xs: &[f32; TILE] = self.plane[i * TILE + off..][..TILE].try_into().unwrap();
+                let xs: &[f32; TILE] = plane[i * TILE + off..][..TILE].try_into().unwrap();
                 for (a, &v) in acc.iter_mut().zip(xs) {
                     *a += wt * v;
                 }
             }
+            // The activation of every output here, where the values are in registers (the
+            // dropped columns' too).
+            p.act.apply_in_kernel(&mut acc);
             out.copy_from_slice(&acc);
         }
-        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(self.out.chunks(self.phase_cols)) {
+        for (yrow, out) in yplane.chunks_exact_mut(p.out_w).zip(out.chunks(ph.cols)) {
             copy_short(yrow, out);
         }
     }
+}
+
+/// The first `len` floats of `buf`, zeroed (only what a layer uses is written).
+#[inline(always)]
+fn zeroed(buf: &mut [MaybeUninit<f32>], len: usize) -> &mut [f32] {
+    let buf = &mut buf[..len];
+    buf.fill(MaybeUninit::new(0.0));
+    // SAFETY: every element of `buf` was just initialised, and `MaybeUninit<f32>` has the layout
+    // of `f32`.
+    unsafe { &mut *(buf as *mut [MaybeUninit<f32>] as *mut [f32]) }
 }
 
 /// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised

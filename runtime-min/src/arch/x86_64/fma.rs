@@ -25,15 +25,21 @@
 use super::lanes::Lanes;
 use crate::arch::x86_64_facts::{FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB, FMA_PANELS_BYTES, MAX_LANES};
 use crate::conv_shape::{Conv2d, ConvOperands};
-use crate::epilogue::{finish, Bias, Gemm};
+use crate::epilogue::{finish, finish_inlined, Bias, Gemm};
 use crate::util::valid_range;
 
 // The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
 // narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
 // widest row-vector tile.
 
-/// Rows of the column-vector tile ([`gemm_cols`]).
+/// Rows of the column-vector tile ([`gemm_cols`]); [`MN_SHORT`] for the few products whose rows
+/// it would leave a short last block.
 const MN: usize = 6;
+
+/// Rows of the column-vector tile for products of fewer than 24 rows that are a multiple of it
+/// and not of [`MN`] (8, 16, 20: MobileNetV2's projections to 8 and 16 channels), whose last block
+/// of `MN` rows would compute rows that are never stored (8 rows as 6 + 2 computed 12).
+const MN_SHORT: usize = 4;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
@@ -57,7 +63,10 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
         false => 0,
     };
     if n_main > 0 {
-        gemm_cols::<S>(g, n_main, a, b, bias, c);
+        match g.m < 24 && !g.m.is_multiple_of(MN) && g.m.is_multiple_of(MN_SHORT) {
+            true => gemm_cols::<S, MN_SHORT>(g, n_main, a, b, bias, c),
+            false => gemm_cols::<S, MN>(g, n_main, a, b, bias, c),
+        }
     }
     if n_main < g.n {
         let rest = Gemm { n: g.n - n_main, ..*g };
@@ -75,21 +84,22 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
 /// about 10% slower.
 const COLS_MAX_K_STRIDED: usize = 64;
 
-/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `MN` rows by two vectors of
-/// columns: every step broadcasts one value of each of `MN` rows of A and multiplies two vectors
+/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows ([`MN`] or [`MN_SHORT`]) by two vectors of
+/// columns: every step broadcasts one value of each of `ROWS` rows of A and multiplies two vectors
 /// of a row of B. Needs `b_cs == 1`; A's rows any stride.
 #[inline(always)]
-fn gemm_cols<S: Lanes>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+fn gemm_cols<S: Lanes, const ROWS: usize>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let (k, l) = (g.k, S::L);
     let mut i0 = 0;
     while i0 < g.m {
-        let mr = MN.min(g.m - i0);
+        let mr = ROWS.min(g.m - i0);
         // Rows past `mr` repeat the last one: computed, never stored. Row `r`'s value at depth
         // `kk` is `rows[r][kk * a_cs]`.
-        let rows: [&[f32]; MN] = core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
+        let rows: [&[f32]; ROWS] =
+            core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
         let mut j0 = 0;
         while j0 < n_main {
-            let mut acc = [[S::zero(); 2]; MN];
+            let mut acc = [[S::zero(); 2]; ROWS];
             if g.add_to_c {
                 for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
                     let (lo, hi) = c[(i0 + r) * g.c_rs + j0..][..2 * l].split_at(l);
@@ -113,12 +123,12 @@ fn gemm_cols<S: Lanes>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias
                 S::store(lo, acc_r[0]);
                 S::store(hi, acc_r[1]);
                 if g.epilogue {
-                    finish(crow, g, bias, i0 + r, j0);
+                    finish_inlined(crow, g, bias, i0 + r, j0);
                 }
             }
             j0 += 2 * l;
         }
-        i0 += MN;
+        i0 += ROWS;
     }
 }
 
