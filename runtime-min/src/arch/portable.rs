@@ -6,7 +6,6 @@
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{ChannelQuant, QuantElem};
 
 /// The only path.
 #[inline(always)]
@@ -67,19 +66,23 @@ pub(super) fn quant_kernels(_path: KernelPath) -> &'static str {
 }
 
 /// No int8 kernels of a run-time path: [`quant_conv2d`], [`quant_depthwise_conv2d`] and
-/// [`quant_fully_connected`] (for any layer parameters `P`) say "not here".
+/// [`quant_fully_connected`] (for any layer parameters `P`) say "not here" (not built where
+/// `cfg(arm_dsp)` is set: `arch/arm/` has them there).
+#[cfg(not(arm_dsp))]
 #[inline(always)]
-pub(super) fn no_quant_kernel<P, T: QuantElem>(
+pub(super) fn no_quant_kernel<P, T: crate::quant::QuantElem>(
     _path: KernelPath,
     _p: &P,
     _x: &[T],
     _w: &[i8],
-    _q: &ChannelQuant,
+    _q: &crate::quant::ChannelQuant,
     _y: &mut [T],
 ) -> bool {
     false
 }
 
-pub(super) use no_quant_kernel as quant_conv2d;
-pub(super) use no_quant_kernel as quant_depthwise_conv2d;
-pub(super) use no_quant_kernel as quant_fully_connected;
+#[cfg(not(arm_dsp))]
+pub(super) use self::{
+    no_quant_kernel as quant_conv2d, no_quant_kernel as quant_depthwise_conv2d,
+    no_quant_kernel as quant_fully_connected,
+};
