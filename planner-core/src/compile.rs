@@ -46,15 +46,33 @@ impl Compiled {
 /// budgets. A panic inside a dependency (the ONNX loader) is caught and returned as
 /// [`CompileError::InvalidModel`], so that no front end crashes on a hostile model. Paths in
 /// errors are the path as the user wrote it ([`Request::shown_path`](crate::request::Request)).
+///
+/// Patch-based execution declines a tiling that saves less than
+/// [`Optimizations::tile_min_gain_percent`](crate::optimize::Optimizations) of the arena; when the
+/// `sram` budget is exceeded without it, the model is compiled again with any gain kept, and that
+/// compilation (fitting or not) is the result.
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
         request.check_pools()?;
-        let compiled = match request.bound()? {
-            None => Compiled::Fixed(Box::new(compile_fixed(request, &request.planned_inputs())?)),
-            Some(bound) => Compiled::Bounded(Box::new(crate::dynamic::compile(request, &bound)?)),
-        };
-        crate::budget::check(compiled.program(), request.sram, request.flash)?;
-        Ok(compiled)
+        let compiled = compile_shapes(request)?;
+        match crate::budget::check(compiled.program(), request.sram, request.flash) {
+            Err(CompileError::SramBudget { .. }) if compiled.program().optimizations.1.tile_declined.is_some() => {
+                let mut any_gain = request.clone();
+                any_gain.optimizations.tile_min_gain_percent = 0;
+                let compiled = compile_shapes(&any_gain)?;
+                crate::budget::check(compiled.program(), request.sram, request.flash)?;
+                Ok(compiled)
+            }
+            checked => checked.map(|()| compiled),
+        }
     };
     catching(&request.path, compile).map_err(|e| e.with_model_path(&request.shown_path))
+}
+
+/// `request` compiled at its fixed shapes, or at every length of its bounded dimension.
+fn compile_shapes(request: &crate::request::Request) -> Result<Compiled, CompileError> {
+    Ok(match request.bound()? {
+        None => Compiled::Fixed(Box::new(compile_fixed(request, &request.planned_inputs())?)),
+        Some(bound) => Compiled::Bounded(Box::new(crate::dynamic::compile(request, &bound)?)),
+    })
 }

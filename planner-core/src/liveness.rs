@@ -136,16 +136,45 @@ impl Sharing {
         }
     }
 
-    /// The tensor owning each view root's buffer: the input an in-place chain started from, an
-    /// elided concatenation's output for its parts, an overlapped step's output for its input. Linear: each decision points a fresh root at
-    /// an owner that is already final.
-    pub fn owners(&self, g: &Graph, uses: &Uses) -> Vec<TensorId> {
-        let mut owner: Vec<TensorId> = (0..g.tensors.len()).collect();
-        for (t, part) in self.part_of.iter().enumerate() {
-            if let Some((concat, _)) = part {
-                owner[t] = *concat;
+    /// Where each tensor's bytes are, following [`Sharing::part_of`] to the end: the tensor at
+    /// the top of its chain of links and the byte offset from that tensor's start. A part of a
+    /// part (an elided concatenation's input whose output is itself an input of an elided
+    /// concatenation, as when patch-based execution tiles a band again) adds up the offsets.
+    /// Linear: each link is followed once.
+    pub fn placement(&self) -> Vec<(TensorId, u64)> {
+        let mut placed: Vec<Option<(TensorId, u64)>> = vec![None; self.part_of.len()];
+        let mut path = Vec::new();
+        for t in 0..self.part_of.len() {
+            // Up the links to a tensor already placed or stored in no other one.
+            let mut top = t;
+            while placed[top].is_none() {
+                match self.part_of[top] {
+                    Some((whole, _)) => {
+                        path.push(top);
+                        top = whole;
+                    }
+                    None => {
+                        placed[top] = Some((top, 0));
+                        break;
+                    }
+                }
+            }
+            let (owner, mut offset) = placed[top].expect("placed above");
+            // Back down, nearest the top first.
+            while let Some(p) = path.pop() {
+                offset += self.part_of[p].map_or(0, |(_, off)| off);
+                placed[p] = Some((owner, offset));
             }
         }
+        placed.into_iter().map(|p| p.expect("every tensor placed")).collect()
+    }
+
+    /// The tensor owning each view root's buffer: the input an in-place chain started from, an
+    /// elided concatenation's output for its parts (the outermost one for parts of parts), an
+    /// overlapped step's output for its input. Linear: each decision points a fresh root at an
+    /// owner that is already final.
+    pub fn owners(&self, g: &Graph, uses: &Uses) -> Vec<TensorId> {
+        let mut owner: Vec<TensorId> = self.placement().into_iter().map(|(o, _)| o).collect();
         for (i, n) in g.nodes.iter().enumerate() {
             if let Some(k) = self.in_place[i] {
                 owner[uses.roots[n.output]] = owner[uses.roots[n.inputs[k]]];
@@ -161,6 +190,7 @@ impl Sharing {
 pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
     let n = g.tensors.len();
     let owner = sharing.owners(g, uses);
+    let placement = sharing.placement();
     let output_index = {
         let mut index = vec![None; n];
         for (j, &o) in g.outputs.iter().enumerate() {
@@ -178,7 +208,7 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
         if uses.roots[t] != t {
             continue;
         }
-        let offset = sharing.part_of[t].map_or(0, |(_, off)| off);
+        let offset = placement[t].1;
         extent[o] = extent[o].max(offset + g.tensors[t].bytes());
         if let Some(p) = uses.producer[t] {
             born[o] = Some(born[o].map_or(p, |b: usize| b.min(p)));
@@ -222,7 +252,7 @@ pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
     for t in 0..n {
         storage[t] = storage[owner[uses.roots[t]]];
     }
-    let offset_in_buffer = (0..n).map(|t| sharing.part_of[uses.roots[t]].map_or(0, |(_, off)| off)).collect();
+    let offset_in_buffer = (0..n).map(|t| placement[uses.roots[t]].1).collect();
     Liveness {
         storage,
         problem,

@@ -176,13 +176,18 @@ pub(crate) fn gemm(kernels: Kernels, g: &Gemm, a: &[f32], b: &[f32], bias: Bias,
     }
 }
 
-/// The portable path (`g.k > 0`): dot products when B's columns are contiguous along `k`, else the
-/// register-tiled kernel. The choice never depends on A's strides, so a product gives the same bits
-/// whichever layout its A operand has (a folded transpose, weights packed at build time).
+/// The portable path (`g.k > 0`): dot products when B's columns are contiguous along `k` (a
+/// transposed B), else the register-tiled kernel, or for one column of a row-major B the same
+/// k-ascending chain per output ([`gemm_column`]). The choice never depends on A's strides, so a
+/// product gives the same bits whichever layout its A operand has (a folded transpose, weights
+/// packed at build time), nor on the number of columns of a row-major B, so a convolution gives
+/// the same bits at one output position as at many (a band of one row in patch-based execution).
 #[cfg_attr(target_arch = "x86_64", inline(always))]
 pub(crate) fn gemm_portable(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    if g.b_rs == 1 && (g.b_cs != 1 || g.n == 1) {
+    if g.b_rs == 1 && g.b_cs != 1 {
         gemm_dot(g, a, b, bias, c);
+    } else if g.n == 1 {
+        gemm_column(g, a, b, bias, c);
     } else if g.b_cs == 1 {
         let m_main = g.m - g.m % MR;
         gemm_tiled(g, m_main, a, b, bias, c);
@@ -206,6 +211,24 @@ fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
         }
         if g.epilogue {
             finish(crow, g, bias, i, 0);
+        }
+    }
+}
+
+/// C of one column: each output the k-ascending chain of multiply-adds the register tiles and
+/// [`gemm_axpy_row`] compute for every column (a lane-parallel dot product would sum in another
+/// order).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
+fn gemm_column(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    for i in 0..g.m {
+        let cv = &mut c[i * g.c_rs..][..1];
+        let mut acc = if g.add_to_c { cv[0] } else { 0.0 };
+        for kk in 0..g.k {
+            acc += a[i * g.a_rs + kk * g.a_cs] * b[kk * g.b_rs];
+        }
+        cv[0] = acc;
+        if g.epilogue {
+            finish(cv, g, bias, i, 0);
         }
     }
 }

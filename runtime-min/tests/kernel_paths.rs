@@ -200,3 +200,51 @@ fn forcing_an_unsupported_path_is_refused_and_changes_nothing() {
     assert_eq!(kernel_path(), KernelPath::Portable);
     assert_eq!(force_kernel_path(detected_kernel_path()), Ok(KernelPath::Portable));
 }
+
+/// What patch-based execution relies on: a convolution run on a band of output rows (its input
+/// rows with the halo, top padding only on the first band) gives, on every path and with the
+/// scratch the band's own shape prefers, the bits of the same rows of the whole convolution, down
+/// to bands of one output position. A product of one column used to take lane-parallel dot
+/// products on the portable path (another summation order): the random rewrite graphs found it.
+#[test]
+fn a_band_of_output_rows_gives_the_bits_of_the_whole_convolution() {
+    // 9 -> 3 channels, 3x3, padding 1, one column (every one-row band is one position), and a
+    // strided 2-column case.
+    let cases = [
+        conv_params(1, 9, 3, (12, 1), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::None),
+        conv_params(1, 4, 16, (13, 2), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu),
+    ];
+    for full in cases {
+        let mut rng = Rng::new(31);
+        let x = rng.vec(full.in_channels * full.in_h * full.in_w);
+        let w = rng.vec(full.out_channels * full.in_channels * 9);
+        let b = rng.vec(full.out_channels);
+        for (path, same) in on_each_path(|| {
+            let whole = run_conv(&full, &x, &w, &b);
+            let mut same = true;
+            for rows in [1, 2, 3] {
+                for r0 in (0..full.out_h).step_by(rows) {
+                    let r1 = (r0 + rows).min(full.out_h);
+                    let first = (r0 * full.stride_h) as isize - full.pad_top as isize;
+                    let (lo, hi) =
+                        (first.max(0) as usize, ((r1 - 1) * full.stride_h + 3 - full.pad_top).min(full.in_h));
+                    let band =
+                        Conv2d { in_h: hi - lo, out_h: r1 - r0, pad_top: (lo as isize - first) as usize, ..full };
+                    let plane =
+                        |c: usize| x[(c * full.in_h + lo) * full.in_w..(c * full.in_h + hi) * full.in_w].to_vec();
+                    let xb: Vec<f32> = (0..full.in_channels).flat_map(plane).collect();
+                    let yb = run_conv(&band, &xb, &w, &b);
+                    let out = |c: usize, r: usize| &whole[(c * full.out_h + r) * full.out_w..][..full.out_w];
+                    same &= (0..full.out_channels).all(|c| {
+                        (r0..r1).all(|r| {
+                            bits(&yb[(c * (r1 - r0) + r - r0) * full.out_w..][..full.out_w]) == bits(out(c, r))
+                        })
+                    });
+                }
+            }
+            same
+        }) {
+            assert!(same, "{path:?}: a band's bits differ from the whole convolution's ({full:?})");
+        }
+    }
+}

@@ -33,7 +33,13 @@ const MAX_PATTERNS: usize = 8;
 /// Writes `rewrite_graphs.rs`.
 pub fn write(out: &Out) {
     let dir = model_dir(out, "rewrites");
-    let optimized = Optimizations { fit_scratch: false, fold_scale_shift: false, ..Default::default() };
+    let optimized = Optimizations {
+        fit_scratch: false,
+        fold_scale_shift: false,
+        // Every tiling the search finds, however small its gain, so that the bands are exercised.
+        tile_min_gain_percent: 0,
+        ..Default::default()
+    };
     let folding = Optimizations { fold_scale_shift: true, ..optimized };
     let mut modules = TokenStream::new();
     let mut rows = Vec::new();

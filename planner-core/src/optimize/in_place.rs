@@ -21,12 +21,7 @@ pub fn choose_in_place(g: &Graph, uses: &Uses, sharing: &mut Sharing) -> usize {
     };
     // The owner of each view root's buffer so far: decisions only ever point a fresh output root
     // at an input's owner, which is final, so each lookup is one step.
-    let mut owner: Vec<TensorId> = (0..g.tensors.len()).collect();
-    for (t, part) in sharing.part_of.iter().enumerate() {
-        if let Some((concat, _)) = part {
-            owner[t] = *concat;
-        }
-    }
+    let mut owner = sharing.owners(g, uses);
     let mut chosen_steps = 0;
     for (i, n) in g.nodes.iter().enumerate() {
         let out = uses.roots[n.output];

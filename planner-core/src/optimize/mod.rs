@@ -89,12 +89,22 @@ macro_rules! rewrites {
             /// percent of the model's (default [`tile::DEFAULT_EXTRA_MACS_PERCENT`]).
             #[serde(default = "default_tile_extra_macs")]
             pub tile_extra_macs_percent: u32,
+            /// The least share of the lower bound, in percent, a tiling must save to be kept
+            /// (default [`tile::MIN_GAIN_PERCENT`]; 0 keeps any gain): a smaller gain is not worth
+            /// the band copies and the shorter kernel calls, unless the SRAM budget needs it
+            /// ([`crate::compile::compile_model`] then compiles again with 0).
+            #[serde(default = "default_tile_min_gain")]
+            pub tile_min_gain_percent: u32,
         }
 
         impl Optimizations {
             /// Every rewrite off: the graph exactly as imported.
             pub const NONE: Optimizations =
-                Optimizations { $( $key: false, )* tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT };
+                Optimizations {
+                    $( $key: false, )*
+                    tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT,
+                    tile_min_gain_percent: tile::MIN_GAIN_PERCENT,
+                };
 
             /// Every rewrite, in report order, with its key, doc and default.
             pub const REWRITES: &'static [Rewrite] = &[
@@ -133,7 +143,11 @@ macro_rules! rewrites {
 
         impl Default for Optimizations {
             fn default() -> Self {
-                Optimizations { $( $key: $default, )* tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT }
+                Optimizations {
+                    $( $key: $default, )*
+                    tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT,
+                    tile_min_gain_percent: tile::MIN_GAIN_PERCENT,
+                }
             }
         }
 
@@ -266,11 +280,23 @@ pub struct Applied {
     /// The bound on extra MACs tiling searched within ([`Optimizations::tile_extra_macs_percent`]).
     #[serde(default = "default_tile_extra_macs")]
     pub tile_bound_percent: u32,
+    /// The best tiling found when it saved less than [`Optimizations::tile_min_gain_percent`] of
+    /// the lower bound and was not kept.
+    #[serde(default)]
+    pub tile_declined: Option<tile::Tiled>,
+    /// That least gain, in percent.
+    #[serde(default = "default_tile_min_gain")]
+    pub tile_min_gain_percent: u32,
 }
 
 /// [`tile::DEFAULT_EXTRA_MACS_PERCENT`], for fields read from files that lack them.
 fn default_tile_extra_macs() -> u32 {
     tile::DEFAULT_EXTRA_MACS_PERCENT
+}
+
+/// [`tile::MIN_GAIN_PERCENT`], for fields read from files that lack them.
+fn default_tile_min_gain() -> u32 {
+    tile::MIN_GAIN_PERCENT
 }
 
 impl Applied {
@@ -299,9 +325,15 @@ impl Applied {
                 t.extra_macs,
                 100.0 * t.extra_macs as f64 / t.macs.max(1) as f64
             ),
-            None => {
-                format!("no chain tiled (none lowered the lower bound within {}% extra MACs)", self.tile_bound_percent)
-            }
+            None => match self.tile_declined {
+                Some(t) => format!(
+                    "no chain tiled (the best tiling, {} chain(s) in {} bands, lowered the lower bound only from {} to {} bytes, less than the {}% worth its time; an sram budget that needs it gets it)",
+                    t.chains, t.bands, t.lower_bounds.0, t.lower_bounds.1, self.tile_min_gain_percent
+                ),
+                None => {
+                    format!("no chain tiled (none lowered the lower bound within {}% extra MACs)", self.tile_bound_percent)
+                }
+            },
         }
     }
 
@@ -414,7 +446,13 @@ pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, L
     let (graph, live) = schedule(tiled, &Optimizations { tile: false, ..*o }, applied);
     let after = plan::lower_bound(&live.problem).bytes;
     applied.schedule_lower_bounds = bounds;
-    applied.tiled = Some(tile::Tiled { lower_bounds: (t.lower_bounds.0, after), ..t });
+    let t = tile::Tiled { lower_bounds: (t.lower_bounds.0, after), ..t };
+    applied.tile_min_gain_percent = o.tile_min_gain_percent;
+    if !t.saves(o.tile_min_gain_percent) {
+        applied.tile_declined = Some(t);
+        return best;
+    }
+    applied.tiled = Some(t);
     (graph, live)
 }
 

@@ -176,6 +176,55 @@ fn an_elided_concat_has_its_inputs_written_into_its_output() {
     assert_eq!((l.elided.iter().filter(|&&e| e).count(), l.problem.buffers.len()), (0, 3));
 }
 
+/// `concat_graph`'s concatenation `c = concat(a, b)` as the first input of an outer one, `f =
+/// concat(c, e)` with `e = relu(x)` computed between them, and `d = relu(f)` the output (what
+/// patch-based execution makes when it tiles a band again): `a`, `b` and `e` are then parts of
+/// `f`, `a` and `b` through `c`.
+fn nested_concat_graph() -> Graph {
+    let mut g = concat_graph();
+    let (x, c, d) = (0, 3, 4);
+    let e = g.add_tensor("e", vec![8], DType::F32, TensorKind::Activation);
+    let f = g.add_tensor("f", vec![16], DType::F32, TensorKind::Activation);
+    g.tensors[d].shape = vec![16];
+    // `c`'s 8 elements first, `e`'s 8 after them.
+    let whole = |input: usize| StridedCopy {
+        input,
+        shape: vec![8],
+        src_offset: 0,
+        src_strides: vec![1],
+        dst_offset: input * 8,
+        dst_strides: vec![1],
+    };
+    g.nodes.truncate(3);
+    g.nodes.push(Node::new("e", Op::Unary(Unary::Relu), vec![x], e));
+    g.nodes.push(Node::new("f", Op::Copy(Copies(vec![whole(0), whole(1)])), vec![c, e], f));
+    g.nodes.push(Node::new("d", Op::Unary(Unary::Relu), vec![f], d));
+    g
+}
+
+#[test]
+fn a_part_of_an_elided_part_is_placed_at_the_sum_of_its_offsets() {
+    let mut g = nested_concat_graph();
+    bind_outputs(&mut g);
+    let o = Optimizations { elide_concat: true, ..Optimizations::NONE };
+    let l = storage(&g, &o);
+    let (a, b, c, e, f) = (1, 2, 3, 5, 6);
+    assert_eq!(l.elided, [false, false, true, false, true, false]);
+    assert_eq!(l.problem.buffers.len(), 1, "one buffer: the outer concatenation's");
+    assert!([a, b, c, e].iter().all(|&t| l.storage[t] == l.storage[f]));
+    // a at 0 and b at 16 inside c, which is at 0 inside f; e at 32.
+    let at = [a, b, c, e, f].map(|t| l.offset_in_buffer[t]);
+    assert_eq!(at, [0, 16, 0, 32, 0]);
+    assert_eq!(l.problem.buffers[0].size, 64);
+    assert_eq!(l.problem.buffers[0].lifetime, Lifetime::new(0, 5), "born with a, the first part of a part");
+    crate::verify::verify_in_place(&g, &l).unwrap();
+
+    // `b` placed where `c` says but not where `f` puts `c` is caught.
+    let mut bad = l.clone();
+    (bad.offset_in_buffer[c], bad.offset_in_buffer[a], bad.offset_in_buffer[b]) = (32, 0, 16);
+    assert!(crate::verify::verify_in_place(&g, &bad).is_err());
+}
+
 #[test]
 fn the_storage_verifier_rejects_sharing_that_is_not_in_place() {
     let mut g = chain_with_view();
