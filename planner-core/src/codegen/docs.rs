@@ -173,10 +173,19 @@ fn pools_doc(p: &Program) -> String {
     s
 }
 
-/// The message of the const assertion `ARENA_BYTES <= sram`.
+/// The message of the const assertion `ARENA_BYTES <= sram` (a budget the macro could not
+/// evaluate, so the planner did not see it): names a tiling declined for its small gain, which a
+/// budget the planner sees would have taken.
 pub fn sram_assert_message(p: &Program) -> String {
+    let a = &p.optimizations.1;
+    let declined = a.tile_declined.map_or(String::new(), |t| {
+        format!(
+            "; patch-based execution would lower the bound to {} bytes, a gain under the {}% it takes unasked: write `sram` as a literal so that the build can take it",
+            t.lower_bounds.1, a.tile_min_gain_percent
+        )
+    });
     format!(
-        "sramfit: the model needs an arena of {} bytes, more than the `sram` budget (lower bound for this schedule: {} bytes, peak at step {})",
+        "sramfit: the model needs an arena of {} bytes, more than the `sram` budget (lower bound for this schedule: {} bytes, peak at step {}{declined})",
         p.plan.arena_bytes, p.plan.lower_bound.bytes, p.plan.lower_bound.step
     )
 }
