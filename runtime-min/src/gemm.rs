@@ -220,13 +220,19 @@ fn gemm_dot(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
 /// order).
 #[cfg_attr(target_arch = "x86_64", inline(always))]
 fn gemm_column(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
+    let b = &b[..(g.k - 1) * g.b_rs + 1];
+    let chain = |acc: f32, (&x, &y): (&f32, &f32)| acc + x * y;
     for i in 0..g.m {
+        let arow = &a[i * g.a_rs..][..(g.k - 1) * g.a_cs + 1];
         let cv = &mut c[i * g.c_rs..][..1];
-        let mut acc = if g.add_to_c { cv[0] } else { 0.0 };
-        for kk in 0..g.k {
-            acc += a[i * g.a_rs + kk * g.a_cs] * b[kk * g.b_rs];
-        }
-        cv[0] = acc;
+        let start = if g.add_to_c { cv[0] } else { 0.0 };
+        // Contiguous operands (the usual case) without strided iterators: no index arithmetic in
+        // the loop, which cores without an FPU pay for beside each soft-float call.
+        cv[0] = match (g.a_cs, g.b_rs) {
+            (1, 1) => arow.iter().zip(b).fold(start, chain),
+            (1, _) => arow.iter().zip(b.iter().step_by(g.b_rs)).fold(start, chain),
+            _ => arow.iter().step_by(g.a_cs).zip(b.iter().step_by(g.b_rs)).fold(start, chain),
+        };
         if g.epilogue {
             finish(cv, g, bias, i, 0);
         }
