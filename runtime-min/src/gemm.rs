@@ -226,12 +226,12 @@ fn gemm_column(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
         let arow = &a[i * g.a_rs..][..(g.k - 1) * g.a_cs + 1];
         let cv = &mut c[i * g.c_rs..][..1];
         let start = if g.add_to_c { cv[0] } else { 0.0 };
-        // Contiguous operands (the usual case) without strided iterators: no index arithmetic in
-        // the loop, which cores without an FPU pay for beside each soft-float call.
+        // Contiguous operands (the usual case) zipped: no index arithmetic in the loop, which
+        // cores without an FPU pay for beside each soft-float call. Any other strides, 0 (a
+        // broadcast operand) among them, indexed.
         cv[0] = match (g.a_cs, g.b_rs) {
             (1, 1) => arow.iter().zip(b).fold(start, chain),
-            (1, _) => arow.iter().zip(b.iter().step_by(g.b_rs)).fold(start, chain),
-            _ => arow.iter().step_by(g.a_cs).zip(b.iter().step_by(g.b_rs)).fold(start, chain),
+            (a_cs, b_rs) => (0..g.k).map(|kk| (&arow[kk * a_cs], &b[kk * b_rs])).fold(start, chain),
         };
         if g.epilogue {
             finish(cv, g, bias, i, 0);

@@ -193,3 +193,30 @@ fn wide_c_row_stride() {
     let p = MatMul { a_row_stride: k + 3, b_row_stride: n + 2, ..p };
     run(&p, true, 701, m * (k + 3), k * (n + 2), 3 * n * m);
 }
+
+/// A product of one column whose operands repeat along `k` (stride 0: a broadcast input): every
+/// path, the one-column chain among them, reads them in place (the random rewrite graphs found a
+/// one-column product with a zero stride that panicked).
+#[test]
+fn one_column_with_broadcast_operands() {
+    let (m, k) = (5, 7);
+    for (a_cs, b_rs, a_len, b_len) in [(1, 0, m * k, 1), (0, 1, m, k), (0, 0, m, 1)] {
+        let p = MatMul {
+            batch: [1, 1, 1, 1],
+            a_batch_strides: [0; 4],
+            b_batch_strides: [0; 4],
+            c_batch_strides: [0; 4],
+            m,
+            n: 1,
+            k,
+            a_row_stride: if a_cs == 0 { 1 } else { k },
+            a_col_stride: a_cs,
+            b_row_stride: b_rs,
+            b_col_stride: 1,
+            c_row_stride: 1,
+            alpha: 1.0,
+            act: Activation::None,
+        };
+        run(&p, true, 5, a_len, b_len, m);
+    }
+}
