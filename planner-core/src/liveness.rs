@@ -174,7 +174,12 @@ impl Sharing {
     /// overlapped step's output for its input. Linear: each decision points a fresh root at an
     /// owner that is already final.
     pub fn owners(&self, g: &Graph, uses: &Uses) -> Vec<TensorId> {
-        let mut owner: Vec<TensorId> = self.placement().into_iter().map(|(o, _)| o).collect();
+        self.owners_at(&self.placement(), g, uses)
+    }
+
+    /// [`Sharing::owners`] from this sharing's [`Sharing::placement`], already computed.
+    fn owners_at(&self, placement: &[(TensorId, u64)], g: &Graph, uses: &Uses) -> Vec<TensorId> {
+        let mut owner: Vec<TensorId> = placement.iter().map(|&(o, _)| o).collect();
         for (i, n) in g.nodes.iter().enumerate() {
             if let Some(k) = self.in_place[i] {
                 owner[uses.roots[n.output]] = owner[uses.roots[n.inputs[k]]];
@@ -189,8 +194,8 @@ impl Sharing {
 /// run.
 pub fn analyze(g: &Graph, uses: &Uses, sharing: &Sharing) -> Liveness {
     let n = g.tensors.len();
-    let owner = sharing.owners(g, uses);
     let placement = sharing.placement();
+    let owner = sharing.owners_at(&placement, g, uses);
     let output_index = {
         let mut index = vec![None; n];
         for (j, &o) in g.outputs.iter().enumerate() {
