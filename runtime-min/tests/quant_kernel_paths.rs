@@ -213,9 +213,20 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
             act_max: 127,
         }
     };
+    let nhwc = |p: Conv2d| Conv2d {
+        x_strides: ImageStrides::nhwc(p.in_channels, p.in_h, p.in_w),
+        y_strides: ImageStrides::nhwc(p.out_channels, p.out_h, p.out_w),
+        ..p
+    };
     // ResNet-8's 3x3 convolution, a pointwise one wider than a tile, MobileNet's first layer,
-    // 1152 taps (over the panel: portable), a row too wide to stage (portable).
+    // 1152 taps (over the panel: portable), a row too wide to stage (portable); MobileNetV2's
+    // depthwise layers on small planes (16 channels per vector), NCHW and NHWC.
     for (p, depthwise) in [
+        (base(336, (3, 3), 336, (3, 3), 1, 1, 336), true),
+        (nhwc(base(336, (3, 3), 336, (3, 3), 1, 1, 336)), true),
+        (base(144, (6, 6), 144, (3, 3), 1, 1, 144), true),
+        (nhwc(base(96, (12, 12), 96, (3, 3), 2, 1, 96)), true),
+        (base(24, (10, 10), 72, (5, 5), 1, 2, 24), true),
         (base(16, (32, 32), 16, (3, 3), 1, 1, 1), false),
         (base(112, (3, 3), 300, (1, 1), 1, 0, 1), false),
         (base(3, (96, 96), 16, (3, 3), 2, 1, 1), false),

@@ -20,6 +20,7 @@ mod band;
 mod conv;
 mod convert;
 mod depthwise;
+mod depthwise_channels;
 mod dot;
 mod elementwise;
 mod fully_connected;
@@ -52,6 +53,18 @@ macro_rules! int8_entry_points {
             #[target_feature(enable = $features)]
             pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &ChannelQuant, y: &mut [T]) {
                 depthwise::depthwise_conv2d(p, x, w, q, y)
+            }
+
+            /// [`depthwise_channels::depthwise_conv2d`].
+            #[target_feature(enable = $features)]
+            pub(super) fn depthwise_channels<T: QuantElem>(
+                p: &Conv2d,
+                x: &[T],
+                w: &[i8],
+                q: &ChannelQuant,
+                y: &mut [T],
+            ) {
+                depthwise_channels::depthwise_conv2d(p, x, w, q, y)
             }
 
             /// [`fully_connected::fully_connected`].
@@ -167,7 +180,11 @@ pub(in crate::arch) fn quant_depthwise_conv2d<T: QuantElem>(
     q: &ChannelQuant,
     y: &mut [T],
 ) -> bool {
-    dispatch!(path, depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
+    if depthwise_channels::takes::<T>(p) {
+        dispatch!(path, true, depthwise_channels(p, x, w, q, y))
+    } else {
+        dispatch!(path, depthwise::takes::<T>(p), depthwise_conv2d(p, x, w, q, y))
+    }
 }
 
 /// See [`crate::arch::quant_fully_connected`].

@@ -19,12 +19,16 @@
 
 use core::arch::x86_64::*;
 
+use super::vector::load_i32;
 use crate::quant::{ChannelQuant, QuantInt, Requant, RequantRounding};
 
-/// One TFLite multiplier (`multiply_by_quantized_multiplier`), in every lane.
+/// TFLite multipliers (`multiply_by_quantized_multiplier`), one per lane ([`Multiplier8::lanes`])
+/// or the same in every lane ([`Multiplier8::new`]).
 #[derive(Clone, Copy)]
 pub(super) struct Multiplier8 {
     multiplier: __m256i,
+    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes).
+    multiplier_odd: __m256i,
     /// `max(shift, 0)`.
     left: __m256i,
     /// `max(-shift, 0)`.
@@ -33,7 +37,7 @@ pub(super) struct Multiplier8 {
     mask: __m256i,
     /// `mask >> 1`.
     half: __m256i,
-    /// The multiplier is `i32::MIN`, so a product can overflow.
+    /// A lane's multiplier is `i32::MIN`, so its product can overflow.
     saturates: bool,
 }
 
@@ -47,12 +51,36 @@ impl Multiplier8 {
         unsafe {
             Multiplier8 {
                 multiplier: _mm256_set1_epi32(multiplier),
+                multiplier_odd: _mm256_set1_epi32(multiplier),
                 left: _mm256_set1_epi32(left),
                 right: _mm256_set1_epi32(right),
                 mask: _mm256_set1_epi32(mask),
                 half: _mm256_set1_epi32(mask >> 1),
                 saturates: multiplier == i32::MIN,
             }
+        }
+    }
+
+    /// Lane `i`'s multiplier `requants[i]`.
+    #[inline(always)]
+    pub(super) fn lanes(requants: [Requant; 8]) -> Self {
+        let field = |f: fn(Requant) -> i32| load(requants.map(f));
+        fn right(r: Requant) -> i32 {
+            (-r.shift).max(0)
+        }
+        fn mask(r: Requant) -> i32 {
+            ((1u32 << right(r)) - 1) as i32
+        }
+        let multiplier = field(|r| r.multiplier);
+        Multiplier8 {
+            multiplier,
+            // SAFETY: the module invariant.
+            multiplier_odd: unsafe { _mm256_srli_epi64::<32>(multiplier) },
+            left: field(|r| r.shift.max(0)),
+            right: field(right),
+            mask: field(mask),
+            half: field(|r| mask(r) >> 1),
+            saturates: requants.iter().any(|r| r.multiplier == i32::MIN),
         }
     }
 
@@ -63,14 +91,15 @@ impl Multiplier8 {
         unsafe {
             let scaled = _mm256_sllv_epi32(x, self.left);
             let nudge = _mm256_set1_epi64x(1 << 30);
-            // The multiplier is in every lane: its even lanes serve the odd lanes' products too.
             let even = _mm256_add_epi64(_mm256_mul_epi32(scaled, self.multiplier), nudge);
-            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), self.multiplier), nudge);
+            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), self.multiplier_odd), nudge);
             // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
             let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
             // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
             let high = if self.saturates {
-                _mm256_xor_si256(high, _mm256_cmpeq_epi32(scaled, _mm256_set1_epi32(i32::MIN)))
+                let min = _mm256_set1_epi32(i32::MIN);
+                let both = _mm256_and_si256(_mm256_cmpeq_epi32(scaled, min), _mm256_cmpeq_epi32(self.multiplier, min));
+                _mm256_xor_si256(high, both)
             } else {
                 high
             };
@@ -82,42 +111,48 @@ impl Multiplier8 {
     }
 }
 
-/// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), in every lane:
+/// onnxruntime's single rounding (`multiply_by_quantized_multiplier_half_even`), one multiplier
+/// per lane ([`SingleMultiplier8::lanes`]) or the same in every lane ([`SingleMultiplier8::new`]):
 /// the exact 64-bit product (even and odd lanes apart) divided by `2^(31 - shift)` with ties to
-/// even as one floor division of a biased product, saturated to `i32`. For `shift < 0` (a
-/// multiplier below one half, most layers) the division is by at least `2^32` and its quotient
-/// fits 31 bits: the high words of the biased products shifted by `right - 32` on `i32` lanes
-/// (`VPSRAVD`), nothing to saturate. Otherwise (AVX2 has no arithmetic 64-bit shift) `!((!v) >>
-/// r)` for negative `v`, then the saturation.
+/// even as one floor division of a biased product, saturated to `i32`. Where every lane's
+/// multiplier is below one half (`shift < 0`, most layers) the division is by at least `2^32` and
+/// its quotient fits 31 bits: the high words of the biased products shifted by `right - 32` on
+/// `i32` lanes (`VPSRAVD`), nothing to saturate. Otherwise (AVX2 has no arithmetic 64-bit shift)
+/// `!((!v) >> r)` for negative `v`, then the saturation.
 #[derive(Clone, Copy)]
 pub(super) struct SingleMultiplier8 {
     multiplier: __m256i,
-    /// `31 - shift` in each 64-bit lane.
+    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes).
+    multiplier_odd: __m256i,
+    /// The division of the even lanes' products.
+    even: Divisor4,
+    /// The division of the odd lanes' products.
+    odd: Divisor4,
+    /// `right - 32` in each `i32` lane, if every lane's `right` is at least 32.
+    high_shift: Option<__m256i>,
+}
+
+/// The rounded division by `2^right` of four 64-bit products (`right = 31 - shift` of each).
+#[derive(Clone, Copy)]
+struct Divisor4 {
+    /// `right` in each 64-bit lane.
     right: __m256i,
     /// `2^(right - 1) - 1` in each 64-bit lane (0 for `right == 0`).
     half_less_one: __m256i,
     /// 1 in each 64-bit lane (0 for `right == 0`, an exact quotient: nothing to round).
     lsb: __m256i,
-    /// `right - 32` in each `i32` lane, if `right >= 32`.
-    high_shift: Option<__m256i>,
 }
 
-impl SingleMultiplier8 {
-    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
+impl Divisor4 {
+    /// The divisors of `requants`, one per 64-bit lane.
     #[inline(always)]
-    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
-        let right = (31 - shift) as i64;
-        let (half_less_one, lsb) = if right == 0 { (0, 0) } else { ((1i64 << (right - 1)) - 1, 1) };
+    fn of(requants: [Requant; 4]) -> Self {
+        let right = requants.map(|r| (31 - r.shift) as i64);
+        let (half_less_one, lsb) =
+            (right.map(|r| if r == 0 { 0 } else { (1i64 << (r - 1)) - 1 }), right.map(|r| (r != 0) as i64));
         // SAFETY: the module invariant.
-        unsafe {
-            SingleMultiplier8 {
-                multiplier: _mm256_set1_epi32(multiplier),
-                right: _mm256_set1_epi64x(right),
-                half_less_one: _mm256_set1_epi64x(half_less_one),
-                lsb: _mm256_set1_epi64x(lsb),
-                high_shift: (right >= 32).then(|| _mm256_set1_epi32((right - 32) as i32)),
-            }
-        }
+        let load = |v: [i64; 4]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
+        Divisor4 { right: load(right), half_less_one: load(half_less_one), lsb: load(lsb) }
     }
 
     /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `biased(p) >>
@@ -146,6 +181,39 @@ impl SingleMultiplier8 {
             _mm256_add_epi64(_mm256_add_epi64(p, self.half_less_one), lsb)
         }
     }
+}
+
+impl SingleMultiplier8 {
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`) in every lane.
+    #[inline(always)]
+    pub(super) fn new(requant: Requant) -> Self {
+        let divisor = Divisor4::of([requant; 4]);
+        // SAFETY: the module invariant.
+        unsafe {
+            SingleMultiplier8 {
+                multiplier: _mm256_set1_epi32(requant.multiplier),
+                multiplier_odd: _mm256_set1_epi32(requant.multiplier),
+                even: divisor,
+                odd: divisor,
+                high_shift: (requant.shift < 0).then(|| _mm256_set1_epi32(-1 - requant.shift)),
+            }
+        }
+    }
+
+    /// Lane `i`'s multiplier `requants[i]`.
+    #[inline(always)]
+    pub(super) fn lanes(requants: [Requant; 8]) -> Self {
+        let multiplier = load(requants.map(|r| r.multiplier));
+        let pick = |first: usize| core::array::from_fn(|i| requants[2 * i + first]);
+        SingleMultiplier8 {
+            multiplier,
+            // SAFETY: the module invariant.
+            multiplier_odd: unsafe { _mm256_srli_epi64::<32>(multiplier) },
+            even: Divisor4::of(pick(0)),
+            odd: Divisor4::of(pick(1)),
+            high_shift: requants.iter().all(|r| r.shift < 0).then(|| load(requants.map(|r| -1 - r.shift))),
+        }
+    }
 
     /// `multiply_by_quantized_multiplier_half_even` of each lane of `x`.
     #[inline(always)]
@@ -153,18 +221,26 @@ impl SingleMultiplier8 {
         // SAFETY: the module invariant.
         unsafe {
             let even = _mm256_mul_epi32(x, self.multiplier);
-            let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier);
+            let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier_odd);
             if let Some(high_shift) = self.high_shift {
                 // floor(v / 2^right) = floor(floor(v / 2^32) / 2^(right - 32)): the high words,
                 // even lanes' moved down, shifted arithmetically.
-                let high =
-                    _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<32>(self.biased(even)), self.biased(odd));
+                let high = _mm256_blend_epi32::<0b1010_1010>(
+                    _mm256_srli_epi64::<32>(self.even.biased(even)),
+                    self.odd.biased(odd),
+                );
                 return _mm256_srav_epi32(high, high_shift);
             }
-            let (even, odd) = (self.round(even), self.round(odd));
+            let (even, odd) = (self.even.round(even), self.odd.round(odd));
             _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
         }
     }
+}
+
+/// Eight `i32` as a vector.
+#[inline(always)]
+pub(super) fn load(v: [i32; 8]) -> __m256i {
+    load_i32(&v)
 }
 
 /// The multiplier of an output stage, rounded as its [`RequantRounding`] says.
@@ -191,11 +267,27 @@ impl Requant8 {
     /// outputs of type `T`.
     #[inline(always)]
     pub(super) fn new<T: QuantInt>(q: &ChannelQuant, o: usize, zero_point: i32, clamp: (i32, i32)) -> Self {
-        let i = if q.multipliers.len() == 1 { 0 } else { o };
-        let requant = Requant { multiplier: q.multipliers[i], shift: q.shifts[i] };
+        let requant = channel(q, o);
         let multiplier = match q.rounding {
             RequantRounding::Double => Rounded::Double(Multiplier8::new(requant)),
             RequantRounding::SingleHalfToEven => Rounded::Single(SingleMultiplier8::new(requant)),
+        };
+        Self::with::<T>(multiplier, zero_point, clamp)
+    }
+
+    /// Lane `i` channel `channels[i]` of `q`, with output zero point `zero_point` and clamp
+    /// `[act_min, act_max]`, for outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn channels<T: QuantInt>(
+        q: &ChannelQuant,
+        channels: [usize; 8],
+        zero_point: i32,
+        clamp: (i32, i32),
+    ) -> Self {
+        let requants = channels.map(|o| channel(q, o));
+        let multiplier = match q.rounding {
+            RequantRounding::Double => Rounded::Double(Multiplier8::lanes(requants)),
+            RequantRounding::SingleHalfToEven => Rounded::Single(SingleMultiplier8::lanes(requants)),
         };
         Self::with::<T>(multiplier, zero_point, clamp)
     }
@@ -235,6 +327,13 @@ impl Requant8 {
             _mm256_max_epi32(_mm256_min_epi32(v, self.high), self.low)
         }
     }
+}
+
+/// The multiplier of channel `o` of `q` (its only one if per-tensor).
+#[inline(always)]
+fn channel(q: &ChannelQuant, o: usize) -> Requant {
+    let i = if q.multipliers.len() == 1 { 0 } else { o };
+    Requant { multiplier: q.multipliers[i], shift: q.shifts[i] }
 }
 
 /// The low byte of each lane of `v` (lanes inside an 8-bit type's range: its values' bytes).

@@ -44,10 +44,32 @@ pub(super) fn widen16(s: &[u8], signed: bool) -> __m256i {
 #[inline(always)]
 pub(super) fn widen_into(src: &[u8], signed: bool, dst: &mut [i16]) {
     for (i, d) in dst.chunks_exact_mut(16).enumerate() {
-        let v = widen16(&src[i * 16..], signed);
-        // SAFETY: the module invariant; `d` has 16 writable `i16`.
-        unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+        store_i16(d, widen16(&src[i * 16..], signed));
     }
+}
+
+/// Stores the 16 `i16` lanes of `v` at the start of `d`.
+#[inline(always)]
+pub(super) fn store_i16(d: &mut [i16], v: __m256i) {
+    let d = &mut d[..16];
+    // SAFETY: the module invariant; `d` has 16 writable `i16`.
+    unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v) }
+}
+
+/// The first 8 `i32` of `s`.
+#[inline(always)]
+pub(super) fn load_i32(s: &[i32]) -> __m256i {
+    let s = &s[..8];
+    // SAFETY: the module invariant; `s` has 8 readable `i32`.
+    unsafe { _mm256_loadu_si256(s.as_ptr().cast()) }
+}
+
+/// The `i16` lanes of `a` and `b` interleaved: `[a0, b0, .., a3, b3 | a8, b8, .., a11, b11]` and
+/// `[a4, b4, .., a7, b7 | a12, b12, .., a15, b15]` (`VPUNPCKLWD`, `VPUNPCKHWD`).
+#[inline(always)]
+pub(super) fn unpack16(a: __m256i, b: __m256i) -> [__m256i; 2] {
+    // SAFETY: the module invariant.
+    unsafe { [_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b)] }
 }
 
 /// The first 16 `i16` of `s`.
