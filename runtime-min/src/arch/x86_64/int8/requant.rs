@@ -144,15 +144,31 @@ struct Divisor4 {
 }
 
 impl Divisor4 {
+    /// The divisor of `requant` in every 64-bit lane.
+    #[inline(always)]
+    fn splat(requant: Requant) -> Self {
+        let (right, half_less_one, lsb) = divisor_terms(requant);
+        // SAFETY: the module invariant.
+        unsafe {
+            Divisor4 {
+                right: _mm256_set1_epi64x(right),
+                half_less_one: _mm256_set1_epi64x(half_less_one),
+                lsb: _mm256_set1_epi64x(lsb),
+            }
+        }
+    }
+
     /// The divisors of `requants`, one per 64-bit lane.
     #[inline(always)]
     fn of(requants: [Requant; 4]) -> Self {
-        let right = requants.map(|r| (31 - r.shift) as i64);
-        let (half_less_one, lsb) =
-            (right.map(|r| if r == 0 { 0 } else { (1i64 << (r - 1)) - 1 }), right.map(|r| (r != 0) as i64));
+        let terms = requants.map(divisor_terms);
         // SAFETY: the module invariant.
         let load = |v: [i64; 4]| unsafe { _mm256_loadu_si256(v.as_ptr().cast()) };
-        Divisor4 { right: load(right), half_less_one: load(half_less_one), lsb: load(lsb) }
+        Divisor4 {
+            right: load(terms.map(|t| t.0)),
+            half_less_one: load(terms.map(|t| t.1)),
+            lsb: load(terms.map(|t| t.2)),
+        }
     }
 
     /// The rounded, saturated quotients of the 64-bit lanes `p`, as `i64` lanes: `biased(p) >>
@@ -187,7 +203,7 @@ impl SingleMultiplier8 {
     /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`) in every lane.
     #[inline(always)]
     pub(super) fn new(requant: Requant) -> Self {
-        let divisor = Divisor4::of([requant; 4]);
+        let divisor = Divisor4::splat(requant);
         // SAFETY: the module invariant.
         unsafe {
             SingleMultiplier8 {
@@ -234,6 +250,18 @@ impl SingleMultiplier8 {
             let (even, odd) = (self.even.round(even), self.odd.round(odd));
             _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
         }
+    }
+}
+
+/// `right = 31 - shift`, `2^(right - 1) - 1` and the rounding bit's mask (both 0 for `right ==
+/// 0`: an exact quotient) of `requant`'s division.
+#[inline(always)]
+fn divisor_terms(requant: Requant) -> (i64, i64, i64) {
+    let right = (31 - requant.shift) as i64;
+    if right == 0 {
+        (0, 0, 0)
+    } else {
+        (right, (1i64 << (right - 1)) - 1, 1)
     }
 }
 
