@@ -14,8 +14,8 @@
 //! The int8 rows are the QDQ files of `tests/models/quant/` (float ports, integer arithmetic inside):
 //! onnxruntime runs them with its integer kernels (`session.qdqisint8allowed`, int8 x int8 as in
 //! the fixtures), tract in its own quantized ops; a second table puts each int8 row's sramfit time
-//! next to its float twin's from the same run, and next to onnxruntime's int8 run of the same
-//! file. The header names the int8 kernels that ran (x86-64: AVX2, or AVX-512 VNNI).
+//! next to its float twin's, timed in the same alternating rounds (the float rows' own figures
+//! come from other minutes of the run), and next to onnxruntime's int8 run of the same file. The header names the int8 kernels that ran (x86-64: AVX2, or AVX-512 VNNI).
 //!
 //! `-- --layers` (with `--features layers`) adds the time of every step of each model after the
 //! tables ([`layers`]); `-- --json FILE` writes every figure printed to `FILE` as well (header,
@@ -257,8 +257,21 @@ fn main() {
         let mut tract_run = || {
             std::hint::black_box(plan.run(tract_inputs.clone()).expect("tract runs"));
         };
+        // An int8 row times its float twin too, in the same alternating rounds, so that their
+        // ratio does not depend on what else the machine ran between two rows.
+        let twin = (b.name.strip_suffix(INT8)).and_then(|float| BENCHES.iter().find(|t| t.name == float));
+        let mut twin_outs: Vec<Vec<f32>> =
+            twin.map_or(Vec::new(), |t| t.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect());
+        let mut twin_run = || {
+            let mut refs: Vec<&mut [f32]> = twin_outs.iter_mut().map(Vec::as_mut_slice).collect();
+            (twin.expect("an int8 row with a float twin").run)(&ins, &mut refs).expect("run_dyn");
+            std::hint::black_box(&refs);
+        };
         let mut engines: Vec<(&str, Engine)> =
             vec![("sramfit", Box::new(&mut sramfit_run)), ("tract", Box::new(&mut tract_run))];
+        if twin.is_some() {
+            engines.push(("sramfit f32", Box::new(&mut twin_run)));
+        }
         // Calibrate: iterations per round so that each engine runs about ROUND_TIME.
         let mut iterations = Vec::new();
         for (_, run) in engines.iter_mut() {
@@ -293,11 +306,12 @@ fn main() {
         }
         drop(engines);
         let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
+        let float_twin = samples.get_mut(2).map(|f| stats(f).0);
         let o = ort.filter(|o| !o.is_empty()).map(|mut o| stats(&mut o));
         let cell = |x: Option<(Duration, Duration, Duration)>| {
             x.map_or("-".into(), |(m, lo, hi)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi)))
         };
-        medians.push(Medians { name: b.name, sramfit: s.0, onnxruntime: o.map(|o| o.0) });
+        medians.push(Medians { name: b.name, sramfit: s.0, onnxruntime: o.map(|o| o.0), float_twin });
         let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
         let ratio = |x: Duration| s.0.as_secs_f64() / x.as_secs_f64();
         println!(
@@ -355,17 +369,15 @@ struct Medians<'a> {
     name: &'a str,
     sramfit: Duration,
     onnxruntime: Option<Duration>,
+    /// An int8 row's float twin, timed in the same rounds.
+    float_twin: Option<Duration>,
 }
 
-/// sramfit's int8 time of each model next to its float twin's and to onnxruntime's int8 run of
-/// the same file, from the same run; returns the rows as JSON.
+/// sramfit's int8 time of each model next to its float twin's (timed in the same alternating
+/// rounds) and to onnxruntime's int8 run of the same file; returns the rows as JSON.
 fn int8_versus_float(medians: &[Medians]) -> Vec<Value> {
-    let rows: Vec<(&str, &Medians, Duration)> = (medians.iter())
-        .filter_map(|m| {
-            let float = m.name.strip_suffix(INT8)?;
-            medians.iter().find(|f| f.name == float).map(|f| (float, m, f.sramfit))
-        })
-        .collect();
+    let rows: Vec<(&str, &Medians, Duration)> =
+        (medians.iter()).filter_map(|m| Some((m.name.strip_suffix(INT8)?, m, m.float_twin?))).collect();
     if rows.is_empty() {
         return Vec::new();
     }

@@ -220,11 +220,14 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
     };
     // ResNet-8's 3x3 convolution, a pointwise one wider than a tile, MobileNet's first layer,
     // 1152 taps (over the panel: portable), a row too wide to stage (portable); MobileNetV2's
-    // depthwise layers on small planes (16 channels per vector), NCHW and NHWC.
+    // depthwise layers on small planes and a 24x24 one in two bands (16 channels per vector),
+    // NCHW and NHWC.
     for (p, depthwise) in [
         (base(336, (3, 3), 336, (3, 3), 1, 1, 336), true),
         (nhwc(base(336, (3, 3), 336, (3, 3), 1, 1, 336)), true),
         (base(144, (6, 6), 144, (3, 3), 1, 1, 144), true),
+        (base(64, (24, 24), 64, (3, 3), 1, 1, 64), true),
+        (base(96, (12, 12), 96, (3, 3), 2, 1, 96), true),
         (nhwc(base(96, (12, 12), 96, (3, 3), 2, 1, 96)), true),
         (base(24, (10, 10), 72, (5, 5), 1, 2, 24), true),
         (base(16, (32, 32), 16, (3, 3), 1, 1, 1), false),

@@ -35,7 +35,7 @@ pub(crate) const DEPTHWISE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_T
 /// Bytes of the int8 kernels' staged input rows (`x86_64/int8/band.rs`): the rows a band of
 /// output rows reads, padded and split by column phase. A layer whose single output row needs
 /// more runs the portable kernel.
-pub(crate) const INT8_BAND_BYTES: usize = 32 * 1024;
+pub(crate) const INT8_BAND_BYTES: usize = 24 * 1024;
 /// Output positions of one block of the int8 kernels (two vectors of eight `i32` lanes).
 pub(crate) const INT8_BLOCK: usize = 16;
 /// Most taps (`kernel_h * kernel_w * in_channels / groups`) of the int8 convolution kernel: its
@@ -44,6 +44,10 @@ pub(crate) const INT8_BLOCK: usize = 16;
 pub(crate) const INT8_MAX_TAPS: usize = 1024;
 /// Output channels whose starting accumulators the int8 convolution keeps at a time.
 pub(crate) const INT8_CHANNEL_CHUNK: usize = 256;
+/// Weight words (4 taps of one output channel, prepared for the dot product: at most 8 bytes)
+/// the int8 convolution prepares at a time: the weights of a chunk of channels, fewer channels
+/// than [`INT8_CHANNEL_CHUNK`] for windows of more than 16 taps (at least 4 at [`INT8_MAX_TAPS`]).
+pub(crate) const INT8_WEIGHT_WORDS: usize = 1024;
 /// Most taps (`kernel_h * kernel_w`) of the int8 depthwise kernel.
 pub(crate) const INT8_DEPTHWISE_MAX_TAPS: usize = 64;
 /// Bytes of the int8 depthwise kernel's outputs of one band of one channel, at their virtual
@@ -51,10 +55,10 @@ pub(crate) const INT8_DEPTHWISE_MAX_TAPS: usize = 64;
 pub(crate) const INT8_DEPTHWISE_OUT_BYTES: usize = 8 * 1024;
 
 /// Stack bytes of the int8 convolution kernel's buffers on x86-64: the staged rows, the packed
-/// panel (`INT8_MAX_TAPS x INT8_BLOCK` bytes), each tap's offset (`u32`) and the starting
-/// accumulators of a chunk of channels (`i32`): 53 KiB.
+/// panel (`INT8_MAX_TAPS x INT8_BLOCK` bytes), each tap's offset (`u32`), the prepared weight
+/// words (8 bytes each) and the starting accumulators of a chunk of channels (`i32`): 53 KiB.
 pub(crate) const INT8_CONV_BYTES: usize =
-    INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4;
+    INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_WEIGHT_WORDS * 8 + INT8_CHANNEL_CHUNK * 4;
 /// Bytes of one channel's staged input rows in the int8 depthwise kernel (`i16` after widening).
 /// A layer whose single output row needs more runs the portable kernel.
 pub(crate) const INT8_DEPTHWISE_STAGED: usize = 8 * 1024;

@@ -226,12 +226,14 @@ impl Outputs {
         self.len == 0
     }
 
-    /// The offset of the block's 16 outputs if they are its 16 lanes in order and consecutive in
-    /// memory (`y_strides.w == 1`).
+    /// The offset and number of the block's outputs if they are its first lanes in order and
+    /// consecutive in memory (`y_strides.w == 1`): all 16, or the first positions of a partial
+    /// block (a plane smaller than a block, a layer's last block).
     #[inline(always)]
-    pub(super) fn contiguous(&self, p: &Conv2d) -> Option<usize> {
-        let (first, last) = (self.at[0].1, self.at[INT8_BLOCK - 1].1);
-        (self.len == INT8_BLOCK && p.y_strides.w == 1 && last == first + INT8_BLOCK - 1).then_some(first)
+    pub(super) fn contiguous(&self, p: &Conv2d) -> Option<(usize, usize)> {
+        let len = self.len;
+        let ((_, first), (last_lane, last)) = (self.at[0], *self.at[..len].last()?);
+        (p.y_strides.w == 1 && last_lane == len - 1 && last == first + len - 1).then_some((first, len))
     }
 
     /// The block's outputs.

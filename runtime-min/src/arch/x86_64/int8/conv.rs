@@ -1,13 +1,15 @@
 //! The int8 / uint8 convolution ([`crate::quant::conv2d`]) as a matrix product over packed
 //! panels, on a [`Dot4`]: `y[o][q] = bias[o] + sum_k w[o][k] x[k][q]` for the taps `k` of the
-//! window (OHWI order, the weights read in place) and blocks of [`INT8_BLOCK`] output positions
-//! `q`.
+//! window (OHWI order) and blocks of [`INT8_BLOCK`] output positions `q`.
 //!
-//! Per band of output rows the input is staged ([`Band`]), then per block of positions the
-//! block's `taps x 16` window bytes are packed into a panel of 4-tap groups (four 16-byte rows of
-//! the staging transposed into sixteen 4-byte columns, [`transpose4`]), which every tile of
-//! output channels reads: a tile of `MR` channels by 16 positions keeps its `2 MR` accumulators
-//! in registers over all taps, each 4-tap group of a channel's weights one broadcast word.
+//! Per chunk of output channels their weights are prepared once, 4 taps to a word
+//! ([`Dot4::prepare`]: on AVX2 the two `i16` pairs `VPMADDWD` multiplies, so that the tiles
+//! broadcast them from memory instead of widening the bytes again for every block). Per band of
+//! output rows the input is staged ([`Band`]), then per block of positions the block's `taps x
+//! 16` window bytes are packed into a panel of 4-tap groups (four 16-byte rows of the staging
+//! transposed into sixteen 4-byte columns, [`transpose4`]), which every tile of output channels
+//! reads: a tile of `MR` channels by 16 positions keeps its `2 MR` accumulators in registers over
+//! all taps.
 //!
 //! The dot product multiplies unsigned activations by signed weights: uint8 inputs as they are;
 //! int8 inputs are staged xor 0x80 (`x + 128`), and the accumulators start at `bias[o] - 128
@@ -22,14 +24,23 @@ use core::mem::MaybeUninit;
 use super::band::{zeroed, Band, Outputs};
 use super::dot::Dot4;
 use super::requant::{elem, narrow16, Requant8};
-use super::vector::{bytes16, bytes_mut, load16, load32, splat, store16, store32, transpose4, zero16};
-use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS};
+use super::vector::{bytes16, bytes_mut, copy_short, load16, load32, splat, store16, store32, transpose4, zero16};
+use crate::arch::x86_64_facts::{
+    INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS, INT8_WEIGHT_WORDS,
+};
 use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 
 // The buffers below take what the kernel facts say.
 const _: () = assert!(
-    INT8_CONV_BYTES == INT8_BAND_BYTES + INT8_MAX_TAPS * INT8_BLOCK + INT8_MAX_TAPS * 4 + INT8_CHANNEL_CHUNK * 4
+    INT8_CONV_BYTES
+        == INT8_BAND_BYTES
+            + INT8_MAX_TAPS * INT8_BLOCK
+            + INT8_MAX_TAPS * 4
+            + INT8_WEIGHT_WORDS * 8
+            + INT8_CHANNEL_CHUNK * 4
 );
+// At least one tile of channels prepared at a time at the largest window.
+const _: () = assert!(INT8_WEIGHT_WORDS / INT8_MAX_TAPS.div_ceil(4) >= 4);
 
 /// Whether [`conv2d`] takes `p`: symmetric weights, an input zero point of the input's type, at
 /// most [`INT8_MAX_TAPS`] taps, and one output row's input fitting the staging buffer.
@@ -67,10 +78,14 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
     let band = Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits");
     let mut staged = [MaybeUninit::uninit(); INT8_BAND_BYTES];
     let staged = zeroed(&mut staged, band.bytes(p));
-    let groups = taps.div_ceil(4);
+    let quads = taps.div_ceil(4);
     let mut panel = [MaybeUninit::uninit(); INT8_MAX_TAPS * INT8_BLOCK];
-    let panel = zeroed(&mut panel, groups * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
+    let panel = zeroed(&mut panel, quads * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
     let mut start = [0i32; INT8_CHANNEL_CHUNK];
+    // The prepared weights of a chunk of channels: `quads` words per channel.
+    let chunk = (INT8_WEIGHT_WORDS / quads).min(INT8_CHANNEL_CHUNK) / MR * MR;
+    let mut words = [MaybeUninit::uninit(); INT8_WEIGHT_WORDS];
+    let words: &mut [D::Word] = zeroed(&mut words, chunk.min(ocg) * quads);
     // Where each tap's bytes start in the staging (the same for every band and group).
     let mut tap_at = [0u32; INT8_MAX_TAPS];
     for (k, at) in tap_at[..taps].iter_mut().enumerate() {
@@ -78,32 +93,38 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
         *at = band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) as u32;
     }
     let (flip, offset) = (flip::<T>(), if T::MIN < 0 { 128 } else { 0 });
+    // The chunk whose weights `words` holds.
+    let mut prepared = None;
     for g in 0..p.groups {
-        for oc0 in (g * ocg..(g + 1) * ocg).step_by(INT8_CHANNEL_CHUNK) {
-            let oc1 = (oc0 + INT8_CHANNEL_CHUNK).min((g + 1) * ocg);
-            for (o, s) in (oc0..oc1).zip(&mut start) {
-                let sum = w[o * taps..][..taps].iter().fold(0i32, |s, &v| s.wrapping_add(v as i32));
-                *s = q.bias[o].wrapping_sub(offset * sum);
-            }
-            for b in 0..p.batch {
-                for oy0 in (0..p.out_h).step_by(band.rows) {
-                    band.stage(p, x, (b, g * cpg), oy0, flip, staged);
-                    let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
+        for b in 0..p.batch {
+            for oy0 in (0..p.out_h).step_by(band.rows) {
+                band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
+                // The block whose windows `panel` holds (a band of one block packs it once for
+                // all chunks).
+                let mut packed = None;
+                for oc0 in (g * ocg..(g + 1) * ocg).step_by(chunk) {
+                    let oc1 = (oc0 + chunk).min((g + 1) * ocg);
+                    let words = &mut words[..(oc1 - oc0) * quads];
+                    if prepared != Some(oc0) {
+                        prepare::<D>(p, w, q, (oc0, oc1), offset, &mut start, words);
+                        prepared = Some(oc0);
+                    }
+                    let words = &*words;
                     for q0 in (0..virtual_len).step_by(INT8_BLOCK) {
                         let outputs = Outputs::new(p, &band, (b, oy0), q0, virtual_len);
                         if outputs.is_empty() {
                             continue;
                         }
-                        pack(staged, &tap_at[..taps], q0, panel);
+                        if packed != Some(q0) {
+                            pack(staged, &tap_at[..taps], q0, panel);
+                            packed = Some(q0);
+                        }
                         for o in (oc0..oc1).step_by(MR) {
                             // The last tile repeats its last channel (computed again, stored once).
-                            let mut weights = [&w[..0]; MR];
-                            let mut starts = [0i32; MR];
-                            for (r, (wr, s)) in weights.iter_mut().zip(&mut starts).enumerate() {
-                                let c = (o + r).min(oc1 - 1);
-                                (*wr, *s) = (&w[c * taps..][..taps], start[c - oc0]);
-                            }
-                            let acc = tile::<D, MR>(panel, &weights, &starts);
+                            let rows: [usize; MR] = core::array::from_fn(|r| (o + r).min(oc1 - 1) - oc0);
+                            let weights = rows.map(|c| &words[c * quads..][..quads]);
+                            let acc = tile::<D, MR>(panel, &weights, &rows.map(|c| start[c]));
                             for (r, acc) in acc.iter().enumerate().take(oc1 - o) {
                                 store::<T>(p, q, o + r, acc, &outputs, y);
                             }
@@ -112,6 +133,33 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
                 }
             }
         }
+    }
+}
+
+/// Prepares the weights of output channels `oc0..oc1` of `p` into `words` (4 taps to a word, the
+/// last word's missing taps zero) and their starting accumulators, `bias[o] - offset sum_k
+/// w[o][k]`, into `start`.
+#[inline(always)]
+fn prepare<D: Dot4>(
+    p: &Conv2d,
+    w: &[i8],
+    q: &ChannelQuant,
+    (oc0, oc1): (usize, usize),
+    offset: i32,
+    start: &mut [i32],
+    words: &mut [D::Word],
+) {
+    let taps = p.taps();
+    for ((o, s), row) in (oc0..oc1).zip(start).zip(words.chunks_exact_mut(taps.div_ceil(4))) {
+        let wo = &w[o * taps..][..taps];
+        *s = q.bias[o].wrapping_sub(offset * wo.iter().fold(0i32, |s, &v| s.wrapping_add(v as i32)));
+        if !taps.is_multiple_of(4) {
+            D::prepare_row(wo, row);
+        }
+    }
+    if taps.is_multiple_of(4) {
+        // No word straddles two channels: the chunk's weights in one run.
+        D::prepare_row(&w[oc0 * taps..oc1 * taps], words);
     }
 }
 
@@ -143,40 +191,23 @@ fn put(dst: &mut [u8; 4 * INT8_BLOCK], [lo, hi]: [__m256i; 2]) {
     store32(&mut dst[32..], hi);
 }
 
-/// The accumulators of `MR` output channels (weight rows `w`, accumulators starting at `start`)
-/// over the 16 positions of `panel`: `[positions 0-7, positions 8-15]` per channel.
+/// The accumulators of `MR` output channels (prepared weight rows `w`, one word per group of
+/// `panel`, accumulators starting at `start`) over the 16 positions of `panel`: `[positions 0-7,
+/// positions 8-15]` per channel.
 #[inline(always)]
 fn tile<D: Dot4, const MR: usize>(
     panel: &[[u8; 4 * INT8_BLOCK]],
-    w: &[&[i8]; MR],
+    w: &[&[D::Word]; MR],
     start: &[i32; MR],
 ) -> [[__m256i; 2]; MR] {
-    let taps = w[0].len();
-    let full = taps / 4;
-    let mut quads = [&[[0i8; 4]][..0]; MR];
-    let mut acc = [[splat(0); 2]; MR];
-    for r in 0..MR {
-        quads[r] = &w[r].as_chunks::<4>().0[..full];
-        acc[r] = [splat(start[r]); 2];
-    }
-    for (g, columns) in panel[..full].iter().enumerate() {
+    let w = w.map(|row| &row[..panel.len()]);
+    let mut acc = start.map(|s| [splat(s); 2]);
+    for (g, columns) in panel.iter().enumerate() {
         let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
-        for r in 0..MR {
-            let wv = D::signed_word(quads[r][g]);
-            acc[r][0] = D::dot(acc[r][0], a[0], wv);
-            acc[r][1] = D::dot(acc[r][1], a[1], wv);
-        }
-    }
-    if full < panel.len() {
-        // The last, partial group: its missing taps have zero bytes in the panel and zero weights.
-        let columns = &panel[full];
-        let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
-        for r in 0..MR {
-            let mut word = [0i8; 4];
-            word[..taps - 4 * full].copy_from_slice(&w[r][4 * full..]);
-            let wv = D::signed_word(word);
-            acc[r][0] = D::dot(acc[r][0], a[0], wv);
-            acc[r][1] = D::dot(acc[r][1], a[1], wv);
+        for (acc, row) in acc.iter_mut().zip(&w) {
+            let wv = D::broadcast(&row[g]);
+            acc[0] = D::dot(acc[0], a[0], wv);
+            acc[1] = D::dot(acc[1], a[1], wv);
         }
     }
     acc
@@ -188,9 +219,10 @@ fn store<T: QuantElem>(p: &Conv2d, q: &ChannelQuant, o: usize, acc: &[__m256i; 2
     let stage = Requant8::new::<T>(q, o, p.y_zero_point, (p.act_min, p.act_max));
     let v = narrow16::<false>(stage.apply(acc[0]), stage.apply(acc[1]));
     let oc = o * p.y_strides.c;
-    if let Some(at) = outputs.contiguous(p) {
-        store16(bytes_mut(&mut y[at + oc..][..INT8_BLOCK]), v);
-        return;
+    match outputs.contiguous(p) {
+        Some((at, INT8_BLOCK)) => return store16(bytes_mut(&mut y[at + oc..][..INT8_BLOCK]), v),
+        Some((at, len)) => return copy_short(bytes_mut(&mut y[at + oc..][..len]), &bytes16(v)),
+        None => {}
     }
     let bytes = bytes16(v);
     for &(lane, at) in outputs.iter() {

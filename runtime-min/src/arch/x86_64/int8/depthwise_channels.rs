@@ -1,19 +1,22 @@
 //! The int8 / uint8 depthwise convolution ([`crate::quant::depthwise_conv2d`]) 16 output
-//! channels at a time, for NHWC layers and the smallest NCHW planes: the plane-order kernel
+//! channels at a time, for NHWC layers and narrow NCHW planes: the plane-order kernel
 //! ([`super::depthwise`]) computes one channel's positions per vector, and on the small planes of
 //! a network's last stages (6x6, 3x3 with hundreds of channels), or on NHWC inputs whose
 //! channels it stages one by one, its per-channel staging and output stage cost more than the
 //! taps. Here each vector holds 16 channels of one output position:
 //!
 //! - the padded input rows of a band of output rows of 16 output channels are staged as `i16`,
-//!   position by position (`[row][column][channel]`, the padding the input zero point);
+//!   position by position (`[row][column][channel]`, the padding the input zero point): NHWC
+//!   inputs one widening load per position, NCHW planes 16 elements of 16 channels per 16x16
+//!   byte transpose;
 //! - taps go by pairs `(t, u)`: the 16 channels' inputs of `t` and of `u` interleaved
 //!   (`VPUNPCKLWD` / `VPUNPCKHWD`) give, in each `i32` lane, one channel's two inputs, multiplied
 //!   by the pair's weights interleaved alike once per group (`VPMADDWD`: products of at most 255 x
 //!   255, exact);
 //! - the unpacks put channels 0-3 and 8-11 in one accumulator and 4-7 and 12-15 in the other,
 //!   each with its channels' output stage ([`Requant8::channels`], built once per group), and the
-//!   16-bit pack of the two restores the channel order.
+//!   16-bit pack of the two restores the channel order; NCHW outputs go back through the
+//!   transpose.
 //!
 //! `bias[o] + sum_t (w[t][o] - w_zero_point) * x_t` in integer sums: the portable kernel's bits.
 
@@ -22,7 +25,9 @@ use core::mem::MaybeUninit;
 
 use super::band::zeroed;
 use super::requant::{elem, load, narrow16, Requant8};
-use super::vector::{bytes, bytes_mut, load_i16, madd, splat, store16, store_i16, unpack16, widen16};
+use super::vector::{
+    bytes, bytes_mut, load16, load_i16, madd, splat, store16, store_i16, transpose16, unpack16, widen, widen16,
+};
 use crate::arch::x86_64_facts::{
     INT8_DEPTHWISE_BYTES, INT8_DEPTHWISE_MAX_TAPS, INT8_DEPTHWISE_OUT_BYTES, INT8_DEPTHWISE_STAGED,
 };
@@ -31,13 +36,18 @@ use crate::quant::{ChannelQuant, Conv2d, QuantElem};
 /// Channels per group: sixteen `i16` lanes.
 const LANES: usize = 16;
 
-/// Most output positions of a layer whose channels are not contiguous (NCHW) that this kernel
-/// takes: it stages and stores such a layer element by element, which costs what it saves on all
-/// but the smallest planes (`quant_perf`, best of 6 alternating runs on AVX2: 3x3 planes of 256
-/// channels 0.012 ms against the plane-order kernel's 0.018, of 336 channels 0.023 against 0.024;
-/// 6x6 planes 0.020-0.024 against 0.018-0.020). NHWC layers (16 channels one vector load and
-/// store) take it at every size.
+/// Most output positions of an NCHW layer whose planes are not contiguous (so staged and stored
+/// element by element) that this kernel takes: on larger planes that costs what the channel
+/// vectors save.
 const MAX_STRIDED_POSITIONS: usize = 16;
+
+/// Widest output rows of an NCHW layer with contiguous planes (staged and stored through 16x16
+/// byte transposes) that this kernel takes: on wide rows the plane-order kernel, whose vectors
+/// run along them, is faster. `quant_perf` (best of 4 alternating runs on AVX2, ms, this kernel
+/// against the plane-order one): 3x3 planes of 336 channels 0.016 / 0.039, 6x6 of 144 0.009 /
+/// 0.029, 12x12 of 96 0.017 / 0.040; in MobileNetV2-0.35's bands of 48-wide rows (`sramfit-bench
+/// --layers`) it took 1.3-1.7 times as long.
+const MAX_TRANSPOSED_WIDTH: usize = 12;
 
 /// Tap pairs of the largest window.
 const MAX_PAIRS: usize = INT8_DEPTHWISE_MAX_TAPS.div_ceil(2);
@@ -85,16 +95,24 @@ fn channels_contiguous(p: &Conv2d) -> bool {
     p.x_strides.c == 1 && p.y_strides.c == 1 && p.out_channels == p.in_channels
 }
 
+/// Whether each channel's input and output plane is contiguous (NCHW without gaps).
+fn planes_contiguous(p: &Conv2d) -> bool {
+    let (xs, ys) = (p.x_strides, p.y_strides);
+    xs.w == 1 && xs.h == p.in_w && ys.w == 1 && ys.h == p.out_w
+}
+
 /// Whether [`depthwise_conv2d`] takes `p`: an input zero point of the input's type, at most
 /// [`INT8_DEPTHWISE_MAX_TAPS`] taps, one output row's padded input of 16 channels fitting the
-/// staging buffer and, unless channels are contiguous, at most [`MAX_STRIDED_POSITIONS`] output
+/// staging buffer, and contiguous channels (NHWC), or contiguous planes, at least 16 channels and
+/// output rows at most [`MAX_TRANSPOSED_WIDTH`] wide, or at most [`MAX_STRIDED_POSITIONS`] output
 /// positions.
 pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
     let positions = p.out_h * p.out_w;
+    let transposed = planes_contiguous(p) && p.out_channels >= LANES && p.out_w <= MAX_TRANSPOSED_WIDTH;
     (T::MIN..=T::MAX).contains(&p.x_zero_point)
         && p.kernel_h * p.kernel_w <= INT8_DEPTHWISE_MAX_TAPS
         && positions > 0
-        && (positions <= MAX_STRIDED_POSITIONS || channels_contiguous(p))
+        && (channels_contiguous(p) || transposed || positions <= MAX_STRIDED_POSITIONS)
         && Bands::of(p).is_some()
 }
 
@@ -159,9 +177,8 @@ pub(super) fn depthwise_conv2d<T: QuantElem>(p: &Conv2d, x: &[T], w: &[i8], q: &
                     }
                 }
                 if !direct {
-                    for j in 0..n {
-                        unstage(p, out, (j, b * ys.n + (o0 + j) * ys.c), (oy0, rows), y);
-                    }
+                    let planes: [usize; LANES] = core::array::from_fn(|j| b * ys.n + (o0 + j.min(n - 1)) * ys.c);
+                    unstage(p, out, (&planes[..n], oy0, rows), y);
                 }
             }
         }
@@ -206,8 +223,30 @@ fn stage<T: QuantElem>(
         return;
     }
     let multiplier = p.out_channels / p.in_channels;
+    let plane = |j: usize| b * xs.n + (o0 + j) / multiplier * xs.c;
+    let (first_element, end) = (iy0 * p.in_w, iy1 * p.in_w);
+    if n == LANES && xs.w == 1 && xs.h == p.in_w && end >= first_element + LANES {
+        // Contiguous planes: 16 elements of 16 channels at a time, transposed (the last block
+        // overlapping the one before).
+        let planes: [usize; LANES] = core::array::from_fn(plane);
+        for e0 in (first_element..end).step_by(LANES) {
+            let e = e0.min(end - LANES);
+            let elements = transpose16(planes.map(|at| load16(bytes(&x[at + e..][..LANES]))));
+            let (mut iy, mut ix) = (e / p.in_w, e % p.in_w);
+            for v in elements {
+                if ix < cols {
+                    store_i16(&mut staged[at(iy, ix)..], widen(v, T::MIN < 0));
+                }
+                ix += 1;
+                if ix == p.in_w {
+                    (iy, ix) = (iy + 1, 0);
+                }
+            }
+        }
+        return;
+    }
     for j in 0..n {
-        let plane = b * xs.n + (o0 + j) / multiplier * xs.c;
+        let plane = plane(j);
         for iy in iy0..iy1 {
             let (row, dst) = (&x[plane + iy * xs.h..], staged[at(iy, 0)..][..cols * LANES].chunks_exact_mut(LANES));
             if xs.w == 1 {
@@ -219,17 +258,33 @@ fn stage<T: QuantElem>(
     }
 }
 
-/// Stores channel `j` of the band's outputs `out` (`[position][channel]` bytes, `rows` rows
-/// from output row `oy0`) into its plane of `y` from `plane` on.
+/// Stores the band's outputs `out` (`[position][channel]` bytes, `rows` output rows from `oy0`)
+/// of the channels whose planes in `y` start at `planes`: for 16 channels of contiguous planes
+/// 16 positions at a time (a byte transpose, the last block overlapping the one before), else
+/// element by element.
 #[inline(always)]
-fn unstage<T: QuantElem>(p: &Conv2d, out: &[u8], (j, plane): (usize, usize), (oy0, rows): (usize, usize), y: &mut [T]) {
+fn unstage<T: QuantElem>(p: &Conv2d, out: &[u8], (planes, oy0, rows): (&[usize], usize, usize), y: &mut [T]) {
     let ys = p.y_strides;
-    for (r, src) in out.chunks_exact(p.out_w * LANES).take(rows).enumerate() {
-        let (row, src) = (&mut y[plane + (oy0 + r) * ys.h..], src.chunks_exact(LANES));
-        if ys.w == 1 {
-            row[..p.out_w].iter_mut().zip(src).for_each(|(d, s)| *d = elem(s[j]));
-        } else {
-            row.iter_mut().step_by(ys.w).zip(src).for_each(|(d, s)| *d = elem(s[j]));
+    let len = rows * p.out_w;
+    if planes.len() == LANES && ys.w == 1 && ys.h == p.out_w && len >= LANES {
+        let y = bytes_mut(y);
+        for e0 in (0..len).step_by(LANES) {
+            let e = e0.min(len - LANES);
+            let channels = transpose16(core::array::from_fn(|k| load16(&out[(e + k) * LANES..])));
+            for (&plane, v) in planes.iter().zip(channels) {
+                store16(&mut y[plane + oy0 * p.out_w + e..], v);
+            }
+        }
+        return;
+    }
+    for (j, &plane) in planes.iter().enumerate() {
+        for (r, src) in out.chunks_exact(p.out_w * LANES).take(rows).enumerate() {
+            let (row, src) = (&mut y[plane + (oy0 + r) * ys.h..], src.chunks_exact(LANES));
+            if ys.w == 1 {
+                row[..p.out_w].iter_mut().zip(src).for_each(|(d, s)| *d = elem(s[j]));
+            } else {
+                row.iter_mut().step_by(ys.w).zip(src).for_each(|(d, s)| *d = elem(s[j]));
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ pub(crate) trait Dot4 {
     type A: Copy;
     /// Signed bytes prepared for [`Dot4::dot`].
     type W: Copy;
+    /// Four signed bytes prepared for [`Dot4::broadcast`].
+    type Word: Copy + Default;
     /// `v`'s 32 bytes as the unsigned operand.
     fn unsigned(v: __m256i) -> Self::A;
     /// `v`'s 32 bytes as the signed operand.
@@ -25,11 +27,21 @@ pub(crate) trait Dot4 {
     /// Lane by lane, `acc` plus the dot product of the lane's four bytes of `a` and of `w`.
     fn dot(acc: __m256i, a: Self::A, w: Self::W) -> __m256i;
 
-    /// The four signed bytes of `word` (little-endian) in every lane, prepared.
+    /// Four signed bytes as [`Dot4::broadcast`] reads them, prepared once per layer: the weights
+    /// of four taps of one output channel, which every block of positions reads again.
+    fn prepare(word: [i8; 4]) -> Self::Word;
+    /// The prepared bytes `word` in every lane, as the signed operand: broadcast loads, no
+    /// arithmetic.
+    fn broadcast(word: &Self::Word) -> Self::W;
+
+    /// `words[i]` = the prepared bytes `4i..4i + 4` of `row` (zeros past its end).
     #[inline(always)]
-    fn signed_word(word: [i8; 4]) -> Self::W {
-        // SAFETY: the module invariant (AVX is on).
-        Self::signed(unsafe { _mm256_set1_epi32(i32::from_le_bytes(word.map(|b| b as u8))) })
+    fn prepare_row(row: &[i8], words: &mut [Self::Word]) {
+        for (word, quad) in words.iter_mut().zip(row.chunks(4)) {
+            let mut bytes = [0i8; 4];
+            bytes[..quad.len()].copy_from_slice(quad);
+            *word = Self::prepare(bytes);
+        }
     }
 }
 
@@ -52,6 +64,46 @@ impl Dot4 for Avx2 {
     fn signed(v: __m256i) -> Self::W {
         // SAFETY: the module invariant.
         unsafe { (_mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(v)), _mm256_srai_epi16::<8>(v)) }
+    }
+
+    /// The `i32` words of the even bytes' and of the odd bytes' `i16` pairs.
+    type Word = [i32; 2];
+
+    #[inline(always)]
+    fn prepare(word: [i8; 4]) -> [i32; 2] {
+        let pair = |lo: i8, hi: i8| (lo as i16 as u16 as u32 | (hi as i16 as u16 as u32) << 16) as i32;
+        [pair(word[0], word[2]), pair(word[1], word[3])]
+    }
+
+    #[inline(always)]
+    fn broadcast(word: &[i32; 2]) -> Self::W {
+        // SAFETY: the module invariant.
+        unsafe { (_mm256_set1_epi32(word[0]), _mm256_set1_epi32(word[1])) }
+    }
+
+    /// Eight words per 32 bytes of `row` ([`Dot4::signed`], the even and odd words interleaved),
+    /// the rest one at a time.
+    #[inline(always)]
+    fn prepare_row(row: &[i8], words: &mut [[i32; 2]]) {
+        let mut i = 0;
+        while 4 * i + 32 <= row.len() && i + 8 <= words.len() {
+            let bytes: &[i8] = &row[4 * i..][..32];
+            let out: &mut [[i32; 2]] = &mut words[i..][..8];
+            // SAFETY: the module invariant; `bytes` has 32 readable bytes and `out` 64 writable.
+            unsafe {
+                let (even, odd) = Self::signed(_mm256_loadu_si256(bytes.as_ptr().cast()));
+                // [e0, o0, e1, o1 | e4, o4, e5, o5] and [e2, o2, e3, o3 | e6, o6, e7, o7].
+                let (lo, hi) = (_mm256_unpacklo_epi32(even, odd), _mm256_unpackhi_epi32(even, odd));
+                _mm256_storeu_si256(out.as_mut_ptr().cast(), _mm256_permute2x128_si256::<0x20>(lo, hi));
+                _mm256_storeu_si256(out[4..].as_mut_ptr().cast(), _mm256_permute2x128_si256::<0x31>(lo, hi));
+            }
+            i += 8;
+        }
+        for (word, quad) in words[i..].iter_mut().zip(row[4 * i..].chunks(4)) {
+            let mut bytes = [0i8; 4];
+            bytes[..quad.len()].copy_from_slice(quad);
+            *word = Self::prepare(bytes);
+        }
     }
 
     #[inline(always)]
@@ -77,6 +129,20 @@ impl Dot4 for Vnni {
     #[inline(always)]
     fn signed(v: __m256i) -> __m256i {
         v
+    }
+
+    /// The four bytes, little-endian.
+    type Word = i32;
+
+    #[inline(always)]
+    fn prepare(word: [i8; 4]) -> i32 {
+        i32::from_le_bytes(word.map(|b| b as u8))
+    }
+
+    #[inline(always)]
+    fn broadcast(word: &i32) -> __m256i {
+        // SAFETY: the module invariant.
+        unsafe { _mm256_set1_epi32(*word) }
     }
 
     #[inline(always)]

@@ -4,15 +4,17 @@
 //! shifted left and rescaled ([`Multiplier8`]), the sum or difference through the output stage
 //! ([`Requant8`]). Integer arithmetic: the portable kernel's bits.
 
-use core::arch::x86_64::__m256i;
+use core::arch::x86_64::{__m128i, __m256i};
 
-use super::requant::{elem, narrow, Multiplier8, Requant8};
-use super::vector::{add, bytes, shl, splat, sub, widen8};
+use super::requant::{narrow16, Multiplier8, Requant8};
+use super::vector::{add, bytes, bytes16, bytes_mut, shl, splat, store16, sub, widen8};
 use crate::quant::{Add, QuantInt};
 use crate::Broadcast;
 
 /// Elements per vector.
 const LANES: usize = 8;
+/// Elements per block: two vectors, one 16-byte store.
+const BLOCK: usize = 2 * LANES;
 
 /// The element count of `shape` if both inputs are laid out as the output (no axis of more than
 /// one element broadcast or strided otherwise).
@@ -53,29 +55,32 @@ impl AddLanes {
         }
     }
 
-    /// The output bytes of eight pairs of input bytes.
+    /// The outputs of eight pairs of input bytes, as `i32` lanes.
     #[inline(always)]
-    fn combine(&self, a: &[u8], b: &[u8], signed: bool) -> [u8; LANES] {
+    fn combine(&self, a: &[u8], b: &[u8], signed: bool) -> __m256i {
         let sa = self.a.apply(shl(sub(widen8(a, signed), self.a_zero_point), self.left_shift));
         let sb = self.b.apply(shl(sub(widen8(b, signed), self.b_zero_point), self.left_shift));
         let raw = if self.subtract { sub(sa, sb) } else { add(sa, sb) };
-        narrow(self.output.apply(raw))
+        self.output.apply(raw)
     }
 
-    /// The outputs of `a` and `b` (`n <= 8` elements each), written by `put(index, byte)`.
+    /// The output bytes of 16 pairs of input bytes.
     #[inline(always)]
-    fn block(&self, a: &[u8], b: &[u8], signed: bool, mut put: impl FnMut(usize, u8)) {
-        let out = if a.len() == LANES {
-            self.combine(a, b, signed)
-        } else {
-            let (mut ta, mut tb) = ([0u8; LANES], [0u8; LANES]);
-            ta[..a.len()].copy_from_slice(a);
-            tb[..b.len()].copy_from_slice(b);
-            self.combine(&ta, &tb, signed)
-        };
-        for (i, &v) in out.iter().enumerate().take(a.len()) {
-            put(i, v);
-        }
+    fn block(&self, a: &[u8], b: &[u8], signed: bool) -> __m128i {
+        narrow16::<false>(
+            self.combine(&a[..LANES], &b[..LANES], signed),
+            self.combine(&a[LANES..], &b[LANES..], signed),
+        )
+    }
+
+    /// The output bytes of `a` and `b` (fewer than 16 elements each), in the first `a.len()`
+    /// bytes of the result.
+    #[inline(always)]
+    fn tail(&self, a: &[u8], b: &[u8], signed: bool) -> [u8; BLOCK] {
+        let (mut ta, mut tb) = ([0u8; BLOCK], [0u8; BLOCK]);
+        ta[..a.len()].copy_from_slice(a);
+        tb[..b.len()].copy_from_slice(b);
+        bytes16(self.block(&ta, &tb, signed))
     }
 }
 
@@ -83,9 +88,14 @@ impl AddLanes {
 #[inline(always)]
 pub(super) fn add_sub<T: QuantInt>(p: &Add, len: usize, (a, b): (&[T], &[T]), y: &mut [T], subtract: bool) {
     let lanes = AddLanes::new::<T>(p, subtract);
-    let (a, b, y) = (bytes(&a[..len]), bytes(&b[..len]), &mut y[..len]);
-    for ((ac, bc), yc) in a.chunks(LANES).zip(b.chunks(LANES)).zip(y.chunks_mut(LANES)) {
-        lanes.block(ac, bc, T::MIN < 0, |i, v| yc[i] = elem(v));
+    let (a, b, y) = (bytes(&a[..len]), bytes(&b[..len]), bytes_mut(&mut y[..len]));
+    let full = len - len % BLOCK;
+    let blocks = a[..full].chunks_exact(BLOCK).zip(b[..full].chunks_exact(BLOCK));
+    for ((ac, bc), yc) in blocks.zip(y[..full].chunks_exact_mut(BLOCK)) {
+        store16(yc, lanes.block(ac, bc, T::MIN < 0));
+    }
+    if full < len {
+        y[full..].copy_from_slice(&lanes.tail(&a[full..], &b[full..], T::MIN < 0)[..len - full]);
     }
 }
 
@@ -93,10 +103,14 @@ pub(super) fn add_sub<T: QuantInt>(p: &Add, len: usize, (a, b): (&[T], &[T]), y:
 #[inline(always)]
 pub(super) fn add_sub_in_place<T: QuantInt>(p: &Add, len: usize, acc: &mut [T], b: &[T], subtract: bool) {
     let lanes = AddLanes::new::<T>(p, subtract);
-    let b = bytes(&b[..len]);
-    for (ac, bc) in acc[..len].chunks_mut(LANES).zip(b.chunks(LANES)) {
-        let mut a = [0u8; LANES];
-        a[..ac.len()].copy_from_slice(bytes(ac));
-        lanes.block(&a[..ac.len()], bc, T::MIN < 0, |i, v| ac[i] = elem(v));
+    let (acc, b) = (bytes_mut(&mut acc[..len]), bytes(&b[..len]));
+    let full = len - len % BLOCK;
+    for (ac, bc) in acc[..full].chunks_exact_mut(BLOCK).zip(b[..full].chunks_exact(BLOCK)) {
+        let v = lanes.block(ac, bc, T::MIN < 0);
+        store16(ac, v);
+    }
+    if full < len {
+        let out = lanes.tail(&acc[full..], &b[full..], T::MIN < 0);
+        acc[full..].copy_from_slice(&out[..len - full]);
     }
 }

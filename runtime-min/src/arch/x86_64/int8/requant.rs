@@ -22,12 +22,14 @@ use core::arch::x86_64::*;
 use super::vector::load_i32;
 use crate::quant::{ChannelQuant, QuantInt, Requant, RequantRounding};
 
-/// TFLite multipliers (`multiply_by_quantized_multiplier`), one per lane ([`Multiplier8::lanes`])
-/// or the same in every lane ([`Multiplier8::new`]).
+/// TFLite multipliers (`multiply_by_quantized_multiplier`): the same in every lane
+/// ([`Multiplier8::new`]), or one per lane if `PER_LANE` ([`Multiplier8::lanes`]; a constant, so
+/// that the broadcast form reads no per-lane field and keeps its registers).
 #[derive(Clone, Copy)]
-pub(super) struct Multiplier8 {
+pub(super) struct Multiplier8<const PER_LANE: bool = false> {
     multiplier: __m256i,
-    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes).
+    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes), if
+    /// `PER_LANE`.
     multiplier_odd: __m256i,
     /// `max(shift, 0)`.
     left: __m256i,
@@ -42,7 +44,7 @@ pub(super) struct Multiplier8 {
 }
 
 impl Multiplier8 {
-    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`).
+    /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`) in every lane.
     #[inline(always)]
     pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
         let (left, right) = (shift.max(0), (-shift).max(0));
@@ -60,7 +62,9 @@ impl Multiplier8 {
             }
         }
     }
+}
 
+impl Multiplier8<true> {
     /// Lane `i`'s multiplier `requants[i]`.
     #[inline(always)]
     pub(super) fn lanes(requants: [Requant; 8]) -> Self {
@@ -83,7 +87,9 @@ impl Multiplier8 {
             saturates: requants.iter().any(|r| r.multiplier == i32::MIN),
         }
     }
+}
 
+impl<const PER_LANE: bool> Multiplier8<PER_LANE> {
     /// `multiply_by_quantized_multiplier` of each lane of `x`.
     #[inline(always)]
     pub(super) fn apply(&self, x: __m256i) -> __m256i {
@@ -92,14 +98,20 @@ impl Multiplier8 {
             let scaled = _mm256_sllv_epi32(x, self.left);
             let nudge = _mm256_set1_epi64x(1 << 30);
             let even = _mm256_add_epi64(_mm256_mul_epi32(scaled, self.multiplier), nudge);
-            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), self.multiplier_odd), nudge);
+            let multiplier_odd = if PER_LANE { self.multiplier_odd } else { self.multiplier };
+            let odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64::<32>(scaled), multiplier_odd), nudge);
             // Bits 31..62 of each 64-bit sum: into the low half for even lanes, the high half for odd.
             let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
             // i32::MIN * i32::MIN gave i32::MIN: flip it to i32::MAX.
             let high = if self.saturates {
                 let min = _mm256_set1_epi32(i32::MIN);
-                let both = _mm256_and_si256(_mm256_cmpeq_epi32(scaled, min), _mm256_cmpeq_epi32(self.multiplier, min));
-                _mm256_xor_si256(high, both)
+                let overflowed = _mm256_cmpeq_epi32(scaled, min);
+                let overflowed = if PER_LANE {
+                    _mm256_and_si256(overflowed, _mm256_cmpeq_epi32(self.multiplier, min))
+                } else {
+                    overflowed
+                };
+                _mm256_xor_si256(high, overflowed)
             } else {
                 high
             };
@@ -119,14 +131,16 @@ impl Multiplier8 {
 /// its quotient fits 31 bits: the high words of the biased products shifted by `right - 32` on
 /// `i32` lanes (`VPSRAVD`), nothing to saturate. Otherwise (AVX2 has no arithmetic 64-bit shift)
 /// `!((!v) >> r)` for negative `v`, then the saturation.
+/// As for [`Multiplier8`], `PER_LANE` says which.
 #[derive(Clone, Copy)]
-pub(super) struct SingleMultiplier8 {
+pub(super) struct SingleMultiplier8<const PER_LANE: bool = false> {
     multiplier: __m256i,
-    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes).
+    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ` of the odd lanes), if
+    /// `PER_LANE`.
     multiplier_odd: __m256i,
-    /// The division of the even lanes' products.
+    /// The division of the even lanes' products (of every lane's unless `PER_LANE`).
     even: Divisor4,
-    /// The division of the odd lanes' products.
+    /// The division of the odd lanes' products, if `PER_LANE`.
     odd: Divisor4,
     /// `right - 32` in each `i32` lane, if every lane's `right` is at least 32.
     high_shift: Option<__m256i>,
@@ -215,7 +229,9 @@ impl SingleMultiplier8 {
             }
         }
     }
+}
 
+impl SingleMultiplier8<true> {
     /// Lane `i`'s multiplier `requants[i]`.
     #[inline(always)]
     pub(super) fn lanes(requants: [Requant; 8]) -> Self {
@@ -230,24 +246,28 @@ impl SingleMultiplier8 {
             high_shift: requants.iter().all(|r| r.shift < 0).then(|| load(requants.map(|r| -1 - r.shift))),
         }
     }
+}
 
+impl<const PER_LANE: bool> SingleMultiplier8<PER_LANE> {
     /// `multiply_by_quantized_multiplier_half_even` of each lane of `x`.
     #[inline(always)]
     pub(super) fn apply(&self, x: __m256i) -> __m256i {
         // SAFETY: the module invariant.
         unsafe {
+            let (multiplier_odd, odd_divisor) =
+                if PER_LANE { (self.multiplier_odd, &self.odd) } else { (self.multiplier, &self.even) };
             let even = _mm256_mul_epi32(x, self.multiplier);
-            let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), self.multiplier_odd);
+            let odd = _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), multiplier_odd);
             if let Some(high_shift) = self.high_shift {
                 // floor(v / 2^right) = floor(floor(v / 2^32) / 2^(right - 32)): the high words,
                 // even lanes' moved down, shifted arithmetically.
                 let high = _mm256_blend_epi32::<0b1010_1010>(
                     _mm256_srli_epi64::<32>(self.even.biased(even)),
-                    self.odd.biased(odd),
+                    odd_divisor.biased(odd),
                 );
                 return _mm256_srav_epi32(high, high_shift);
             }
-            let (even, odd) = (self.even.round(even), self.odd.round(odd));
+            let (even, odd) = (self.even.round(even), odd_divisor.round(odd));
             _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
         }
     }
@@ -273,15 +293,16 @@ pub(super) fn load(v: [i32; 8]) -> __m256i {
 
 /// The multiplier of an output stage, rounded as its [`RequantRounding`] says.
 #[derive(Clone, Copy)]
-enum Rounded {
-    Double(Multiplier8),
-    Single(SingleMultiplier8),
+enum Rounded<const PER_LANE: bool> {
+    Double(Multiplier8<PER_LANE>),
+    Single(SingleMultiplier8<PER_LANE>),
 }
 
-/// An output stage: a multiplier, the output zero point and the clamps, in every lane.
+/// An output stage: a multiplier (one per lane if `PER_LANE`), the output zero point and the
+/// clamps.
 #[derive(Clone, Copy)]
-pub(super) struct Requant8 {
-    multiplier: Rounded,
+pub(super) struct Requant8<const PER_LANE: bool = false> {
+    multiplier: Rounded<PER_LANE>,
     zero_point: __m256i,
     act_min: __m256i,
     /// `min(act_max, T::MAX)`.
@@ -303,6 +324,15 @@ impl Requant8 {
         Self::with::<T>(multiplier, zero_point, clamp)
     }
 
+    /// `requant` (TFLite's double rounding), then `zero_point` and the clamp `[act_min,
+    /// act_max]`, for outputs of type `T`.
+    #[inline(always)]
+    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, clamp: (i32, i32)) -> Self {
+        Self::with::<T>(Rounded::Double(Multiplier8::new(requant)), zero_point, clamp)
+    }
+}
+
+impl Requant8<true> {
     /// Lane `i` channel `channels[i]` of `q`, with output zero point `zero_point` and clamp
     /// `[act_min, act_max]`, for outputs of type `T`.
     #[inline(always)]
@@ -319,17 +349,12 @@ impl Requant8 {
         };
         Self::with::<T>(multiplier, zero_point, clamp)
     }
+}
 
-    /// `requant` (TFLite's double rounding), then `zero_point` and the clamp `[act_min,
-    /// act_max]`, for outputs of type `T`.
-    #[inline(always)]
-    pub(super) fn of<T: QuantInt>(requant: Requant, zero_point: i32, clamp: (i32, i32)) -> Self {
-        Self::with::<T>(Rounded::Double(Multiplier8::new(requant)), zero_point, clamp)
-    }
-
+impl<const PER_LANE: bool> Requant8<PER_LANE> {
     /// `multiplier`, then `zero_point` and the clamp, for outputs of type `T`.
     #[inline(always)]
-    fn with<T: QuantInt>(multiplier: Rounded, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
+    fn with<T: QuantInt>(multiplier: Rounded<PER_LANE>, zero_point: i32, (act_min, act_max): (i32, i32)) -> Self {
         // SAFETY: the module invariant.
         unsafe {
             Requant8 {

@@ -28,7 +28,12 @@ pub(super) fn load16(s: &[u8]) -> __m128i {
 /// The first 16 bytes of `s`, each extended to an `i16` lane (sign-extended when `signed`).
 #[inline(always)]
 pub(super) fn widen16(s: &[u8], signed: bool) -> __m256i {
-    let v = load16(s);
+    widen(load16(s), signed)
+}
+
+/// The 16 bytes of `v`, each extended to an `i16` lane (sign-extended when `signed`).
+#[inline(always)]
+pub(super) fn widen(v: __m128i, signed: bool) -> __m256i {
     // SAFETY: the module invariant.
     unsafe {
         if signed {
@@ -259,6 +264,28 @@ pub(super) fn copy_xor(dst: &mut [u8], src: &[u8], flip: u8) {
             i += width;
         }
     }
+}
+
+/// Sixteen rows of 16 bytes transposed: byte `j` of row `i` of the result is byte `i` of row `j`
+/// of `rows`. Each round makes rows `2i` and `2i + 1` the byte interleaving of rows `i` and `i +
+/// 8` (low and high halves), which rotates the 8-bit index `(row, column)` of every byte by one
+/// bit: four rounds swap row and column.
+#[inline(always)]
+pub(super) fn transpose16(rows: [__m128i; 16]) -> [__m128i; 16] {
+    let round = |r: [__m128i; 16]| -> [__m128i; 16] {
+        core::array::from_fn(|k| {
+            let (a, b) = (r[k / 2], r[k / 2 + 8]);
+            // SAFETY: the module invariant.
+            unsafe {
+                if k % 2 == 0 {
+                    _mm_unpacklo_epi8(a, b)
+                } else {
+                    _mm_unpackhi_epi8(a, b)
+                }
+            }
+        })
+    };
+    round(round(round(round(rows))))
 }
 
 /// Stores `v` into the first 16 bytes of `d`.
