@@ -4,8 +4,8 @@
 //! whose taps are no multiple of four, padding, strides, dilation, groups, channel multipliers,
 //! NCHW and NHWC), zero points at the ends of the types, shifts of -31, 0 and 31, the saturating
 //! `i32::MIN * i32::MIN` product, and layers the SIMD kernels leave to the portable ones; and
-//! the same-shape add / sub (in place too) and ONNX's quantization of floats (NaN, infinities,
-//! ties, huge values). Both requantization roundings (TFLite's double, onnxruntime's single).
+//! the same-shape add / sub (in place too), max pooling (2x2 windows at stride 2, clamps past
+//! the types' ends) and ONNX's quantization of floats (NaN, infinities, ties, huge values). Both requantization roundings (TFLite's double, onnxruntime's single).
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
@@ -350,5 +350,60 @@ fn quantize_matches_the_portable_kernel_on_every_path() {
             });
             check_paths(&format!("{p:?} {rounding:?}"), &results);
         }
+    }
+}
+
+/// Runs a max pooling of random data on every path and compares.
+fn check_max_pool<T: QuantElem>(rng: &mut Rng, p: Pool2d) {
+    let x: Vec<T> = elems(rng, p.batch * p.channels * p.in_h * p.in_w);
+    let results = on_each_path(|| {
+        let mut y = vec![T::default(); p.batch * p.channels * p.out_h * p.out_w];
+        max_pool2d(&p, &x, &mut y);
+        y
+    });
+    check_paths(&format!("{p:?}"), &results);
+}
+
+#[test]
+fn max_pooling_matches_the_portable_kernel_on_every_path() {
+    let mut rng = Rng::new(31);
+    for case in 0..200 {
+        // 2x2 windows at stride 2 (the SIMD kernel's), odd sizes (a row or column left over),
+        // rows of 16 outputs and more with tails, NCHW and NHWC, clamps at and past the ends;
+        // every fifth case a 3x3 window with padding (portable on every path).
+        let (channels, in_h, in_w) = (1 + rng.below(5), 2 + rng.below(9), 2 + rng.below(80));
+        let (kernel, stride, pad) = if case % 5 == 4 { (3, 2, 1) } else { (2, 2, 0) };
+        let (out_h, out_w) = ((in_h + 2 * pad - kernel) / stride + 1, (in_w + 2 * pad - kernel) / stride + 1);
+        let (nhwc, batch) = (rng.below(4) == 0, 1 + rng.below(2));
+        let layout = |c, h, w| if nhwc { ImageStrides::nhwc(c, h, w) } else { ImageStrides::nchw(c, h, w) };
+        let p = |(act_min, act_max): (i32, i32)| Pool2d {
+            batch,
+            channels,
+            in_h,
+            in_w,
+            out_h,
+            out_w,
+            kernel_h: kernel,
+            kernel_w: kernel,
+            stride_h: stride,
+            stride_w: stride,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: pad,
+            pad_left: pad,
+            pad_bottom: pad,
+            pad_right: pad,
+            count_include_pad: false,
+            x_strides: layout(channels, in_h, in_w),
+            y_strides: layout(channels, out_h, out_w),
+            zero_point: 0,
+            act_min,
+            act_max,
+        };
+        let wide = if case % 7 == 0 { (-300, 300) } else { (-128, 255) };
+        let signed = p(if case % 2 == 0 { clamp::<i8>(&mut rng) } else { wide });
+        check_max_pool::<i8>(&mut rng, signed);
+        let unsigned = p(if case % 2 == 0 { clamp::<u8>(&mut rng) } else { wide });
+        check_max_pool::<u8>(&mut rng, unsigned);
     }
 }

@@ -40,7 +40,9 @@ pub use path::{KernelPath, UnsupportedKernelPath};
 
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
-use crate::quant::{Add, ChannelQuant, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization, Rounding};
+use crate::quant::{
+    Add, ChannelQuant, ConvertElem, FullyConnected, Pool2d, QuantElem, QuantInt, Quantization, Rounding,
+};
 use crate::Broadcast;
 
 impl KernelPath {
@@ -190,6 +192,20 @@ pub(crate) fn quant_fully_connected<T: QuantElem>(
     return arm::fully_connected(p, x, w, q, y);
     #[cfg(not(arm_dsp))]
     this_arch::quant_fully_connected(Kernels::current().0, p, x, w, q, y)
+}
+
+/// Runs [`crate::quant::max_pool2d`] on the x86-64 int8 kernels of the path in force if they take
+/// it (8-bit elements, 2x2 windows at stride 2 without padding, contiguous columns), and returns
+/// whether they ran. Same bits either way.
+#[inline(always)]
+pub(crate) fn quant_max_pool2d<T: QuantInt>(p: &Pool2d, x: &[T], y: &mut [T]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return this_arch::quant_max_pool2d(Kernels::current().0, p, x, y);
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (p, x, y);
+        false
+    }
 }
 
 /// Runs [`crate::quant::add`] (`subtract`: [`crate::quant::sub`]) on the x86-64 int8 kernels of

@@ -21,7 +21,7 @@ mod int8;
 mod lanes;
 
 pub(super) use detect::{current, detected, force};
-pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_quantize};
+pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_max_pool2d, quant_quantize};
 pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connected, quant_kernels};
 
 use super::path::{KernelCall, KernelPath, Kernels};

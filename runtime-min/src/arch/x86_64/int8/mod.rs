@@ -1,9 +1,10 @@
 //! The int8 / uint8 kernels of x86-64: [`crate::quant::conv2d`] (staged input rows, packed
 //! panels, register tiles: [`conv`]), [`crate::quant::depthwise_conv2d`] ([`depthwise`]) and
 //! [`crate::quant::fully_connected`] ([`fully_connected`]), written once over the 4-way byte dot
-//! product [`dot::Dot4`], with add / sub of same-shape tensors ([`elementwise`]) and ONNX's
-//! quantization of float inputs ([`convert`]), compiled into two sets of entry points: AVX2 (`VPMADDWD` on widened
-//! bytes; the [`KernelPath::Avx2Fma`] path, and the [`KernelPath::Avx512`] path on CPUs without
+//! product [`dot::Dot4`] (the depthwise one also 16 channels per vector: [`depthwise_channels`]),
+//! with add / sub of same-shape tensors ([`elementwise`]), 2x2 max pooling ([`pool`]) and ONNX's
+//! quantization of float inputs ([`convert`]), compiled into two sets of entry points: AVX2
+//! (`VPMADDWD` on widened bytes; the [`KernelPath::Avx2Fma`] path, and the [`KernelPath::Avx512`] path on CPUs without
 //! VNNI) and AVX-512 VNNI (`VPDPBUSD` on 256-bit vectors, with AVX512BW / VL: the AVX-512 path
 //! where the CPU has them, detected once). Both give the portable kernels' bits: the sums are
 //! exact integer sums and the output stage is the portable one on eight lanes ([`requant`]).
@@ -24,13 +25,14 @@ mod depthwise_channels;
 mod dot;
 mod elementwise;
 mod fully_connected;
+mod pool;
 mod requant;
 mod vector;
 
 use super::detect::int8_vnni;
 use crate::arch::path::KernelPath;
 use crate::quant::Rounding;
-use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, QuantElem, QuantInt, Quantization};
+use crate::quant::{Add, ChannelQuant, Conv2d, ConvertElem, FullyConnected, Pool2d, QuantElem, QuantInt, Quantization};
 use crate::Broadcast;
 use dot::{Avx2, Vnni};
 
@@ -77,6 +79,12 @@ macro_rules! int8_entry_points {
                 y: &mut [T],
             ) {
                 fully_connected::fully_connected::<$dot, T>(p, x, w, q, y)
+            }
+
+            /// [`pool::max_pool2d`].
+            #[target_feature(enable = $features)]
+            pub(super) fn max_pool2d<T: QuantInt>(p: &Pool2d, x: &[T], y: &mut [T]) {
+                pool::max_pool2d(p, x, y)
             }
 
             /// [`elementwise::add_sub`].
@@ -198,6 +206,12 @@ pub(in crate::arch) fn quant_fully_connected<T: QuantElem>(
     y: &mut [T],
 ) -> bool {
     dispatch!(path, fully_connected::takes(p), fully_connected(p, x, w, q, y))
+}
+
+/// See [`crate::arch::quant_max_pool2d`].
+#[inline(always)]
+pub(in crate::arch) fn quant_max_pool2d<T: QuantInt>(path: KernelPath, p: &Pool2d, x: &[T], y: &mut [T]) -> bool {
+    dispatch!(path, pool::takes::<T>(p), max_pool2d(p, x, y))
 }
 
 /// See [`crate::arch::quant_add_sub`].

@@ -296,6 +296,14 @@ pub(super) fn store16(d: &mut [u8], v: __m128i) {
     unsafe { _mm_storeu_si128(d.as_mut_ptr().cast(), v) }
 }
 
+/// Stores the low 8 bytes of `v` into the first 8 bytes of `d`.
+#[inline(always)]
+pub(super) fn store8(d: &mut [u8], v: __m128i) {
+    let d = &mut d[..8];
+    // SAFETY: the module invariant; `d` has 8 writable bytes.
+    unsafe { _mm_storel_epi64(d.as_mut_ptr().cast(), v) }
+}
+
 /// The 16 bytes of `v`.
 #[inline(always)]
 pub(super) fn bytes16(v: __m128i) -> [u8; 16] {
