@@ -168,6 +168,18 @@ fn fma_peak() -> (f64, String) {
     (peak, how)
 }
 
+/// Zeroed output buffers of `b`, one per output port.
+fn output_buffers(b: &Bench) -> Vec<Vec<f32>> {
+    b.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect()
+}
+
+/// Runs `b`'s sramfit build once on `ins` into `outs`.
+fn run_once(b: &Bench, ins: &[&[f32]], outs: &mut [Vec<f32>]) {
+    let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+    (b.run)(ins, &mut refs).expect("run_dyn");
+    std::hint::black_box(&refs);
+}
+
 /// Removes `option VALUE` from `args`, returning the value (if the option was given).
 fn take_option(args: &mut Vec<String>, option: &str) -> Option<String> {
     let i = args.iter().position(|a| a == option)?;
@@ -239,7 +251,7 @@ fn main() {
         let macs: u64 = step_macs.iter().sum();
 
         let data = inputs(b.inputs);
-        let mut outs: Vec<Vec<f32>> = b.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect();
+        let mut outs = output_buffers(b);
         let mut plan = tract_onnx::onnx().model_for_path(&path).expect("tract loads the model");
         for (i, shape) in b.inputs.iter().enumerate() {
             plan.set_input_fact(i, f32::fact(*shape).into()).expect("input fact");
@@ -249,24 +261,15 @@ fn main() {
             data.iter().zip(b.inputs).map(|(d, s)| Tensor::from_shape(s, d).unwrap().into()).collect();
 
         let ins: Vec<&[f32]> = data.iter().map(Vec::as_slice).collect();
-        let mut sramfit_run = || {
-            let mut refs: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-            (b.run)(&ins, &mut refs).expect("run_dyn");
-            std::hint::black_box(&refs);
-        };
+        let mut sramfit_run = || run_once(b, &ins, &mut outs);
         let mut tract_run = || {
             std::hint::black_box(plan.run(tract_inputs.clone()).expect("tract runs"));
         };
         // An int8 row times its float twin too, in the same alternating rounds, so that their
         // ratio does not depend on what else the machine ran between two rows.
         let twin = (b.name.strip_suffix(INT8)).and_then(|float| BENCHES.iter().find(|t| t.name == float));
-        let mut twin_outs: Vec<Vec<f32>> =
-            twin.map_or(Vec::new(), |t| t.outputs.iter().map(|s| vec![0.0; s.iter().product()]).collect());
-        let mut twin_run = || {
-            let mut refs: Vec<&mut [f32]> = twin_outs.iter_mut().map(Vec::as_mut_slice).collect();
-            (twin.expect("an int8 row with a float twin").run)(&ins, &mut refs).expect("run_dyn");
-            std::hint::black_box(&refs);
-        };
+        let mut twin_outs = twin.map_or(Vec::new(), output_buffers);
+        let mut twin_run = || run_once(twin.expect("an int8 row with a float twin"), &ins, &mut twin_outs);
         let mut engines: Vec<(&str, Engine)> =
             vec![("sramfit", Box::new(&mut sramfit_run)), ("tract", Box::new(&mut tract_run))];
         if twin.is_some() {

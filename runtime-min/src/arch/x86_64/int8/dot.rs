@@ -37,11 +37,18 @@ pub(crate) trait Dot4 {
     /// `words[i]` = the prepared bytes `4i..4i + 4` of `row` (zeros past its end).
     #[inline(always)]
     fn prepare_row(row: &[i8], words: &mut [Self::Word]) {
-        for (word, quad) in words.iter_mut().zip(row.chunks(4)) {
-            let mut bytes = [0i8; 4];
-            bytes[..quad.len()].copy_from_slice(quad);
-            *word = Self::prepare(bytes);
-        }
+        prepare_each::<Self>(row, words);
+    }
+}
+
+/// `words[i]` = `D::prepare` of bytes `4i..4i + 4` of `row` (zeros past its end), one word at a
+/// time.
+#[inline(always)]
+fn prepare_each<D: Dot4 + ?Sized>(row: &[i8], words: &mut [D::Word]) {
+    for (word, quad) in words.iter_mut().zip(row.chunks(4)) {
+        let mut bytes = [0i8; 4];
+        bytes[..quad.len()].copy_from_slice(quad);
+        *word = D::prepare(bytes);
     }
 }
 
@@ -99,11 +106,7 @@ impl Dot4 for Avx2 {
             }
             i += 8;
         }
-        for (word, quad) in words[i..].iter_mut().zip(row[4 * i..].chunks(4)) {
-            let mut bytes = [0i8; 4];
-            bytes[..quad.len()].copy_from_slice(quad);
-            *word = Self::prepare(bytes);
-        }
+        prepare_each::<Self>(&row[4 * i..], &mut words[i..]);
     }
 
     #[inline(always)]

@@ -46,19 +46,18 @@ pub(super) struct Multiplier8<const PER_LANE: bool = false> {
 impl Multiplier8 {
     /// `multiplier * 2^(shift - 31)` (`shift` in `-31..=31`) in every lane.
     #[inline(always)]
-    pub(super) fn new(Requant { multiplier, shift }: Requant) -> Self {
-        let (left, right) = (shift.max(0), (-shift).max(0));
-        let mask = ((1u32 << right) - 1) as i32;
+    pub(super) fn new(requant: Requant) -> Self {
+        let [left, right, mask, half] = multiplier_terms(requant);
         // SAFETY: the module invariant.
         unsafe {
             Multiplier8 {
-                multiplier: _mm256_set1_epi32(multiplier),
-                multiplier_odd: _mm256_set1_epi32(multiplier),
+                multiplier: _mm256_set1_epi32(requant.multiplier),
+                multiplier_odd: _mm256_set1_epi32(requant.multiplier),
                 left: _mm256_set1_epi32(left),
                 right: _mm256_set1_epi32(right),
                 mask: _mm256_set1_epi32(mask),
-                half: _mm256_set1_epi32(mask >> 1),
-                saturates: multiplier == i32::MIN,
+                half: _mm256_set1_epi32(half),
+                saturates: requant.multiplier == i32::MIN,
             }
         }
     }
@@ -68,22 +67,17 @@ impl Multiplier8<true> {
     /// Lane `i`'s multiplier `requants[i]`.
     #[inline(always)]
     pub(super) fn lanes(requants: [Requant; 8]) -> Self {
-        let field = |f: fn(Requant) -> i32| load(requants.map(f));
-        fn right(r: Requant) -> i32 {
-            (-r.shift).max(0)
-        }
-        fn mask(r: Requant) -> i32 {
-            ((1u32 << right(r)) - 1) as i32
-        }
-        let multiplier = field(|r| r.multiplier);
+        let terms = requants.map(multiplier_terms);
+        let field = |i: usize| load(terms.map(|t| t[i]));
+        let multiplier = load(requants.map(|r| r.multiplier));
         Multiplier8 {
             multiplier,
             // SAFETY: the module invariant.
             multiplier_odd: unsafe { _mm256_srli_epi64::<32>(multiplier) },
-            left: field(|r| r.shift.max(0)),
-            right: field(right),
-            mask: field(mask),
-            half: field(|r| mask(r) >> 1),
+            left: field(0),
+            right: field(1),
+            mask: field(2),
+            half: field(3),
             saturates: requants.iter().any(|r| r.multiplier == i32::MIN),
         }
     }
@@ -131,7 +125,6 @@ impl<const PER_LANE: bool> Multiplier8<PER_LANE> {
 /// its quotient fits 31 bits: the high words of the biased products shifted by `right - 32` on
 /// `i32` lanes (`VPSRAVD`), nothing to saturate. Otherwise (AVX2 has no arithmetic 64-bit shift)
 /// `!((!v) >> r)` for negative `v`, then the saturation.
-/// As for [`Multiplier8`], `PER_LANE` says which.
 #[derive(Clone, Copy)]
 pub(super) struct SingleMultiplier8<const PER_LANE: bool = false> {
     multiplier: __m256i,
@@ -271,6 +264,15 @@ impl<const PER_LANE: bool> SingleMultiplier8<PER_LANE> {
             _mm256_blend_epi32::<0b1010_1010>(even, _mm256_slli_epi64::<32>(odd))
         }
     }
+}
+
+/// `[left, right, mask, half]` of `requant`'s [`Multiplier8`] lane: `max(shift, 0)`,
+/// `max(-shift, 0)`, `2^right - 1` and `mask >> 1`.
+#[inline(always)]
+fn multiplier_terms(Requant { shift, .. }: Requant) -> [i32; 4] {
+    let (left, right) = (shift.max(0), (-shift).max(0));
+    let mask = ((1u32 << right) - 1) as i32;
+    [left, right, mask, mask >> 1]
 }
 
 /// `right = 31 - shift`, `2^(right - 1) - 1` and the rounding bit's mask (both 0 for `right ==
