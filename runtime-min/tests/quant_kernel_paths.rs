@@ -218,7 +218,7 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
         y_strides: ImageStrides::nhwc(p.out_channels, p.out_h, p.out_w),
         ..p
     };
-    // ResNet-8's 3x3 convolution, a pointwise one wider than a tile, MobileNet's first layer,
+    // ResNet-8's 3x3 convolution, pointwise ones (one wider than a tile), MobileNet's first layer,
     // 1152 taps (over the panel: portable), a row too wide to stage (portable); MobileNetV2's
     // depthwise layers on small planes and a 24x24 one in two bands (16 channels per vector),
     // NCHW and NHWC.
@@ -232,6 +232,12 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
         (base(24, (10, 10), 72, (5, 5), 1, 2, 24), true),
         (base(16, (32, 32), 16, (3, 3), 1, 1, 1), false),
         (base(112, (3, 3), 300, (1, 1), 1, 0, 1), false),
+        // Pointwise layers read in place: a projection, planes ending mid-block (the last
+        // channel's last block past the input's end), groups, a plane of one position.
+        (base(48, (24, 24), 8, (1, 1), 1, 0, 1), false),
+        (base(8, (7, 13), 20, (1, 1), 1, 0, 1), false),
+        (base(24, (5, 5), 24, (1, 1), 1, 0, 4), false),
+        (base(3, (1, 1), 5, (1, 1), 1, 0, 1), false),
         (base(3, (96, 96), 16, (3, 3), 2, 1, 1), false),
         (base(128, (4, 4), 8, (3, 3), 1, 1, 1), false),
         (base(2, (2, 9000), 4, (1, 3), 1, 1, 1), false),
@@ -335,9 +341,12 @@ fn add_and_sub_match_the_portable_kernels_on_every_path() {
 #[test]
 fn quantize_matches_the_portable_kernel_on_every_path() {
     let mut rng = Rng::new(0x9);
-    let mut x: Vec<f32> = (0..1000).map(|_| rng.uniform(-300.0, 300.0)).collect();
-    // Ties (scale 0.5 makes k.25 a tie), NaN, infinities, huge values, negative zero.
-    x.extend([0.25, -0.25, 0.75, -0.75, 1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9, -0.0, 1e-30]);
+    // Ties (scale 0.5 makes k.25 a tie), NaN, infinities, huge values, negative zero: first (in
+    // the vector kernel's 32-value steps) and last (in its 8-value tail).
+    let special = [0.25, -0.25, 0.75, -0.75, 1.25, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3e9, -3e9, -0.0, 1e-30];
+    let mut x = special.to_vec();
+    x.extend((0..1000).map(|_| rng.uniform(-300.0, 300.0)));
+    x.extend(special);
     for (scale, zero_point) in [(0.5, 0), (1.3, -128), (0.02, 255), (0.7, 127), (2.0, 40000)] {
         let p = Quantization { scale, zero_point };
         for rounding in [Rounding::HalfToEven, Rounding::HalfAwayFromZero] {

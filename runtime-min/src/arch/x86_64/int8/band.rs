@@ -47,6 +47,12 @@ impl Band {
         (rows > 0).then_some(Band { vw, rows, srows: rows + extra, channels })
     }
 
+    /// The geometry of a pointwise convolution read in place ([`reads_planes`]): virtual
+    /// positions are the positions of an output plane, one band holds them all, nothing is staged.
+    pub(super) fn planes(p: &Conv2d) -> Band {
+        Band { vw: p.out_w, rows: p.out_h, srows: p.out_h, channels: 0 }
+    }
+
     /// Bytes of one strip.
     const fn strip(&self) -> usize {
         self.srows * self.vw
@@ -138,6 +144,23 @@ impl Band {
     }
 }
 
+/// Whether `p` is a pointwise convolution (1x1 window, stride 1, no padding) between whole planes
+/// (NCHW-like strides: rows consecutive, elements consecutive in a row): tap `c` of output
+/// position `q` is input byte `c * x_strides.c + q` of the image and group, and output `(o, q)` is
+/// at `o * y_strides.c + q`, so the kernel reads the input in place ([`Band::planes`]).
+pub(super) fn reads_planes(p: &Conv2d) -> bool {
+    let (xs, ys) = (p.x_strides, p.y_strides);
+    p.kernel_h == 1
+        && p.kernel_w == 1
+        && p.stride_h == 1
+        && p.stride_w == 1
+        && p.pad_top == 0
+        && p.pad_left == 0
+        && (p.out_h, p.out_w) == (p.in_h, p.in_w)
+        && (xs.w, xs.h) == (1, p.in_w)
+        && (ys.w, ys.h) == (1, p.out_w)
+}
+
 /// `a.div_ceil(d)` without a division for the common strides 1 and 2 (the staging computes a
 /// few per channel, and small planes have many channels).
 #[inline(always)]
@@ -191,12 +214,16 @@ pub(super) fn zeroed<T: Copy + Default>(buf: &mut [MaybeUninit<T>], len: usize) 
     unsafe { &mut *(buf as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
-/// Where the outputs of a block of virtual positions go: for each position of the block that is
-/// an output, its lane and its output offset without the channel term.
-pub(super) struct Outputs {
-    /// `(lane, offset)` of the block's outputs, `len` of them.
-    at: [(usize, usize); INT8_BLOCK],
-    len: usize,
+/// Where the outputs of a block of virtual positions go.
+// One per block, on the stack (no allocator to box the larger variant in).
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Outputs {
+    /// `len` outputs in the block's first lanes, consecutive in memory from offset `at` (without
+    /// the channel term): rows without virtual columns, stored as they are laid out.
+    Run { at: usize, len: usize },
+    /// For each position of the block that is an output, its lane and its output offset without
+    /// the channel term: `at[..len]`.
+    Lanes { at: [(usize, usize); INT8_BLOCK], len: usize },
 }
 
 impl Outputs {
@@ -205,25 +232,32 @@ impl Outputs {
     #[inline(always)]
     pub(super) fn new(p: &Conv2d, band: &Band, (b, oy0): (usize, usize), q0: usize, virtual_len: usize) -> Self {
         let ys = p.y_strides;
-        let mut out = Outputs { at: [(0, 0); INT8_BLOCK], len: 0 };
+        let lanes = INT8_BLOCK.min(virtual_len - q0);
+        if band.vw == p.out_w && ys.w == 1 && ys.h == p.out_w {
+            // Virtual position `q` is output `q` of the band's rows.
+            return Outputs::Run { at: b * ys.n + oy0 * ys.h + q0, len: lanes };
+        }
+        let (mut at, mut len) = ([(0, 0); INT8_BLOCK], 0);
         let (mut r, mut ox) = (q0 / band.vw, q0 % band.vw);
-        for lane in 0..INT8_BLOCK.min(virtual_len - q0) {
+        for lane in 0..lanes {
             if ox < p.out_w {
-                out.at[out.len] = (lane, b * ys.n + (oy0 + r) * ys.h + ox * ys.w);
-                out.len += 1;
+                at[len] = (lane, b * ys.n + (oy0 + r) * ys.h + ox * ys.w);
+                len += 1;
             }
             ox += 1;
             if ox == band.vw {
                 (r, ox) = (r + 1, 0);
             }
         }
-        out
+        Outputs::Lanes { at, len }
     }
 
     /// Whether the block has no outputs.
     #[inline(always)]
     pub(super) fn is_empty(&self) -> bool {
-        self.len == 0
+        match self {
+            Outputs::Run { len, .. } | Outputs::Lanes { len, .. } => *len == 0,
+        }
     }
 
     /// The offset and number of the block's outputs if they are its first lanes in order and
@@ -231,14 +265,22 @@ impl Outputs {
     /// block (a plane smaller than a block, a layer's last block).
     #[inline(always)]
     pub(super) fn contiguous(&self, p: &Conv2d) -> Option<(usize, usize)> {
-        let len = self.len;
-        let ((_, first), (last_lane, last)) = (self.at[0], *self.at[..len].last()?);
-        (p.y_strides.w == 1 && last_lane == len - 1 && last == first + len - 1).then_some((first, len))
+        match *self {
+            Outputs::Run { at, len } => Some((at, len)),
+            Outputs::Lanes { ref at, len } => {
+                let ((_, first), (last_lane, last)) = (at[0], *at[..len].last()?);
+                (p.y_strides.w == 1 && last_lane == len - 1 && last == first + len - 1).then_some((first, len))
+            }
+        }
     }
 
-    /// The block's outputs.
+    /// The `(lane, offset)` of the block's outputs if they are not a [`Outputs::Run`] (which
+    /// [`Outputs::contiguous`] gives whole).
     #[inline(always)]
-    pub(super) fn iter(&self) -> core::slice::Iter<'_, (usize, usize)> {
-        self.at[..self.len].iter()
+    pub(super) fn lanes(&self) -> &[(usize, usize)] {
+        match self {
+            Outputs::Run { .. } => &[],
+            Outputs::Lanes { at, len } => &at[..*len],
+        }
     }
 }

@@ -18,13 +18,15 @@
 //! each output is the portable kernel's integer sum exactly (sums wrap alike in any order), and
 //! the output stage is the portable one ([`Requant8`]).
 
-use core::arch::x86_64::__m256i;
+use core::arch::x86_64::{__m128i, __m256i};
 use core::mem::MaybeUninit;
 
-use super::band::{zeroed, Band, Outputs};
+use super::band::{reads_planes, zeroed, Band, Outputs};
 use super::dot::Dot4;
 use super::requant::{elem, narrow16, Requant8};
-use super::vector::{bytes16, bytes_mut, copy_short, load16, load32, splat, store16, store32, transpose4, zero16};
+use super::vector::{
+    bytes, bytes16, bytes_mut, copy_short, load16, load32, splat, store16, store32, transpose4, xor16, zero16,
+};
 use crate::arch::x86_64_facts::{
     INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS, INT8_WEIGHT_WORDS,
 };
@@ -43,7 +45,8 @@ const _: () = assert!(
 const _: () = assert!(INT8_WEIGHT_WORDS / INT8_MAX_TAPS.div_ceil(4) >= 4);
 
 /// Whether [`conv2d`] takes `p`: symmetric weights, an input zero point of the input's type, at
-/// most [`INT8_MAX_TAPS`] taps, and one output row's input fitting the staging buffer.
+/// most [`INT8_MAX_TAPS`] taps, and a pointwise layer read in place ([`reads_planes`]) or one
+/// output row's input fitting the staging buffer.
 pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
     let taps = p.taps();
     p.w_zero_point == 0
@@ -51,7 +54,12 @@ pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
         && taps > 0
         && taps <= INT8_MAX_TAPS
         && p.out_h * p.out_w > 0
-        && Band::new(p, p.group_in_channels(), usize::MAX).is_some()
+        && if reads_planes(p) {
+            // Tap offsets fit `u32`.
+            taps * p.x_strides.c <= u32::MAX as usize
+        } else {
+            Band::new(p, p.group_in_channels(), usize::MAX).is_some()
+        }
 }
 
 /// The byte xor that makes an input element of type `T` unsigned: `0x80` for `i8`.
@@ -75,9 +83,12 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
 ) {
     let (taps, cpg) = (p.taps(), p.group_in_channels());
     let ocg = p.out_channels / p.groups;
-    let band = Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits");
+    // A pointwise layer between whole planes is read in place; any other is staged by bands.
+    let direct = reads_planes(p);
+    let band =
+        if direct { Band::planes(p) } else { Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits") };
     let mut staged = [MaybeUninit::uninit(); INT8_BAND_BYTES];
-    let staged = zeroed(&mut staged, band.bytes(p));
+    let staged = if direct { &mut [] } else { zeroed(&mut staged, band.bytes(p)) };
     let quads = taps.div_ceil(4);
     let mut panel = [MaybeUninit::uninit(); INT8_MAX_TAPS * INT8_BLOCK];
     let panel = zeroed(&mut panel, quads * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
@@ -86,11 +97,13 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
     let chunk = (INT8_WEIGHT_WORDS / quads).min(INT8_CHANNEL_CHUNK) / MR * MR;
     let mut words = [MaybeUninit::uninit(); INT8_WEIGHT_WORDS];
     let words: &mut [D::Word] = zeroed(&mut words, chunk.min(ocg) * quads);
-    // Where each tap's bytes start in the staging (the same for every band and group).
+    // Where each tap's bytes start in the staging, or in the group's input planes (the same for
+    // every band and group).
     let mut tap_at = [0u32; INT8_MAX_TAPS];
     for (k, at) in tap_at[..taps].iter_mut().enumerate() {
         let (pixel, c) = (k / cpg, k % cpg);
-        *at = band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) as u32;
+        let offset = if direct { c * p.x_strides.c } else { band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) };
+        *at = offset as u32;
     }
     let (flip, offset) = (flip::<T>(), if T::MIN < 0 { 128 } else { 0 });
     // The chunk whose weights `words` holds.
@@ -98,7 +111,13 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
     for g in 0..p.groups {
         for b in 0..p.batch {
             for oy0 in (0..p.out_h).step_by(band.rows) {
-                band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                // The bytes the taps read from (the group's first input plane), and their flip.
+                let source = if direct {
+                    Source { bytes: bytes(x), base: b * p.x_strides.n + g * cpg * p.x_strides.c, flip }
+                } else {
+                    band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                    Source { bytes: staged, base: 0, flip: 0 }
+                };
                 let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
                 // The block whose windows `panel` holds (a band of one block packs it once for
                 // all chunks).
@@ -117,14 +136,20 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
                             continue;
                         }
                         if packed != Some(q0) {
-                            pack(staged, &tap_at[..taps], q0, panel);
+                            if direct {
+                                pack::<true>(&source, &tap_at[..taps], q0, panel);
+                            } else {
+                                pack::<false>(&source, &tap_at[..taps], q0, panel);
+                            }
                             packed = Some(q0);
                         }
                         for o in (oc0..oc1).step_by(MR) {
                             // The last tile repeats its last channel (computed again, stored once).
-                            let rows: [usize; MR] = core::array::from_fn(|r| (o + r).min(oc1 - 1) - oc0);
-                            let weights = rows.map(|c| &words[c * quads..][..quads]);
-                            let acc = tile::<D, MR>(panel, &weights, &rows.map(|c| start[c]));
+                            let mut rows = [0; MR];
+                            for (r, row) in rows.iter_mut().enumerate() {
+                                *row = (o + r).min(oc1 - 1) - oc0;
+                            }
+                            let acc = tile::<D, MR>(panel, (words, quads), rows, &start);
                             for (r, acc) in acc.iter().enumerate().take(oc1 - o) {
                                 store::<T>(p, q, o + r, acc, &outputs, y);
                             }
@@ -163,22 +188,60 @@ fn prepare<D: Dot4>(
     }
 }
 
+/// Where the taps of a band are read: tap `k` of virtual position `q` is `bytes[base + tap_at[k] +
+/// q] ^ flip`.
+struct Source<'a> {
+    /// The staging buffer, or the whole input.
+    bytes: &'a [u8],
+    /// The offset of virtual position 0's taps.
+    base: usize,
+    /// The xor that makes the bytes unsigned (0 for the staging, already flipped).
+    flip: u8,
+}
+
+impl Source<'_> {
+    /// The 16 bytes of virtual positions `q..q + 16` from offset `at` on, flipped. Reading the
+    /// input in place (`DIRECT`), bytes past its end (read only for positions past the last
+    /// output) are zero; the staging has them.
+    #[inline(always)]
+    fn load<const DIRECT: bool>(&self, at: usize) -> __m128i {
+        if !DIRECT {
+            return load16(&self.bytes[at..]);
+        }
+        let at = self.base + at;
+        let v = match self.bytes.get(at..at + 16) {
+            Some(run) => load16(run),
+            None => {
+                let mut last = [0u8; 16];
+                let run = self.bytes.get(at..).unwrap_or_default();
+                last[..run.len()].copy_from_slice(run);
+                load16(&last)
+            }
+        };
+        if self.flip == 0 {
+            v
+        } else {
+            xor16(v, self.flip)
+        }
+    }
+}
+
 /// Packs the window bytes of virtual positions `q0..q0 + 16` into `panel`: group `g`, column `j`
 /// holds taps `4g..4g + 4` of position `q0 + j` (zero bytes past the last tap).
 #[inline(always)]
-fn pack(staged: &[u8], tap_at: &[u32], q0: usize, panel: &mut [[u8; 4 * INT8_BLOCK]]) {
+fn pack<const DIRECT: bool>(source: &Source, tap_at: &[u32], q0: usize, panel: &mut [[u8; 4 * INT8_BLOCK]]) {
     let (quads, rest) = tap_at.as_chunks::<4>();
     for (dst, quad) in panel.iter_mut().zip(quads) {
         let mut rows = [zero16(); 4];
         for (row, &at) in rows.iter_mut().zip(quad) {
-            *row = load16(&staged[at as usize + q0..]);
+            *row = source.load::<DIRECT>(at as usize + q0);
         }
         put(dst, transpose4(rows));
     }
     if !rest.is_empty() {
         let mut rows = [zero16(); 4];
         for (row, &at) in rows.iter_mut().zip(rest) {
-            *row = load16(&staged[at as usize + q0..]);
+            *row = source.load::<DIRECT>(at as usize + q0);
         }
         put(&mut panel[quads.len()], transpose4(rows));
     }
@@ -191,17 +254,23 @@ fn put(dst: &mut [u8; 4 * INT8_BLOCK], [lo, hi]: [__m256i; 2]) {
     store32(&mut dst[32..], hi);
 }
 
-/// The accumulators of `MR` output channels (prepared weight rows `w`, one word per group of
-/// `panel`, accumulators starting at `start`) over the 16 positions of `panel`: `[positions 0-7,
-/// positions 8-15]` per channel.
+/// The accumulators of `MR` output channels (rows `rows` of the prepared weights `words`, `quads`
+/// words per row, one per group of `panel`; accumulators starting at `start[row]`) over the 16
+/// positions of `panel`: `[positions 0-7, positions 8-15]` per channel. (Loops, not array maps:
+/// those may be left out of line, outside the entry point's target features.)
 #[inline(always)]
 fn tile<D: Dot4, const MR: usize>(
     panel: &[[u8; 4 * INT8_BLOCK]],
-    w: &[&[D::Word]; MR],
-    start: &[i32; MR],
+    (words, quads): (&[D::Word], usize),
+    rows: [usize; MR],
+    start: &[i32],
 ) -> [[__m256i; 2]; MR] {
-    let w = w.map(|row| &row[..panel.len()]);
-    let mut acc = start.map(|s| [splat(s); 2]);
+    let mut w: [&[D::Word]; MR] = [&[]; MR];
+    let mut acc = [[splat(0); 2]; MR];
+    for r in 0..MR {
+        w[r] = &words[rows[r] * quads..][..quads][..panel.len()];
+        acc[r] = [splat(start[rows[r]]); 2];
+    }
     for (g, columns) in panel.iter().enumerate() {
         let a = [D::unsigned(load32(&columns[..32])), D::unsigned(load32(&columns[32..]))];
         for (acc, row) in acc.iter_mut().zip(&w) {
@@ -225,7 +294,7 @@ fn store<T: QuantElem>(p: &Conv2d, q: &ChannelQuant, o: usize, acc: &[__m256i; 2
         None => {}
     }
     let bytes = bytes16(v);
-    for &(lane, at) in outputs.iter() {
+    for &(lane, at) in outputs.lanes() {
         y[at + oc] = elem(bytes[lane]);
     }
 }

@@ -166,6 +166,13 @@ pub(super) fn xor_bytes(v: __m256i, flip: u8) -> __m256i {
     unsafe { _mm256_xor_si256(v, _mm256_set1_epi8(flip as i8)) }
 }
 
+/// `v` with every byte xor `flip`.
+#[inline(always)]
+pub(super) fn xor16(v: __m128i, flip: u8) -> __m128i {
+    // SAFETY: the module invariant.
+    unsafe { _mm_xor_si128(v, _mm_set1_epi8(flip as i8)) }
+}
+
 /// Four rows of 16 bytes as 16 columns of four: byte `t` of column `j` is byte `j` of row `t`;
 /// columns 0-7 in the first vector, 8-15 in the second.
 #[inline(always)]
