@@ -232,12 +232,18 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
         (base(24, (10, 10), 72, (5, 5), 1, 2, 24), true),
         (base(16, (32, 32), 16, (3, 3), 1, 1, 1), false),
         (base(112, (3, 3), 300, (1, 1), 1, 0, 1), false),
-        // Pointwise layers read in place: a projection, planes ending mid-block (the last
-        // channel's last block past the input's end), groups, a plane of one position.
+        // Pointwise layers read in place, NCHW then NHWC: a projection, images ending mid-block
+        // (the last block's loads past the input's end), groups, an image of one position;
+        // NHWC: channels no multiple of 4 or 16, a partial tile of channels.
         (base(48, (24, 24), 8, (1, 1), 1, 0, 1), false),
         (base(8, (7, 13), 20, (1, 1), 1, 0, 1), false),
         (base(24, (5, 5), 24, (1, 1), 1, 0, 4), false),
         (base(3, (1, 1), 5, (1, 1), 1, 0, 1), false),
+        (nhwc(base(48, (24, 24), 8, (1, 1), 1, 0, 1)), false),
+        (nhwc(base(37, (5, 7), 22, (1, 1), 1, 0, 1)), false),
+        (nhwc(base(8, (7, 13), 20, (1, 1), 1, 0, 1)), false),
+        (nhwc(base(24, (5, 5), 24, (1, 1), 1, 0, 4)), false),
+        (nhwc(base(3, (1, 1), 5, (1, 1), 1, 0, 1)), false),
         (base(3, (96, 96), 16, (3, 3), 2, 1, 1), false),
         (base(128, (4, 4), 8, (3, 3), 1, 1, 1), false),
         (base(2, (2, 9000), 4, (1, 3), 1, 1, 1), false),

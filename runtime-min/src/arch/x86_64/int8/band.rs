@@ -47,9 +47,10 @@ impl Band {
         (rows > 0).then_some(Band { vw, rows, srows: rows + extra, channels })
     }
 
-    /// The geometry of a pointwise convolution read in place ([`reads_planes`]): virtual
-    /// positions are the positions of an output plane, one band holds them all, nothing is staged.
-    pub(super) fn planes(p: &Conv2d) -> Band {
+    /// The geometry of a pointwise convolution read in place ([`reads_planes`],
+    /// [`reads_pixels`]): virtual positions are the positions of an output image, one band holds
+    /// them all, nothing is staged.
+    pub(super) fn whole(p: &Conv2d) -> Band {
         Band { vw: p.out_w, rows: p.out_h, srows: p.out_h, channels: 0 }
     }
 
@@ -147,9 +148,23 @@ impl Band {
 /// Whether `p` is a pointwise convolution (1x1 window, stride 1, no padding) between whole planes
 /// (NCHW-like strides: rows consecutive, elements consecutive in a row): tap `c` of output
 /// position `q` is input byte `c * x_strides.c + q` of the image and group, and output `(o, q)` is
-/// at `o * y_strides.c + q`, so the kernel reads the input in place ([`Band::planes`]).
+/// at `o * y_strides.c + q`, so the kernel reads the input in place ([`Band::whole`]).
 pub(super) fn reads_planes(p: &Conv2d) -> bool {
     let (xs, ys) = (p.x_strides, p.y_strides);
+    pointwise(p) && (xs.w, xs.h) == (1, p.in_w) && (ys.w, ys.h) == (1, p.out_w)
+}
+
+/// Whether `p` is a pointwise convolution between images of consecutive pixels (NHWC-like
+/// strides: channels consecutive, rows consecutive): tap `c` of output position `q` is input byte
+/// `q * x_strides.w + c` of the image and group, and output `(o, q)` is at `q * y_strides.w + o`,
+/// so the kernel reads the input in place ([`Band::whole`]).
+pub(super) fn reads_pixels(p: &Conv2d) -> bool {
+    let (xs, ys) = (p.x_strides, p.y_strides);
+    pointwise(p) && (xs.c, xs.h) == (1, p.in_w * xs.w) && (ys.c, ys.h) == (1, p.out_w * ys.w)
+}
+
+/// A 1x1 window at stride 1 without padding (the output the size of the input).
+fn pointwise(p: &Conv2d) -> bool {
     p.kernel_h == 1
         && p.kernel_w == 1
         && p.stride_h == 1
@@ -157,8 +172,6 @@ pub(super) fn reads_planes(p: &Conv2d) -> bool {
         && p.pad_top == 0
         && p.pad_left == 0
         && (p.out_h, p.out_w) == (p.in_h, p.in_w)
-        && (xs.w, xs.h) == (1, p.in_w)
-        && (ys.w, ys.h) == (1, p.out_w)
 }
 
 /// `a.div_ceil(d)` without a division for the common strides 1 and 2 (the staging computes a

@@ -21,11 +21,12 @@
 use core::arch::x86_64::{__m128i, __m256i};
 use core::mem::MaybeUninit;
 
-use super::band::{reads_planes, zeroed, Band, Outputs};
+use super::band::{reads_pixels, reads_planes, zeroed, Band, Outputs};
 use super::dot::Dot4;
 use super::requant::{elem, narrow16, Requant8};
 use super::vector::{
-    bytes, bytes16, bytes_mut, copy_short, load16, load32, splat, store16, store32, transpose4, xor16, zero16,
+    bytes, bytes16, bytes_mut, copy_short, load16, load32, splat, store16, store32, transpose4, transpose_dwords,
+    xor16, zero16,
 };
 use crate::arch::x86_64_facts::{
     INT8_BAND_BYTES, INT8_BLOCK, INT8_CHANNEL_CHUNK, INT8_CONV_BYTES, INT8_MAX_TAPS, INT8_WEIGHT_WORDS,
@@ -44,9 +45,33 @@ const _: () = assert!(
 // At least one tile of channels prepared at a time at the largest window.
 const _: () = assert!(INT8_WEIGHT_WORDS / INT8_MAX_TAPS.div_ceil(4) >= 4);
 
+/// How a layer's taps are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// From the staging of each band ([`Band::stage`]).
+    Staged,
+    /// In place, from whole input planes ([`reads_planes`]).
+    Planes,
+    /// In place, from consecutive pixels ([`reads_pixels`]).
+    Pixels,
+}
+
+impl Read {
+    /// How [`conv2d`] reads `p`.
+    fn of(p: &Conv2d) -> Read {
+        if reads_planes(p) {
+            Read::Planes
+        } else if reads_pixels(p) {
+            Read::Pixels
+        } else {
+            Read::Staged
+        }
+    }
+}
+
 /// Whether [`conv2d`] takes `p`: symmetric weights, an input zero point of the input's type, at
-/// most [`INT8_MAX_TAPS`] taps, and a pointwise layer read in place ([`reads_planes`]) or one
-/// output row's input fitting the staging buffer.
+/// most [`INT8_MAX_TAPS`] taps, and a pointwise layer read in place ([`reads_planes`],
+/// [`reads_pixels`]) or one output row's input fitting the staging buffer.
 pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
     let taps = p.taps();
     p.w_zero_point == 0
@@ -54,11 +79,11 @@ pub(super) fn takes<T: QuantElem>(p: &Conv2d) -> bool {
         && taps > 0
         && taps <= INT8_MAX_TAPS
         && p.out_h * p.out_w > 0
-        && if reads_planes(p) {
+        && match Read::of(p) {
             // Tap offsets fit `u32`.
-            taps * p.x_strides.c <= u32::MAX as usize
-        } else {
-            Band::new(p, p.group_in_channels(), usize::MAX).is_some()
+            Read::Planes => taps * p.x_strides.c <= u32::MAX as usize,
+            Read::Pixels => true,
+            Read::Staged => Band::new(p, p.group_in_channels(), usize::MAX).is_some(),
         }
 }
 
@@ -83,12 +108,15 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
 ) {
     let (taps, cpg) = (p.taps(), p.group_in_channels());
     let ocg = p.out_channels / p.groups;
-    // A pointwise layer between whole planes is read in place; any other is staged by bands.
-    let direct = reads_planes(p);
-    let band =
-        if direct { Band::planes(p) } else { Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits") };
+    // A pointwise layer between whole planes or consecutive pixels is read in place; any other is
+    // staged by bands.
+    let read = Read::of(p);
+    let band = match read {
+        Read::Staged => Band::new(p, cpg, usize::MAX).expect("takes() checked that a row fits"),
+        Read::Planes | Read::Pixels => Band::whole(p),
+    };
     let mut staged = [MaybeUninit::uninit(); INT8_BAND_BYTES];
-    let staged = if direct { &mut [] } else { zeroed(&mut staged, band.bytes(p)) };
+    let staged = if read == Read::Staged { zeroed(&mut staged, band.bytes(p)) } else { &mut [] };
     let quads = taps.div_ceil(4);
     let mut panel = [MaybeUninit::uninit(); INT8_MAX_TAPS * INT8_BLOCK];
     let panel = zeroed(&mut panel, quads * 4 * INT8_BLOCK).as_chunks_mut::<{ 4 * INT8_BLOCK }>().0;
@@ -98,12 +126,17 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
     let mut words = [MaybeUninit::uninit(); INT8_WEIGHT_WORDS];
     let words: &mut [D::Word] = zeroed(&mut words, chunk.min(ocg) * quads);
     // Where each tap's bytes start in the staging, or in the group's input planes (the same for
-    // every band and group).
+    // every band and group; pixels are packed by `pack_pixels`, which needs none).
     let mut tap_at = [0u32; INT8_MAX_TAPS];
-    for (k, at) in tap_at[..taps].iter_mut().enumerate() {
-        let (pixel, c) = (k / cpg, k % cpg);
-        let offset = if direct { c * p.x_strides.c } else { band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w) };
-        *at = offset as u32;
+    if read != Read::Pixels {
+        for (k, at) in tap_at[..taps].iter_mut().enumerate() {
+            let (pixel, c) = (k / cpg, k % cpg);
+            let offset = match read {
+                Read::Planes => c * p.x_strides.c,
+                _ => band.tap(p, c, pixel / p.kernel_w, pixel % p.kernel_w),
+            };
+            *at = offset as u32;
+        }
     }
     let (flip, offset) = (flip::<T>(), if T::MIN < 0 { 128 } else { 0 });
     // The chunk whose weights `words` holds.
@@ -111,12 +144,15 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
     for g in 0..p.groups {
         for b in 0..p.batch {
             for oy0 in (0..p.out_h).step_by(band.rows) {
-                // The bytes the taps read from (the group's first input plane), and their flip.
-                let source = if direct {
-                    Source { bytes: bytes(x), base: b * p.x_strides.n + g * cpg * p.x_strides.c, flip }
-                } else {
-                    band.stage(p, x, (b, g * cpg), oy0, flip, staged);
-                    Source { bytes: staged, base: 0, flip: 0 }
+                // The bytes the taps read from (the group's first input channel), and their flip.
+                let source = match read {
+                    Read::Planes | Read::Pixels => {
+                        Source { bytes: bytes(x), base: b * p.x_strides.n + g * cpg * p.x_strides.c, flip }
+                    }
+                    Read::Staged => {
+                        band.stage(p, x, (b, g * cpg), oy0, flip, staged);
+                        Source { bytes: staged, base: 0, flip: 0 }
+                    }
                 };
                 let virtual_len = band.rows.min(p.out_h - oy0) * band.vw;
                 // The block whose windows `panel` holds (a band of one block packs it once for
@@ -136,10 +172,10 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
                             continue;
                         }
                         if packed != Some(q0) {
-                            if direct {
-                                pack::<true>(&source, &tap_at[..taps], q0, panel);
-                            } else {
-                                pack::<false>(&source, &tap_at[..taps], q0, panel);
+                            match read {
+                                Read::Staged => pack::<false>(&source, &tap_at[..taps], q0, panel),
+                                Read::Planes => pack::<true>(&source, &tap_at[..taps], q0, panel),
+                                Read::Pixels => pack_pixels(&source, p.x_strides.w, q0, panel),
                             }
                             packed = Some(q0);
                         }
@@ -150,6 +186,14 @@ pub(super) fn conv2d<D: Dot4, T: QuantElem, const MR: usize>(
                                 *row = (o + r).min(oc1 - 1) - oc0;
                             }
                             let acc = tile::<D, MR>(panel, (words, quads), rows, &start);
+                            let whole = MR.is_multiple_of(4) && o + MR <= oc1;
+                            if read == Read::Pixels && whole && matches!(outputs, Outputs::Lanes { .. }) {
+                                // Four channels of a pixel are consecutive: stored four at a time.
+                                for c in (0..MR).step_by(4) {
+                                    store_pixels::<T>(p, q, o + c, &acc[c..c + 4], &outputs, y);
+                                }
+                                continue;
+                            }
                             for (r, acc) in acc.iter().enumerate().take(oc1 - o) {
                                 store::<T>(p, q, o + r, acc, &outputs, y);
                             }
@@ -244,6 +288,53 @@ fn pack<const DIRECT: bool>(source: &Source, tap_at: &[u32], q0: usize, panel: &
             *row = source.load::<DIRECT>(at as usize + q0);
         }
         put(&mut panel[quads.len()], transpose4(rows));
+    }
+}
+
+/// Packs the taps of virtual positions `q0..q0 + 16` read from consecutive pixels, tap `k` of
+/// position `q` at offset `q * pixel + k` (`pixel`: `x_strides.w`), into `panel` as [`pack`] does:
+/// the 16 taps (four groups) of four positions from four loads and one 4x4 transpose of 4-byte
+/// words. Taps past the group's last are other bytes of the input (or zeros past its end), which
+/// the zero weights of the last word cancel.
+#[inline(always)]
+fn pack_pixels(source: &Source, pixel: usize, q0: usize, panel: &mut [[u8; 4 * INT8_BLOCK]]) {
+    for h in 0..panel.len().div_ceil(4) {
+        for i in 0..INT8_BLOCK / 4 {
+            let mut rows = [zero16(); 4];
+            for (r, row) in rows.iter_mut().enumerate() {
+                *row = source.load::<true>((q0 + 4 * i + r) * pixel + 16 * h);
+            }
+            for (g, words) in transpose_dwords(rows).into_iter().enumerate() {
+                if let Some(dst) = panel.get_mut(4 * h + g) {
+                    store16(&mut dst[16 * i..], words);
+                }
+            }
+        }
+    }
+}
+
+/// Requantizes output channels `o..o + 4` of one block (accumulators `acc`) and stores them four
+/// bytes per output position (`y_strides.c == 1`: [`reads_pixels`]).
+#[inline(always)]
+fn store_pixels<T: QuantElem>(
+    p: &Conv2d,
+    q: &ChannelQuant,
+    o: usize,
+    acc: &[[__m256i; 2]],
+    outputs: &Outputs,
+    y: &mut [T],
+) {
+    let mut rows = [zero16(); 4];
+    for (r, (row, acc)) in rows.iter_mut().zip(acc).enumerate() {
+        let stage = Requant8::new::<T>(q, o + r, p.y_zero_point, (p.act_min, p.act_max));
+        *row = narrow16::<false>(stage.apply(acc[0]), stage.apply(acc[1]));
+    }
+    // Column `j`: the four channels' bytes of position `j`.
+    let mut columns = [0u8; 4 * INT8_BLOCK];
+    put(&mut columns, transpose4(rows));
+    let y = bytes_mut(y);
+    for &(lane, at) in outputs.lanes() {
+        y[at + o..][..4].copy_from_slice(&columns[4 * lane..][..4]);
     }
 }
 

@@ -190,6 +190,23 @@ pub(super) fn transpose4(rows: [__m128i; 4]) -> [__m256i; 2] {
     }
 }
 
+/// Four rows of four 4-byte words as four columns: word `t` of column `j` is word `j` of row
+/// `t`.
+#[inline(always)]
+pub(super) fn transpose_dwords(rows: [__m128i; 4]) -> [__m128i; 4] {
+    // SAFETY: the module invariant.
+    unsafe {
+        let (lo01, hi01) = (_mm_unpacklo_epi32(rows[0], rows[1]), _mm_unpackhi_epi32(rows[0], rows[1]));
+        let (lo23, hi23) = (_mm_unpacklo_epi32(rows[2], rows[3]), _mm_unpackhi_epi32(rows[2], rows[3]));
+        [
+            _mm_unpacklo_epi64(lo01, lo23),
+            _mm_unpackhi_epi64(lo01, lo23),
+            _mm_unpacklo_epi64(hi01, hi23),
+            _mm_unpackhi_epi64(hi01, hi23),
+        ]
+    }
+}
+
 /// Stores `v` into the first 32 bytes of `d`.
 #[inline(always)]
 pub(super) fn store32(d: &mut [u8], v: __m256i) {
