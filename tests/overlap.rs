@@ -1,11 +1,11 @@
 //! Overlapping input and output (`optimize: { overlap }`, on by default) changes where a step's
 //! output is written, never what: each model is compiled with it and without it, with tiling
 //! (the default) and without, all run on the same inputs and the outputs compared bit for bit
-//! (f32 models on random inputs). The overlapped arena must not be larger, and on the models
-//! whose peak is a depthwise convolution (the MobileNetV2 ones) it must be smaller, so the
-//! overlapped steps really ran. The arena figures are printed (`--nocapture`). The int8 models
-//! have no overlapped kernel yet (only the f32 depthwise convolution has a plane order), so they
-//! are not compiled twice here.
+//! (random inputs). The overlapped arena must not be larger, and on the models whose peak is a
+//! depthwise convolution (the MobileNetV2 ones, f32 and the int8 QDQ files, whose NCHW depthwise
+//! layers have a plane order too) it must be smaller, so the overlapped steps really ran. The
+//! arena figures are printed (`--nocapture`). The `.tflite` files' int8 layers are NHWC, which
+//! has no plane order.
 
 mod common;
 
@@ -16,7 +16,7 @@ fn arenas(name: &str, (overlapped, apart): (usize, usize), shrinks: bool) {
     assert!(!shrinks || overlapped < apart, "{name}: no step overlapped ({apart} B either way)");
 }
 
-macro_rules! f32_models {
+macro_rules! models {
     ($($name:ident => $path:literal),* $(,)?) => {$(
         mod $name {
             sramfit::model! { pub mod on { path: $path } }
@@ -38,9 +38,13 @@ macro_rules! f32_models {
 }
 
 /// The models whose arena overlap must lower, tiled and untiled.
-const SHRINKS: &[&str] = &["mobilenetv2_block", "mobilenetv2_035"];
+const SHRINKS: &[&str] = &["mobilenetv2_block", "mobilenetv2_035", "mobilenetv2_035_qdq_s8", "mobilenetv2_035_qdq_u8"];
 
 common::bundled_models!(
-    f32_models,
+    models,
     mobilenetv2_035 => "tests/models/arch/mobilenetv2_035.onnx",
+    mobilenetv2_035_qdq_s8 => "tests/models/quant/mobilenetv2_035_qdq_s8.onnx",
+    mobilenetv2_035_qdq_u8 => "tests/models/quant/mobilenetv2_035_qdq_u8.onnx",
+    kws_dscnn_qdq_s8 => "tests/models/quant/kws_dscnn_qdq_s8.onnx",
+    vww_mobilenetv1_qdq_s8 => "tests/models/quant/vww_mobilenetv1_qdq_s8.onnx",
 );

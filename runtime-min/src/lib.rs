@@ -23,7 +23,8 @@
 //!   depthwise, dilation, asymmetric padding, 1-D as `in_h = 1`) and
 //!   [`conv_transpose2d`] ([`ConvTranspose2d`]); [`conv2d_overlapped`] for a
 //!   depthwise one whose output overlaps its input in one region, as
-//!   [`conv2d_plane_order`] allows (the overlap contract, `overlap.rs`).
+//!   [`conv2d_plane_order`] allows (the overlap contract, `overlap.rs`; int8:
+//!   [`quant_depthwise_conv2d_overlapped`], [`quant_depthwise_plane_order`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -113,7 +114,10 @@ pub use dtype::DType;
 pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
-pub use overlap::{conv2d_overlapped, conv2d_plane_order, PlaneOrder};
+pub use overlap::{
+    conv2d_overlapped, conv2d_plane_order, quant_depthwise_conv2d_overlapped, quant_depthwise_plane_order, PlaneOrder,
+    QUANT_OVERLAP_WEIGHTS,
+};
 pub use pool::*;
 pub use reduce::*;
 pub use resize::*;

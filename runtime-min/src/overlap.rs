@@ -15,15 +15,27 @@
 //!   row by row) both do so; Arm builds run the portable f32 kernels. So when output plane `q` is
 //!   written, the input planes `q..` are still to be read, and the planes `..q` may be destroyed.
 //!
-//! [`conv2d_overlapped`] is the entry point on one `&mut [f32]` region holding both tensors (a
-//! `&[f32]` of the input and a `&mut [f32]` of the output over the same bytes would be undefined
-//! behaviour): it runs the convolution in chunks of consecutive planes whose outputs lie wholly
-//! below the chunk's first input plane, splitting the region there, so no two live slices ever
-//! overlap. Each plane is computed by the same kernel path as in [`crate::conv2d`], so the bytes
-//! are the same as with separate buffers.
+//! - **int8 / uint8 depthwise convolution, NCHW planes, channel multiplier 1, batch 1**
+//!   ([`crate::quant::depthwise_conv2d`], [`quant_depthwise_plane_order`]): the same statement.
+//!   Every path computes output plane `q` from input plane `q` only (its integer sums do not
+//!   depend on which channels are computed together); the x86-64 kernels stage a band of rows
+//!   of one plane, or of 16 planes, before writing them, which the chunks below make harmless.
+//!
+//! [`conv2d_overlapped`] and [`quant_depthwise_conv2d_overlapped`] are the entry points on one
+//! `&mut` region holding both tensors (a `&[T]` of the input and a `&mut [T]` of the output over
+//! the same bytes would be undefined behaviour): they run the convolution in chunks of
+//! consecutive planes whose outputs lie wholly below the chunk's first input plane, splitting the
+//! region there, so no two live slices ever overlap. Each chunk is an ordinary call of the
+//! kernel on separate slices, so its bytes are the same as with separate buffers, whatever order
+//! the kernel works in inside the chunk.
 
 use crate::conv::conv2d;
 use crate::conv_shape::{Conv2d, ConvInput};
+use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem};
+
+/// Weights one call of [`quant_depthwise_conv2d_overlapped`] gathers on the stack: a chunk holds
+/// at most this many (`taps` per plane), so a layer with more taps has no plane order.
+pub const QUANT_OVERLAP_WEIGHTS: usize = 256;
 
 /// A kernel's plane order, the fact [`conv2d_plane_order`] states: output plane `q` reads input
 /// plane `q` only, and the planes are written in ascending order, each after every earlier one.
@@ -50,6 +62,52 @@ pub const fn conv2d_plane_order(p: &Conv2d) -> Option<PlaneOrder> {
     Some(PlaneOrder { planes: p.groups, in_plane: p.in_h * p.in_w, out_plane: p.out_h * p.out_w })
 }
 
+/// The plane order of [`quant::depthwise_conv2d`] for `p`, when it has one: a depthwise
+/// convolution with channel multiplier 1 and batch 1 whose input and output are whole NCHW planes
+/// (`ImageStrides::nchw`), of at most [`QUANT_OVERLAP_WEIGHTS`] taps (what
+/// [`quant_depthwise_conv2d_overlapped`] runs). `None` for every other convolution.
+pub fn quant_depthwise_plane_order(p: &quant::Conv2d) -> Option<PlaneOrder> {
+    let c = p.groups;
+    let depthwise = c > 0 && p.in_channels == c && p.out_channels == c;
+    let nonempty = p.in_h * p.in_w > 0 && p.out_h * p.out_w > 0;
+    let planes =
+        p.x_strides == ImageStrides::nchw(c, p.in_h, p.in_w) && p.y_strides == ImageStrides::nchw(c, p.out_h, p.out_w);
+    let taps = p.kernel_h * p.kernel_w;
+    if !depthwise || !nonempty || p.batch != 1 || !planes || taps == 0 || taps > QUANT_OVERLAP_WEIGHTS {
+        return None;
+    }
+    Some(PlaneOrder { planes: c, in_plane: p.in_h * p.in_w, out_plane: p.out_h * p.out_w })
+}
+
+/// Runs `f(q0, q1, x, y)` over chunks `q0..q1` of at most `most` consecutive planes, from the
+/// first, each chunk's outputs wholly below its first input plane: `x` its input planes and `y`
+/// its output planes, disjoint slices of `region` (input at element `x_at`, output at `y_at`).
+///
+/// Panics if a plane's output would reach its input plane or a later one (then it would
+/// overwrite input still to be read).
+fn for_each_chunk<E>(
+    order: PlaneOrder,
+    region: &mut [E],
+    (x_at, y_at): (usize, usize),
+    most: usize,
+    mut f: impl FnMut(usize, usize, &[E], &mut [E]),
+) {
+    let mut q0 = 0;
+    while q0 < order.planes {
+        // The chunk q0..q1: the planes whose outputs end at or before input plane q0's start.
+        let x0 = x_at + q0 * order.in_plane;
+        let mut q1 = q0;
+        while q1 < order.planes && q1 - q0 < most && y_at + (q1 + 1) * order.out_plane <= x0 {
+            q1 += 1;
+        }
+        assert!(q1 > q0, "overlapped convolution: output plane {q0} would overwrite input still to be read");
+        let (below, from_x0) = region.split_at_mut(x0);
+        let y = &mut below[y_at + q0 * order.out_plane..y_at + q1 * order.out_plane];
+        f(q0, q1, &from_x0[..(q1 - q0) * order.in_plane], y);
+        q0 = q1;
+    }
+}
+
 /// [`crate::conv2d`] of a depthwise convolution whose input and output share `region`: the input
 /// `[1, C, in_h, in_w]` at element `x_at`, the output `[1, C, out_h, out_w]` at element `y_at`,
 /// which may overlap the input as [`conv2d_plane_order`]'s contract allows: output plane `q` must
@@ -63,22 +121,56 @@ pub fn conv2d_overlapped(p: &Conv2d, region: &mut [f32], x_at: usize, y_at: usiz
         panic!("conv2d_overlapped: not a depthwise convolution with a plane order");
     };
     let taps = p.kernel_h * p.kernel_w;
-    let mut q0 = 0;
-    while q0 < order.planes {
-        // The chunk q0..q1: the planes whose outputs end at or before input plane q0's start.
-        let x0 = x_at + q0 * order.in_plane;
-        let mut q1 = q0;
-        while q1 < order.planes && y_at + (q1 + 1) * order.out_plane <= x0 {
-            q1 += 1;
-        }
-        assert!(q1 > q0, "conv2d_overlapped: output plane {q0} would overwrite input still to be read");
-        let (below, from_x0) = region.split_at_mut(x0);
-        let y = &mut below[y_at + q0 * order.out_plane..y_at + q1 * order.out_plane];
-        let x = &from_x0[..(q1 - q0) * order.in_plane];
+    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, x, y| {
         let n = q1 - q0;
         let chunk = Conv2d { in_channels: n, out_channels: n, groups: n, ..*p };
         // Group q's weights start at q * taps in both layouts (one output channel per group).
         conv2d(&chunk, x, &w[q0 * taps..], bias.map(|b| &b[q0..q1]), y, &mut []);
-        q0 = q1;
-    }
+    });
+}
+
+/// [`quant::depthwise_conv2d`] of a convolution whose input and output share `region`: the input
+/// `[1, C, in_h, in_w]` at element `x_at`, the output `[1, C, out_h, out_w]` at element `y_at`,
+/// which may overlap the input as [`quant_depthwise_plane_order`]'s contract allows (the condition
+/// of [`conv2d_overlapped`]). The same bytes as `depthwise_conv2d` on separate buffers. Each
+/// chunk's weights (1HWO, so strided by `C` per tap) are gathered into a stack array of
+/// [`QUANT_OVERLAP_WEIGHTS`] bytes, which bounds the planes of a chunk.
+///
+/// Panics (never undefined behaviour) if `p` has no plane order, or if the offsets break the
+/// condition.
+pub fn quant_depthwise_conv2d_overlapped<T: QuantElem>(
+    p: &quant::Conv2d,
+    region: &mut [T],
+    (x_at, y_at): (usize, usize),
+    w: &[i8],
+    q: &ChannelQuant,
+) {
+    let Some(order) = quant_depthwise_plane_order(p) else {
+        panic!("quant_depthwise_conv2d_overlapped: not a depthwise NCHW convolution with a plane order");
+    };
+    let (taps, c) = (p.kernel_h * p.kernel_w, order.planes);
+    assert_eq!(w.len(), taps * c, "quant_depthwise_conv2d_overlapped: weight length");
+    let mut gathered = [0i8; QUANT_OVERLAP_WEIGHTS];
+    for_each_chunk(order, region, (x_at, y_at), QUANT_OVERLAP_WEIGHTS / taps, |q0, q1, x, y| {
+        let n = q1 - q0;
+        let chunk = quant::Conv2d {
+            in_channels: n,
+            out_channels: n,
+            groups: n,
+            x_strides: ImageStrides::nchw(n, p.in_h, p.in_w),
+            y_strides: ImageStrides::nchw(n, p.out_h, p.out_w),
+            ..*p
+        };
+        for (t, dst) in gathered.chunks_exact_mut(n).take(taps).enumerate() {
+            dst.copy_from_slice(&w[t * c + q0..t * c + q1]);
+        }
+        // Per-tensor multipliers are shared; per-channel ones are the chunk's.
+        let (multipliers, shifts) = if q.multipliers.len() == 1 {
+            (q.multipliers, q.shifts)
+        } else {
+            (&q.multipliers[q0..q1], &q.shifts[q0..q1])
+        };
+        let cq = ChannelQuant { bias: &q.bias[q0..q1], multipliers, shifts, rounding: q.rounding };
+        quant::depthwise_conv2d(&chunk, x, &gathered[..taps * n], &cq, y);
+    });
 }

@@ -1,12 +1,15 @@
-//! The overlapped depthwise convolution (`conv2d_overlapped`): on every kernel path this CPU has,
-//! with the output placed at the smallest displacement the plane-order contract allows, it gives
-//! the same bits as `conv2d` on separate buffers, and it refuses (panics) one element closer.
+//! The overlapped depthwise convolutions (`conv2d_overlapped`, f32; `quant_depthwise_conv2d_overlapped`,
+//! int8 / uint8): on every kernel path this CPU has, with the output placed at the smallest
+//! displacement the plane-order contract allows, they give the same bits as the kernels on
+//! separate buffers, and they refuse (panic) one element closer.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
 mod common;
+mod quant_common;
 
 use common::*;
+use sramfit_runtime_min::quant::{self, ChannelQuant, ImageStrides, QuantElem, RequantRounding};
 use sramfit_runtime_min::*;
 use std::sync::Mutex;
 
@@ -90,5 +93,142 @@ fn only_depthwise_nchw_batch_one_has_a_plane_order() {
     let nhwc = Conv2d { input: ConvInput::Nhwc, ..depthwise };
     for p in [multiplier, dense, batch, nhwc] {
         assert_eq!(conv2d_plane_order(&p), None, "{p:?}");
+    }
+}
+
+/// `(channels, (in_h, in_w), (kernel_h, kernel_w), stride, pad)`.
+type QuantCase = (usize, (usize, usize), (usize, usize), usize, usize);
+
+/// int8 depthwise convolutions of NCHW planes reaching every int8 depthwise kernel (x86-64: 16
+/// channels per vector for rows up to 12 wide, the plane kernel for wider ones, the portable one
+/// for 5x5), padding on all sides (an output larger than the input for the last).
+const QUANT_CASES: [QuantCase; 7] = [
+    (20, (12, 12), (3, 3), 1, 1),
+    (6, (17, 15), (3, 3), 2, 1),
+    (4, (40, 50), (3, 3), 1, 1),
+    (7, (9, 11), (5, 5), 1, 2),
+    (3, (6, 6), (1, 1), 1, 0),
+    (33, (6, 6), (3, 3), 2, 1),
+    (4, (5, 5), (3, 3), 1, 2),
+];
+
+/// The int8 convolution of a [`QUANT_CASES`] entry, with zero points and a clamp of `T`.
+fn quant_case<T: QuantElem>(rng: &mut Rng, (c, (h, w), (kh, kw), stride, pad): QuantCase) -> quant::Conv2d {
+    let (oh, ow) = ((h + 2 * pad - kh) / stride + 1, (w + 2 * pad - kw) / stride + 1);
+    let (act_min, act_max) = quant_common::clamp::<T>(rng);
+    quant::Conv2d {
+        batch: 1,
+        in_channels: c,
+        in_h: h,
+        in_w: w,
+        out_channels: c,
+        out_h: oh,
+        out_w: ow,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: stride,
+        stride_w: stride,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: pad,
+        pad_left: pad,
+        groups: c,
+        x_strides: ImageStrides::nchw(c, h, w),
+        y_strides: ImageStrides::nchw(c, oh, ow),
+        x_zero_point: quant_common::zero_point::<T>(rng),
+        w_zero_point: 0,
+        y_zero_point: quant_common::zero_point::<T>(rng),
+        act_min,
+        act_max,
+    }
+}
+
+/// One int8 layer's data: input, 1HWO weights, folded biases, multipliers and shifts (per tensor
+/// when `per_tensor`).
+struct QuantData<T> {
+    x: Vec<T>,
+    w: Vec<i8>,
+    bias: Vec<i32>,
+    multipliers: Vec<i32>,
+    shifts: Vec<i32>,
+}
+
+impl<T: QuantElem> QuantData<T> {
+    fn new(rng: &mut Rng, p: &quant::Conv2d, per_tensor: bool) -> Self {
+        let c = p.out_channels;
+        let n = if per_tensor { 1 } else { c };
+        let requants: Vec<_> = (0..n).map(|_| quant_common::requant(rng, -12, 0)).collect();
+        QuantData {
+            x: quant_common::elems(rng, c * p.in_h * p.in_w),
+            w: quant_common::weights(rng, c * p.kernel_h * p.kernel_w),
+            bias: (0..c).map(|_| quant_common::int(rng, -3000, 3000)).collect(),
+            multipliers: requants.iter().map(|r| r.multiplier).collect(),
+            shifts: requants.iter().map(|r| r.shift).collect(),
+        }
+    }
+
+    fn quant(&self, rounding: RequantRounding) -> ChannelQuant<'_> {
+        ChannelQuant { bias: &self.bias, multipliers: &self.multipliers, shifts: &self.shifts, rounding }
+    }
+}
+
+/// Output of the overlapped int8 call with the input `at` elements after the output's start
+/// (the rest of the region a pattern the result must not depend on).
+fn quant_overlapped<T: QuantElem>(p: &quant::Conv2d, d: &QuantData<T>, rounding: RequantRounding, at: usize) -> Vec<T> {
+    let out_len = p.out_channels * p.out_h * p.out_w;
+    let mut region = vec![T::saturate(T::MIN + 77); (at + d.x.len()).max(out_len)];
+    region[at..at + d.x.len()].copy_from_slice(&d.x);
+    quant_depthwise_conv2d_overlapped(p, &mut region, (at, 0), &d.w, &d.quant(rounding));
+    region.truncate(out_len);
+    region
+}
+
+fn check_quant_overlap<T: QuantElem + PartialEq + std::fmt::Debug>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (i, case) in QUANT_CASES.into_iter().enumerate() {
+        let p = quant_case::<T>(&mut rng, case);
+        let order = quant_depthwise_plane_order(&p).expect("an NCHW depthwise convolution has a plane order");
+        let d = QuantData::<T>::new(&mut rng, &p, i % 3 == 0);
+        let rounding = if i % 2 == 0 { RequantRounding::Double } else { RequantRounding::SingleHalfToEven };
+        let out_len = p.out_channels * p.out_h * p.out_w;
+        // The smallest displacement, and the output wholly below the input (chunks of as many
+        // planes as the gathered weights hold).
+        for at in [min_input_offset(order), out_len] {
+            for (path, (separate, shared)) in common::on_each_path(&PATHS, || {
+                let mut y = vec![T::saturate(0); out_len];
+                quant::depthwise_conv2d(&p, &d.x, &d.w, &d.quant(rounding), &mut y);
+                (y, quant_overlapped(&p, &d, rounding, at))
+            }) {
+                assert_eq!(separate, shared, "case {i}, input at {at}, on {}", path.name());
+            }
+        }
+        let at = min_input_offset(order);
+        assert!(at + d.x.len() < d.x.len() + out_len, "case {i}");
+        let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+        let closer =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| quant_overlapped(&p, &d, rounding, at - 1)));
+        assert!(closer.is_err(), "case {i}: input at {} accepted", at - 1);
+    }
+}
+
+#[test]
+fn overlapped_int8_depthwise_matches_separate_buffers_and_refuses_a_closer_input() {
+    check_quant_overlap::<i8>(7);
+    check_quant_overlap::<u8>(8);
+}
+
+#[test]
+fn only_int8_depthwise_nchw_planes_have_a_plane_order() {
+    let mut rng = Rng::new(9);
+    let p = quant_case::<i8>(&mut rng, (4, (6, 6), (3, 3), 1, 1));
+    assert_eq!(quant_depthwise_plane_order(&p), Some(PlaneOrder { planes: 4, in_plane: 36, out_plane: 36 }));
+    let nhwc = quant::Conv2d { x_strides: ImageStrides::nhwc(4, 6, 6), y_strides: ImageStrides::nhwc(4, 6, 6), ..p };
+    let multiplier = quant::Conv2d { out_channels: 8, y_strides: ImageStrides::nchw(8, 6, 6), ..p };
+    let batch = quant::Conv2d { batch: 2, ..p };
+    // A channel slice of a larger tensor (planes not consecutive from the start of the view).
+    let view = quant::Conv2d { x_strides: ImageStrides { c: 40, ..p.x_strides }, ..p };
+    let big = quant::Conv2d { kernel_h: 17, kernel_w: 17, pad_top: 8, pad_left: 8, ..p };
+    for q in [nhwc, multiplier, batch, view, big] {
+        assert_eq!(quant_depthwise_plane_order(&q), None, "{q:?}");
     }
 }

@@ -189,7 +189,11 @@ impl OpKind for QConv {
             return quote!(::sramfit::kernels::quant::#kernel(&#p, #x, #w, #q, #y););
         }
         let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
-        if self.depthwise {
+        if let Some(o) = &s.overlap {
+            // A verified overlapped step: input and output in one `&mut` slice.
+            let (region, x_at, y_at) = (&o.region, o.input_at, o.output_at);
+            quote!(::sramfit::kernels::quant_depthwise_conv2d_overlapped(&#p, #region, (#x_at, #y_at), #w, #q);)
+        } else if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {
             let scratch = s.scratch_or_empty();
@@ -214,14 +218,24 @@ impl OpKind for QConv {
             // The 16x8 kernels have no local arrays.
             return 0;
         }
-        match self.depthwise {
-            true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
-            false => sramfit_runtime_min::quant_conv2d_stack_bytes(target) as u64,
-        }
+        // A layer that may be overlapped may gather a chunk's weights (counted whether or not the
+        // plan overlaps it: the fact is the operator's).
+        let gathered = if self.plane_order().is_some() { sramfit_runtime_min::QUANT_OVERLAP_WEIGHTS } else { 0 };
+        gathered as u64
+            + match self.depthwise {
+                true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
+                false => sramfit_runtime_min::quant_conv2d_stack_bytes(target) as u64,
+            }
     }
 
+    /// An int8 / uint8 depthwise convolution of whole NCHW planes (the ONNX files') has one
+    /// (`runtime_min::quant_depthwise_plane_order`); the 16x8 and accumulator forms have none.
     fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
-        None
+        let eight_bit = matches!(self.dtype, DType::I8 | DType::U8);
+        if !self.depthwise || self.accumulate || !eight_bit {
+            return None;
+        }
+        sramfit_runtime_min::quant_depthwise_plane_order(&self.params)
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {
