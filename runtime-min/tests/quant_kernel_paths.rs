@@ -244,6 +244,10 @@ fn model_shaped_and_oversized_layers_match_on_every_path() {
         (nhwc(base(8, (7, 13), 20, (1, 1), 1, 0, 1)), false),
         (nhwc(base(24, (5, 5), 24, (1, 1), 1, 0, 4)), false),
         (nhwc(base(3, (1, 1), 5, (1, 1), 1, 0, 1)), false),
+        // NHWC rows staged 16 channels per transpose (the rest one by one), columns left over.
+        (nhwc(base(16, (32, 32), 16, (3, 3), 1, 1, 1)), false),
+        (nhwc(base(40, (6, 21), 12, (3, 3), 1, 1, 1)), false),
+        (nhwc(base(32, (5, 5), 8, (5, 5), 1, 2, 2)), false),
         (base(3, (96, 96), 16, (3, 3), 2, 1, 1), false),
         (base(128, (4, 4), 8, (3, 3), 1, 1, 1), false),
         (base(2, (2, 9000), 4, (1, 3), 1, 1, 1), false),

@@ -15,7 +15,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::vector::{bytes, copy_xor, deinterleave16, deinterleave2};
+use super::vector::{bytes, copy_xor, deinterleave16, deinterleave2, load16, store16, transpose16, xor16, zero16};
 use crate::arch::x86_64_facts::{INT8_BAND_BYTES, INT8_BLOCK};
 use crate::quant::{Conv2d, QuantElem};
 
@@ -86,8 +86,13 @@ impl Band {
         let (xs, sw, vw) = (p.x_strides, p.stride_w, self.vw);
         let pad = T::saturate(p.x_zero_point).byte() ^ flip;
         let strip = self.strip();
-        let mut phases = buf.chunks_exact_mut(sw * strip);
-        for c in c0..c0 + self.channels {
+        // NHWC rows at stride 1 (the `.tflite` files' layers): 16 channels at a time.
+        let transposed = if sw == 1 && xs.c == 1 { self.channels / 16 * 16 } else { 0 };
+        for c in (c0..c0 + transposed).step_by(16) {
+            self.stage_sixteen(p, bytes(x), (b, c), (c - c0, oy0), (pad, flip), buf);
+        }
+        let mut phases = buf.chunks_exact_mut(sw * strip).skip(transposed * p.stride_h);
+        for c in c0 + transposed..c0 + self.channels {
             for rp in 0..p.stride_h {
                 // The strips of row phase `rp`, one per column phase.
                 let strips = phases.next().expect("the buffer holds the band");
@@ -128,6 +133,54 @@ impl Band {
                                 *d = x[first + j * sw * xs.w].byte() ^ flip;
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stages channels `c..c + 16` of image `b` (NHWC-like: `x_strides.c == 1`, stride 1 across),
+    /// the band's channels `k..k + 16`, for the band from output row `oy0`, into `buf` as
+    /// [`Band::stage`] does: the padding `pad`, then per strip row 16 columns of the 16 channels
+    /// per 16x16 byte transpose ([`transpose16`]: one load per pixel), xor `flip`, the columns
+    /// left over one byte at a time.
+    #[inline(always)]
+    fn stage_sixteen(
+        &self,
+        p: &Conv2d,
+        x: &[u8],
+        (b, c): (usize, usize),
+        (k, oy0): (usize, usize),
+        (pad, flip): (u8, u8),
+        buf: &mut [u8],
+    ) {
+        let (xs, vw, strip) = (p.x_strides, self.vw, self.strip());
+        for rp in 0..p.stride_h {
+            // Strip of band channel `k + t`, row phase `rp` (one column phase).
+            let at = |t: usize| ((k + t) * p.stride_h + rp) * strip;
+            for t in 0..16 {
+                buf[at(t)..at(t) + strip].fill(pad);
+            }
+            // Columns `lo..hi` read the input (column `j - pad_left`).
+            let hi = (p.pad_left + p.in_w).min(vw);
+            let lo = p.pad_left.min(hi);
+            for i in self.input_rows(p, oy0, rp) {
+                let first = b * xs.n + c + ((oy0 + i) * p.stride_h + rp - p.pad_top) * xs.h;
+                let pixel = |j: usize| first + (j - p.pad_left) * xs.w;
+                let mut j = lo;
+                while j + 16 <= hi {
+                    let mut pixels = [zero16(); 16];
+                    for (d, px) in pixels.iter_mut().enumerate() {
+                        *px = load16(&x[pixel(j + d)..]);
+                    }
+                    for (t, channel) in transpose16(pixels).into_iter().enumerate() {
+                        store16(&mut buf[at(t) + i * vw + j..], xor16(channel, flip));
+                    }
+                    j += 16;
+                }
+                for j in j..hi {
+                    for t in 0..16 {
+                        buf[at(t) + i * vw + j] = x[pixel(j) + t] ^ flip;
                     }
                 }
             }

@@ -5,14 +5,16 @@
 //! Per chunk of output channels their weights are prepared once, 4 taps to a word
 //! ([`Dot4::prepare`]: on AVX2 the two `i16` pairs `VPMADDWD` multiplies, so that the tiles
 //! broadcast them from memory instead of widening the bytes again for every block). Per band of
-//! output rows the input is staged ([`Band`]), then per block of positions the block's `taps x
-//! 16` window bytes are packed into a panel of 4-tap groups (four 16-byte rows of the staging
-//! transposed into sixteen 4-byte columns, [`transpose4`]), which every tile of output channels
+//! output rows the input is staged ([`Band`]; a pointwise layer between whole planes or
+//! consecutive pixels is read in place, [`Read`]), then per block of positions the block's `taps
+//! x 16` window bytes are packed into a panel of 4-tap groups (four 16-byte rows of the staging
+//! transposed into sixteen 4-byte columns, [`transpose4`]; pixels: four pixels' 16 taps per 4x4
+//! transpose of 4-byte words, [`pack_pixels`]), which every tile of output channels
 //! reads: a tile of `MR` channels by 16 positions keeps its `2 MR` accumulators in registers over
 //! all taps.
 //!
 //! The dot product multiplies unsigned activations by signed weights: uint8 inputs as they are;
-//! int8 inputs are staged xor 0x80 (`x + 128`), and the accumulators start at `bias[o] - 128
+//! int8 inputs are staged (or loaded) xor 0x80 (`x + 128`), and the accumulators start at `bias[o] - 128
 //! sum_k w[o][k]` (VNNI's usual offset, as in onnxruntime's and oneDNN's u8s8 kernels). The
 //! padding is the input zero point, a group's missing taps are zero bytes with zero weights, so
 //! each output is the portable kernel's integer sum exactly (sums wrap alike in any order), and
@@ -233,7 +235,7 @@ fn prepare<D: Dot4>(
 }
 
 /// Where the taps of a band are read: tap `k` of virtual position `q` is `bytes[base + tap_at[k] +
-/// q] ^ flip`.
+/// q] ^ flip` (staged, or whole planes), or `bytes[base + q * x_strides.w + k] ^ flip` (pixels).
 struct Source<'a> {
     /// The staging buffer, or the whole input.
     bytes: &'a [u8],
