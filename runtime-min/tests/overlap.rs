@@ -114,32 +114,14 @@ const QUANT_CASES: [QuantCase; 7] = [
 
 /// The int8 convolution of a [`QUANT_CASES`] entry, with zero points and a clamp of `T`.
 fn quant_case<T: QuantElem>(rng: &mut Rng, (c, (h, w), (kh, kw), stride, pad): QuantCase) -> quant::Conv2d {
-    let (oh, ow) = ((h + 2 * pad - kh) / stride + 1, (w + 2 * pad - kw) / stride + 1);
     let (act_min, act_max) = quant_common::clamp::<T>(rng);
+    let (x_zero_point, y_zero_point) = (quant_common::zero_point::<T>(rng), quant_common::zero_point::<T>(rng));
     quant::Conv2d {
-        batch: 1,
-        in_channels: c,
-        in_h: h,
-        in_w: w,
-        out_channels: c,
-        out_h: oh,
-        out_w: ow,
-        kernel_h: kh,
-        kernel_w: kw,
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        groups: c,
-        x_strides: ImageStrides::nchw(c, h, w),
-        y_strides: ImageStrides::nchw(c, oh, ow),
-        x_zero_point: quant_common::zero_point::<T>(rng),
-        w_zero_point: 0,
-        y_zero_point: quant_common::zero_point::<T>(rng),
+        x_zero_point,
+        y_zero_point,
         act_min,
         act_max,
+        ..quant_common::conv_nchw(c, (h, w), c, (kh, kw), stride, pad, c)
     }
 }
 

@@ -185,34 +185,7 @@ fn convolutions_and_depthwise_convolutions_match_the_portable_kernels_on_every_p
 #[test]
 fn model_shaped_and_oversized_layers_match_on_every_path() {
     let mut rng = Rng::new(77);
-    let base = |cin, (h, w), cout, (kh, kw), s, pad, groups| {
-        let (oh, ow) = (out_len(h, 2 * pad, kh, 1, s), out_len(w, 2 * pad, kw, 1, s));
-        Conv2d {
-            batch: 1,
-            in_channels: cin,
-            in_h: h,
-            in_w: w,
-            out_channels: cout,
-            out_h: oh,
-            out_w: ow,
-            kernel_h: kh,
-            kernel_w: kw,
-            stride_h: s,
-            stride_w: s,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-            groups,
-            x_strides: ImageStrides::nchw(cin, h, w),
-            y_strides: ImageStrides::nchw(cout, oh, ow),
-            x_zero_point: -3,
-            w_zero_point: 0,
-            y_zero_point: 5,
-            act_min: -128,
-            act_max: 127,
-        }
-    };
+    let base = quant_common::conv_nchw;
     let nhwc = |p: Conv2d| Conv2d {
         x_strides: ImageStrides::nhwc(p.in_channels, p.in_h, p.in_w),
         y_strides: ImageStrides::nhwc(p.out_channels, p.out_h, p.out_w),

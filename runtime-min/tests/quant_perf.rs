@@ -64,33 +64,14 @@ fn quant_perf() {
     );
     for (ci, co, (h, w), k, groups, stride) in shapes {
         let pad = k / 2;
-        let (oh, ow) = ((h + 2 * pad - k) / stride + 1, (w + 2 * pad - k) / stride + 1);
+        let nchw_p = quant_common::conv_nchw(ci, (h, w), co, (k, k), stride, pad, groups);
+        let (oh, ow) = (nchw_p.out_h, nchw_p.out_w);
         let cpg = ci / groups;
         let macs = (co * oh * ow * k * k * cpg) as f64;
         let qp = quant::Conv2d {
-            batch: 1,
-            in_channels: ci,
-            in_h: h,
-            in_w: w,
-            out_channels: co,
-            out_h: oh,
-            out_w: ow,
-            kernel_h: k,
-            kernel_w: k,
-            stride_h: stride,
-            stride_w: stride,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-            groups,
             x_strides: ImageStrides::nhwc(ci, h, w),
             y_strides: ImageStrides::nhwc(co, oh, ow),
-            x_zero_point: -3,
-            w_zero_point: 0,
-            y_zero_point: 5,
-            act_min: -128,
-            act_max: 127,
+            ..nchw_p
         };
         let x: Vec<i8> = quant_common::elems(&mut rng, ci * h * w);
         let wq = quant_common::weights(&mut rng, co * k * k * cpg);
@@ -111,8 +92,6 @@ fn quant_perf() {
             })
         };
         let nhwc = run_int8(&qp, &q);
-        let nchw_p =
-            quant::Conv2d { x_strides: ImageStrides::nchw(ci, h, w), y_strides: ImageStrides::nchw(co, oh, ow), ..qp };
         let nchw = run_int8(&nchw_p, &q);
         let onnx = run_int8(&nchw_p, &onnx_q);
         force_kernel_path(KernelPath::Portable).unwrap();

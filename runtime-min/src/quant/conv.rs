@@ -74,7 +74,7 @@ impl Conv2d {
 
     /// A pointwise convolution whose window never leaves the input: [`conv2d`] reads each window
     /// in place (a contiguous run of channels in NHWC, a strided one in NCHW), without scratch.
-    const fn reads_input_in_place(&self) -> bool {
+    pub(crate) const fn reads_input_in_place(&self) -> bool {
         self.kernel_h == 1
             && self.kernel_w == 1
             && self.pad_top == 0

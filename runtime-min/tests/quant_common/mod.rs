@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::Rng;
-use sramfit_runtime_min::quant::{QuantElem, Requant};
+use sramfit_runtime_min::quant::{Conv2d, ImageStrides, QuantElem, Requant};
 
 /// TFLite `MultiplyByQuantizedMultiplier` (double rounding) from its definition: `x * 2^left`
 /// (must fit `i32`, as TFLite requires), then `x * multiplier / 2^31` rounded half up, then
@@ -22,6 +22,46 @@ pub fn ref_requant(x: i64, multiplier: i32, shift: i32) -> i64 {
 /// TFLite's output stage: requantize, add the zero point, clamp (max first, then min).
 pub fn ref_output(acc: i64, r: Requant, zero_point: i32, lo: i32, hi: i32) -> i32 {
     (ref_requant(acc, r.multiplier, r.shift) + zero_point as i64).max(lo as i64).min(hi as i64) as i32
+}
+
+/// An NCHW convolution of `cin` channels of `h x w` into `cout`, a `kh x kw` window at stride `s`
+/// in both directions with `pad` on every side, `groups` groups, no dilation; input zero point -3,
+/// output zero point 5, symmetric weights, the whole int8 range as the clamp.
+pub fn conv_nchw(
+    cin: usize,
+    (h, w): (usize, usize),
+    cout: usize,
+    (kh, kw): (usize, usize),
+    s: usize,
+    pad: usize,
+    groups: usize,
+) -> Conv2d {
+    let (oh, ow) = ((h + 2 * pad - kh) / s + 1, (w + 2 * pad - kw) / s + 1);
+    Conv2d {
+        batch: 1,
+        in_channels: cin,
+        in_h: h,
+        in_w: w,
+        out_channels: cout,
+        out_h: oh,
+        out_w: ow,
+        kernel_h: kh,
+        kernel_w: kw,
+        stride_h: s,
+        stride_w: s,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: pad,
+        pad_left: pad,
+        groups,
+        x_strides: ImageStrides::nchw(cin, h, w),
+        y_strides: ImageStrides::nchw(cout, oh, ow),
+        x_zero_point: -3,
+        w_zero_point: 0,
+        y_zero_point: 5,
+        act_min: -128,
+        act_max: 127,
+    }
 }
 
 /// A uniformly random value of `T`.

@@ -216,15 +216,10 @@ pub(super) fn reads_pixels(p: &Conv2d) -> bool {
     pointwise(p) && (xs.c, xs.h) == (1, p.in_w * xs.w) && (ys.c, ys.h) == (1, p.out_w * ys.w)
 }
 
-/// A 1x1 window at stride 1 without padding (the output the size of the input).
+/// A pointwise window read in place ([`Conv2d::reads_input_in_place`]) at stride 1, the output
+/// the size of the input.
 fn pointwise(p: &Conv2d) -> bool {
-    p.kernel_h == 1
-        && p.kernel_w == 1
-        && p.stride_h == 1
-        && p.stride_w == 1
-        && p.pad_top == 0
-        && p.pad_left == 0
-        && (p.out_h, p.out_w) == (p.in_h, p.in_w)
+    p.reads_input_in_place() && (p.stride_h, p.stride_w) == (1, 1) && (p.out_h, p.out_w) == (p.in_h, p.in_w)
 }
 
 /// `a.div_ceil(d)` without a division for the common strides 1 and 2 (the staging computes a
