@@ -10,10 +10,10 @@
 //!   unchanged: the step wrote only its own output and scratch buffers.
 //!
 //! - before an overlapped step (its output over the input planes its kernel has read), the offsets
-//!   the code passes the kernel keep every output plane before its input plane ([`overlap`]): the
-//!   kernel's plane order, re-checked on the offsets in the expansion; the kernel
-//!   (`conv2d_overlapped`) then splits its region at the first input plane it still reads, so it
-//!   cannot write over input still to be read.
+//!   the code passes the kernel keep every output plane before the first input plane it reads
+//!   ([`overlap`]): the kernel's plane order, re-checked on the offsets in the expansion; the
+//!   kernel (`conv2d_overlapped` and its int8 siblings) then splits its region at the first input
+//!   plane it still reads, so it cannot write over input still to be read.
 //!
 //! A failed check is [`Error::PlanViolation`] naming the step, its node and the damaged tensor.
 //! Nothing here is used unless the expansion was generated in checked mode, so with the feature
@@ -64,8 +64,12 @@ pub struct Overlap {
     pub op: &'static str,
     /// The input tensor's name (what a wrong displacement damages).
     pub tensor: &'static str,
-    /// Planes (output plane `q` reads input plane `q`).
+    /// Output planes (output plane `q` reads from input plane `q * stride - before`, at least 0).
     pub planes: usize,
+    /// Input planes between the first ones two consecutive output planes read (see `planes`).
+    pub stride: usize,
+    /// Input planes the first output plane's reads start before the input (see `planes`).
+    pub before: usize,
     /// Elements of one input plane.
     pub in_plane: usize,
     /// Elements of one output plane.
@@ -76,10 +80,12 @@ pub struct Overlap {
     pub y_at: usize,
 }
 
-/// `Ok` if no output plane of the overlapped step `o` reaches into its input plane or a later one
-/// (output plane `q` ends at or before input plane `q` starts, for every `q`).
+/// `Ok` if no output plane of the overlapped step `o` reaches into the first input plane it reads
+/// or a later one (output plane `q` ends at or before input plane `q * stride - before` starts,
+/// for every `q`).
 pub fn overlap(o: &Overlap) -> Result<(), Error> {
-    let clear = (0..o.planes).all(|q| o.y_at + (q + 1) * o.out_plane <= o.x_at + q * o.in_plane);
+    let first_read = |q: usize| (q * o.stride).saturating_sub(o.before);
+    let clear = (0..o.planes).all(|q| o.y_at + (q + 1) * o.out_plane <= o.x_at + first_read(q) * o.in_plane);
     match clear {
         true => Ok(()),
         false => Err(Error::PlanViolation { step: o.step, op: o.op, tensor: o.tensor }),

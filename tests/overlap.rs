@@ -4,8 +4,10 @@
 //! (random inputs). The overlapped arena must not be larger, and on the models whose peak is a
 //! depthwise convolution (the MobileNetV2 ones, f32 and the int8 QDQ files, whose NCHW depthwise
 //! layers have a plane order too) it must be smaller, so the overlapped steps really ran. The
-//! arena figures are printed (`--nocapture`). The `.tflite` files' int8 layers are NHWC, which
-//! has no plane order.
+//! arena figures are printed (`--nocapture`). The `.tflite` files' int8 convolutions are NHWC,
+//! overlapped row by row: those models are compiled the same four ways and each run bit for bit
+//! against TensorFlow Lite Micro's outputs (their fixtures), and the ResNets and MobileNetV2,
+//! whose peak is a convolution, must shrink.
 
 mod common;
 
@@ -38,7 +40,54 @@ macro_rules! models {
 }
 
 /// The models whose arena overlap must lower, tiled and untiled.
-const SHRINKS: &[&str] = &["mobilenetv2_block", "mobilenetv2_035", "mobilenetv2_035_qdq_s8", "mobilenetv2_035_qdq_u8"];
+const SHRINKS: &[&str] = &[
+    "mobilenetv2_block",
+    "mobilenetv2_035",
+    "mobilenetv2_035_qdq_s8",
+    "mobilenetv2_035_qdq_u8",
+    "resnet_int8",
+    "pretrained_resnet_quant",
+    "mobilenet_v2_035_int8",
+];
+
+/// `.tflite` int8 models (typed ports), compiled the four ways of `models!`, each checked bit for
+/// bit against TensorFlow Lite Micro's outputs on its fixture's samples.
+macro_rules! tflite_models {
+    ($($name:ident => $path:literal, $fixture:literal;)*) => {$(
+        mod $name {
+            sramfit::model! { pub mod on { path: $path } }
+            sramfit::model! { pub mod off { path: $path, optimize: { overlap: false } } }
+            sramfit::model! { pub mod untiled_on { path: $path, optimize: { tile: false } } }
+            sramfit::model! { pub mod untiled_off { path: $path, optimize: { tile: false, overlap: false } } }
+
+            #[test]
+            fn overlapped_outputs_match_tflite_micro() {
+                let name = stringify!($name);
+                let shrinks = crate::SHRINKS.contains(&name);
+                crate::arenas(name, (on::ARENA_BYTES, off::ARENA_BYTES), shrinks);
+                crate::arenas(&format!("{name} untiled"), (untiled_on::ARENA_BYTES, untiled_off::ARENA_BYTES), shrinks);
+                let runs = [on::run_typed, off::run_typed, untiled_on::run_typed, untiled_off::run_typed];
+                for (way, run) in ["tiled, overlapped", "tiled", "overlapped", "neither"].into_iter().zip(runs) {
+                    let a = crate::common::quant::agreement_with($fixture, on::OUTPUT_TYPES, on::OUTPUT_SHAPES, run);
+                    assert_eq!(a.equal, a.elements, "{name} ({way}): outputs differ from TFLM's (max {} steps)", a.max_steps);
+                }
+            }
+        }
+    )*};
+}
+
+tflite_models! {
+    resnet_int8 => "tests/models/tflite/keras/resnet_int8.tflite", "tests/models/tflite/keras/resnet_int8.ref.json";
+    mobilenet_v2_035_int8 => "tests/models/tflite/keras/mobilenet_v2_035_int8.tflite", "tests/models/tflite/keras/mobilenet_v2_035_int8.ref.json";
+}
+
+#[cfg(sramfit_mlperf_tiny)]
+mod mlperf {
+    tflite_models! {
+        pretrained_resnet_quant => "../shared/mlperf-tiny/pretrainedResnet_quant.tflite", "tests/models/tflite/mlperf/pretrainedResnet_quant.ref.json";
+        vww_96_int8 => "../shared/mlperf-tiny/vww_96_int8.tflite", "tests/models/tflite/mlperf/vww_96_int8.ref.json";
+    }
+}
 
 common::bundled_models!(
     models,

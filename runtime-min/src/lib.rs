@@ -24,7 +24,8 @@
 //!   [`conv_transpose2d`] ([`ConvTranspose2d`]); [`conv2d_overlapped`] for a
 //!   depthwise one whose output overlaps its input in one region, as
 //!   [`conv2d_plane_order`] allows (the overlap contract, `overlap.rs`; int8:
-//!   [`quant_depthwise_conv2d_overlapped`], [`quant_depthwise_plane_order`]).
+//!   [`quant_depthwise_conv2d_overlapped`], [`quant_depthwise_plane_order`]; NHWC rows:
+//!   [`quant_conv2d_rows_overlapped`], [`quant_conv2d_row_order`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -115,7 +116,8 @@ pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
 pub use overlap::{
-    conv2d_overlapped, conv2d_plane_order, quant_depthwise_conv2d_overlapped, quant_depthwise_plane_order, PlaneOrder,
+    conv2d_overlapped, conv2d_plane_order, quant_conv2d_row_order, quant_conv2d_rows_overlapped,
+    quant_depthwise_conv2d_overlapped, quant_depthwise_plane_order, PlaneOrder,
     QUANT_OVERLAP_WEIGHTS,
 };
 pub use pool::*;

@@ -21,10 +21,18 @@
 //!   depend on which channels are computed together); the x86-64 kernels stage a band of rows
 //!   of one plane, or of 16 planes, before writing them, which the chunks below make harmless.
 //!
-//! [`conv2d_overlapped`] and [`quant_depthwise_conv2d_overlapped`] are the entry points on one
-//! `&mut` region holding both tensors (a `&[T]` of the input and a `&mut [T]` of the output over
-//! the same bytes would be undefined behaviour): they run the convolution in chunks of
-//! consecutive planes whose outputs lie wholly below the chunk's first input plane, splitting the
+//! - **int8 / uint8 convolution of NHWC images, batch 1, any kind** ([`crate::quant::conv2d`],
+//!   [`crate::quant::depthwise_conv2d`], [`quant_conv2d_row_order`]): a plane is a row of pixels
+//!   (every column and channel, one run in NHWC), and output row `q` reads only the input rows its
+//!   windows cover. That holds for any convolution whatever the order a kernel computes in; the
+//!   chunks below run each chunk of output rows as its own call, so the order inside a call does
+//!   not matter.
+//!
+//! [`conv2d_overlapped`], [`quant_depthwise_conv2d_overlapped`] and
+//! [`quant_conv2d_rows_overlapped`] are the entry points on one `&mut` region holding both
+//! tensors (a `&[T]` of the input and a `&mut [T]` of the output over the same bytes would be
+//! undefined behaviour): they run the convolution in chunks of consecutive output planes whose
+//! outputs lie wholly below the first input plane the chunk reads, splitting the
 //! region there, so no two live slices ever overlap. Each chunk is an ordinary call of the
 //! kernel on separate slices, so its bytes are the same as with separate buffers, whatever order
 //! the kernel works in inside the chunk.
@@ -37,17 +45,47 @@ use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem};
 /// at most this many (`taps` per plane), so a layer with more taps has no plane order.
 pub const QUANT_OVERLAP_WEIGHTS: usize = 256;
 
-/// A kernel's plane order, the fact [`conv2d_plane_order`] states: output plane `q` reads input
-/// plane `q` only, and the planes are written in ascending order, each after every earlier one.
-/// Sizes in elements.
+/// A kernel's plane order, the fact [`conv2d_plane_order`] and its siblings state: the output is
+/// `planes` consecutive planes, written in ascending order, each after every earlier one, and
+/// output plane `q` reads only input planes [`first_read`](Self::first_read)`(q)` to
+/// [`last_read`](Self::last_read)`(q)`, which never decrease with `q`. A plane is an NCHW
+/// channel's image (a depthwise convolution: output plane `q` reads input plane `q`) or an NHWC
+/// row of pixels, every column and channel (a convolution in row order: output row `q` reads the
+/// input rows of its windows). Sizes in elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlaneOrder {
-    /// Number of planes (output plane `q` reads input plane `q`).
+    /// Number of output planes.
     pub planes: usize,
     /// Elements of one input plane.
     pub in_plane: usize,
     /// Elements of one output plane.
     pub out_plane: usize,
+    /// Number of input planes.
+    pub in_planes: usize,
+    /// Output plane `q` reads from input plane `q * stride - before` (at least 0) ...
+    pub stride: usize,
+    /// ... (see `stride`) ...
+    pub before: usize,
+    /// ... to `reach` planes further (at most the last).
+    pub reach: usize,
+}
+
+impl PlaneOrder {
+    /// Output plane `q` reads input plane `q` only (a depthwise convolution of NCHW planes).
+    pub const fn one_to_one(planes: usize, in_plane: usize, out_plane: usize) -> Self {
+        PlaneOrder { planes, in_plane, out_plane, in_planes: planes, stride: 1, before: 0, reach: 0 }
+    }
+
+    /// The first input plane output plane `q` reads.
+    pub const fn first_read(&self, q: usize) -> usize {
+        (q * self.stride).saturating_sub(self.before)
+    }
+
+    /// The last input plane output plane `q` reads.
+    pub const fn last_read(&self, q: usize) -> usize {
+        let last = (q * self.stride + self.reach).saturating_sub(self.before);
+        if last < self.in_planes { last } else { self.in_planes - 1 }
+    }
 }
 
 /// The plane order of [`crate::conv2d`] for convolution `p`, when it has one the module's contract
@@ -59,7 +97,7 @@ pub const fn conv2d_plane_order(p: &Conv2d) -> Option<PlaneOrder> {
     if !depthwise || !nonempty || p.batch != 1 || !matches!(p.input, ConvInput::Nchw) {
         return None;
     }
-    Some(PlaneOrder { planes: p.groups, in_plane: p.in_h * p.in_w, out_plane: p.out_h * p.out_w })
+    Some(PlaneOrder::one_to_one(p.groups, p.in_h * p.in_w, p.out_h * p.out_w))
 }
 
 /// The plane order of [`quant::depthwise_conv2d`] for `p`, when it has one: a depthwise
@@ -76,34 +114,64 @@ pub fn quant_depthwise_plane_order(p: &quant::Conv2d) -> Option<PlaneOrder> {
     if !depthwise || !nonempty || p.batch != 1 || !planes || taps == 0 || taps > QUANT_OVERLAP_WEIGHTS {
         return None;
     }
-    Some(PlaneOrder { planes: c, in_plane: p.in_h * p.in_w, out_plane: p.out_h * p.out_w })
+    Some(PlaneOrder::one_to_one(c, p.in_h * p.in_w, p.out_h * p.out_w))
 }
 
-/// Runs `f(q0, q1, x, y)` over chunks `q0..q1` of at most `most` consecutive planes, from the
-/// first, each chunk's outputs wholly below its first input plane: `x` its input planes and `y`
-/// its output planes, disjoint slices of `region` (input at element `x_at`, output at `y_at`).
+/// The row order of [`quant::conv2d`] and [`quant::depthwise_conv2d`] for `p`, when it has one: a
+/// convolution of batch 1 whose input and output are contiguous NHWC images (the `.tflite`
+/// files' layout), so that a row of pixels is one run of elements. Output row `q` reads the input
+/// rows its windows cover, `q * stride_h - pad_top` to `(kernel_h - 1) * dilation_h` rows further
+/// (within the image); what [`quant_conv2d_rows_overlapped`] runs. `None` for every other
+/// convolution.
+pub fn quant_conv2d_row_order(p: &quant::Conv2d) -> Option<PlaneOrder> {
+    let rows = p.x_strides == ImageStrides::nhwc(p.in_channels, p.in_h, p.in_w)
+        && p.y_strides == ImageStrides::nhwc(p.out_channels, p.out_h, p.out_w);
+    let nonempty = p.in_h * p.in_w * p.in_channels > 0 && p.out_h * p.out_w * p.out_channels > 0;
+    let windows = p.kernel_h > 0 && p.stride_h > 0 && p.dilation_h > 0;
+    if !rows || !nonempty || !windows || p.batch != 1 {
+        return None;
+    }
+    Some(PlaneOrder {
+        planes: p.out_h,
+        in_plane: p.in_w * p.in_channels,
+        out_plane: p.out_w * p.out_channels,
+        in_planes: p.in_h,
+        stride: p.stride_h,
+        before: p.pad_top,
+        reach: (p.kernel_h - 1) * p.dilation_h,
+    })
+}
+
+/// Runs `f(q0, q1, r0, x, y)` over chunks `q0..q1` of at most `most` consecutive output planes,
+/// from the first, each chunk's outputs wholly below the first input plane it reads,
+/// `r0 = order.first_read(q0)`: `x` the input planes `r0..=order.last_read(q1 - 1)` and `y` the
+/// chunk's output planes, disjoint slices of `region` (input at element `x_at`, output at `y_at`).
+/// Later chunks read no plane before `r0` (the first plane read never decreases), so the chunk
+/// writes only over input no chunk still reads.
 ///
-/// Panics if a plane's output would reach its input plane or a later one (then it would
-/// overwrite input still to be read).
+/// Panics if a plane's output would reach the first input plane it reads or a later one (then it
+/// would overwrite input still to be read).
 fn for_each_chunk<E>(
     order: PlaneOrder,
     region: &mut [E],
     (x_at, y_at): (usize, usize),
     most: usize,
-    mut f: impl FnMut(usize, usize, &[E], &mut [E]),
+    mut f: impl FnMut(usize, usize, usize, &[E], &mut [E]),
 ) {
     let mut q0 = 0;
     while q0 < order.planes {
-        // The chunk q0..q1: the planes whose outputs end at or before input plane q0's start.
-        let x0 = x_at + q0 * order.in_plane;
+        // The chunk q0..q1: the planes whose outputs end at or before input plane r0's start.
+        let r0 = order.first_read(q0);
+        let x0 = x_at + r0 * order.in_plane;
         let mut q1 = q0;
         while q1 < order.planes && q1 - q0 < most && y_at + (q1 + 1) * order.out_plane <= x0 {
             q1 += 1;
         }
-        assert!(q1 > q0, "overlapped convolution: output plane {q0} would overwrite input still to be read");
+        assert!(q1 > q0, "overlapped kernel: output plane {q0} would overwrite input still to be read");
+        let x1 = x_at + (order.last_read(q1 - 1) + 1) * order.in_plane;
         let (below, from_x0) = region.split_at_mut(x0);
         let y = &mut below[y_at + q0 * order.out_plane..y_at + q1 * order.out_plane];
-        f(q0, q1, &from_x0[..(q1 - q0) * order.in_plane], y);
+        f(q0, q1, r0, &from_x0[..x1 - x0], y);
         q0 = q1;
     }
 }
@@ -121,7 +189,7 @@ pub fn conv2d_overlapped(p: &Conv2d, region: &mut [f32], x_at: usize, y_at: usiz
         panic!("conv2d_overlapped: not a depthwise convolution with a plane order");
     };
     let taps = p.kernel_h * p.kernel_w;
-    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, x, y| {
+    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, _, x, y| {
         let n = q1 - q0;
         let chunk = Conv2d { in_channels: n, out_channels: n, groups: n, ..*p };
         // Group q's weights start at q * taps in both layouts (one output channel per group).
@@ -151,7 +219,7 @@ pub fn quant_depthwise_conv2d_overlapped<T: QuantElem>(
     let (taps, c) = (p.kernel_h * p.kernel_w, order.planes);
     assert_eq!(w.len(), taps * c, "quant_depthwise_conv2d_overlapped: weight length");
     let mut gathered = [0i8; QUANT_OVERLAP_WEIGHTS];
-    for_each_chunk(order, region, (x_at, y_at), QUANT_OVERLAP_WEIGHTS / taps, |q0, q1, x, y| {
+    for_each_chunk(order, region, (x_at, y_at), QUANT_OVERLAP_WEIGHTS / taps, |q0, q1, _, x, y| {
         let n = q1 - q0;
         let chunk = quant::Conv2d {
             in_channels: n,
@@ -172,5 +240,48 @@ pub fn quant_depthwise_conv2d_overlapped<T: QuantElem>(
         };
         let cq = ChannelQuant { bias: &q.bias[q0..q1], multipliers, shifts, rounding: q.rounding };
         quant::depthwise_conv2d(&chunk, x, &gathered[..taps * n], &cq, y);
+    });
+}
+
+/// [`quant::conv2d`] (or [`quant::depthwise_conv2d`], for a depthwise convolution: `groups > 1`
+/// and `groups == in_channels`, weights 1HWO) of a convolution whose NHWC input and output share
+/// `region`: the input `[1, in_h, in_w, C_in]` at element `x_at`, the output
+/// `[1, out_h, out_w, C_out]` at element `y_at`, which may overlap the input as
+/// [`quant_conv2d_row_order`]'s contract allows: output row `q` must end at or before the first
+/// input row it reads (`y_at + (q + 1) * out_row <= x_at + first_read(q) * in_row` for every
+/// `q`). Runs in chunks of output rows, each an ordinary call on the input rows its windows
+/// cover (the chunk's top padding and height set from them; integer sums, so the same bytes as
+/// one call on separate buffers). `scratch` as `conv2d` takes it.
+///
+/// Panics (never undefined behaviour) if `p` has no row order, or if the offsets break the
+/// condition.
+pub fn quant_conv2d_rows_overlapped<T: QuantElem>(
+    p: &quant::Conv2d,
+    region: &mut [T],
+    (x_at, y_at): (usize, usize),
+    w: &[i8],
+    q: &ChannelQuant,
+    scratch: &mut [T],
+) {
+    let Some(order) = quant_conv2d_row_order(p) else {
+        panic!("quant_conv2d_rows_overlapped: not an NHWC convolution with a row order");
+    };
+    let depthwise = p.groups > 1 && p.groups == p.in_channels;
+    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, r0, x, y| {
+        let (in_h, out_h) = (x.len() / order.in_plane, q1 - q0);
+        let chunk = quant::Conv2d {
+            in_h,
+            out_h,
+            // Output row q0's windows start `q0 * stride_h - pad_top` rows into the image, `r0`
+            // (at least that, and at least 0) into the chunk's input.
+            pad_top: r0 + p.pad_top - q0 * p.stride_h,
+            x_strides: ImageStrides::nhwc(p.in_channels, in_h, p.in_w),
+            y_strides: ImageStrides::nhwc(p.out_channels, out_h, p.out_w),
+            ..*p
+        };
+        match depthwise {
+            true => quant::depthwise_conv2d(&chunk, x, w, q, y),
+            false => quant::conv2d(&chunk, x, w, q, y, scratch),
+        }
     });
 }

@@ -1,7 +1,8 @@
-//! The overlapped depthwise convolutions (`conv2d_overlapped`, f32; `quant_depthwise_conv2d_overlapped`,
-//! int8 / uint8): on every kernel path this CPU has, with the output placed at the smallest
-//! displacement the plane-order contract allows, they give the same bits as the kernels on
-//! separate buffers, and they refuse (panic) one element closer.
+//! The overlapped convolutions (`conv2d_overlapped`, f32 depthwise; `quant_depthwise_conv2d_overlapped`,
+//! int8 / uint8 depthwise of NCHW planes; `quant_conv2d_rows_overlapped`, int8 / uint8 NHWC
+//! convolutions of every kind, row by row): on every kernel path this CPU has, with the output
+//! placed at the smallest displacement the plane-order contract allows, they give the same bits as
+//! the kernels on separate buffers, and they refuse (panic) one element closer.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
@@ -34,10 +35,11 @@ fn cases() -> Vec<Conv2d> {
 }
 
 /// The smallest element offset of the input after the output's start that the contract allows:
-/// output plane `q` ends at or before input plane `q` starts, for every `q` (derived here from
-/// the statement, not from the kernel).
+/// output plane `q` ends at or before the first input plane it reads (`q * stride - before`, at
+/// least 0) starts, for every `q` (derived here from the statement, not from the kernel).
 fn min_input_offset(o: PlaneOrder) -> usize {
-    (0..o.planes).map(|q| ((q + 1) * o.out_plane).saturating_sub(q * o.in_plane)).max().unwrap_or(0)
+    let first_read = |q: usize| (q * o.stride).saturating_sub(o.before);
+    (0..o.planes).map(|q| ((q + 1) * o.out_plane).saturating_sub(first_read(q) * o.in_plane)).max().unwrap_or(0)
 }
 
 /// Output bits of the overlapped call with the input `at` elements after the output's start.
@@ -86,7 +88,7 @@ fn overlapped_depthwise_refuses_a_displacement_one_element_too_small() {
 fn only_depthwise_nchw_batch_one_has_a_plane_order() {
     use Activation::None as A0;
     let depthwise = conv_params(1, 4, 4, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, A0);
-    assert_eq!(conv2d_plane_order(&depthwise), Some(PlaneOrder { planes: 4, in_plane: 36, out_plane: 36 }));
+    assert_eq!(conv2d_plane_order(&depthwise), Some(PlaneOrder::one_to_one(4, 36, 36)));
     let multiplier = conv_params(1, 4, 8, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, A0);
     let dense = conv_params(1, 4, 4, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     let batch = conv_params(2, 4, 4, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, A0);
@@ -203,7 +205,7 @@ fn overlapped_int8_depthwise_matches_separate_buffers_and_refuses_a_closer_input
 fn only_int8_depthwise_nchw_planes_have_a_plane_order() {
     let mut rng = Rng::new(9);
     let p = quant_case::<i8>(&mut rng, (4, (6, 6), (3, 3), 1, 1));
-    assert_eq!(quant_depthwise_plane_order(&p), Some(PlaneOrder { planes: 4, in_plane: 36, out_plane: 36 }));
+    assert_eq!(quant_depthwise_plane_order(&p), Some(PlaneOrder::one_to_one(4, 36, 36)));
     let nhwc = quant::Conv2d { x_strides: ImageStrides::nhwc(4, 6, 6), y_strides: ImageStrides::nhwc(4, 6, 6), ..p };
     let multiplier = quant::Conv2d { out_channels: 8, y_strides: ImageStrides::nchw(8, 6, 6), ..p };
     let batch = quant::Conv2d { batch: 2, ..p };
@@ -212,5 +214,129 @@ fn only_int8_depthwise_nchw_planes_have_a_plane_order() {
     let big = quant::Conv2d { kernel_h: 17, kernel_w: 17, pad_top: 8, pad_left: 8, ..p };
     for q in [nhwc, multiplier, batch, view, big] {
         assert_eq!(quant_depthwise_plane_order(&q), None, "{q:?}");
+    }
+}
+
+/// `(in_channels, (in_h, in_w), out_channels, (kernel_h, kernel_w), stride, pad, groups,
+/// dilation)`.
+type RowCase = (usize, (usize, usize), usize, (usize, usize), usize, usize, usize, usize);
+
+/// int8 convolutions of NHWC images (the `.tflite` layout) of every kind: 3x3 over 16 channels
+/// (x86-64: staged by 16x16 transposes), a 3-channel stride-2 first layer, pointwise layers read
+/// in place (output rows wider and narrower than the input's), depthwise ones at stride 1 and 2
+/// and with a channel multiplier, a grouped 5x5, a dilated 3x3, and a padding that makes the
+/// output larger than the input.
+const ROW_CASES: [RowCase; 10] = [
+    (16, (12, 12), 16, (3, 3), 1, 1, 1, 1),
+    (3, (17, 15), 8, (3, 3), 2, 1, 1, 1),
+    (32, (9, 7), 64, (1, 1), 1, 0, 1, 1),
+    (48, (6, 6), 8, (1, 1), 1, 0, 1, 1),
+    (20, (12, 12), 20, (3, 3), 1, 1, 20, 1),
+    (6, (17, 15), 6, (3, 3), 2, 1, 6, 1),
+    (4, (10, 10), 8, (3, 3), 1, 1, 4, 1),
+    (8, (9, 11), 8, (5, 5), 1, 2, 2, 1),
+    (5, (11, 9), 7, (3, 3), 1, 2, 1, 2),
+    (4, (5, 5), 4, (3, 3), 1, 2, 4, 1),
+];
+
+/// The NHWC convolution of a [`ROW_CASES`] entry, with zero points and a clamp of `T`.
+fn row_case<T: QuantElem>(rng: &mut Rng, (cin, (h, w), cout, (kh, kw), s, pad, groups, dil): RowCase) -> quant::Conv2d {
+    let (act_min, act_max) = quant_common::clamp::<T>(rng);
+    let (x_zero_point, y_zero_point) = (quant_common::zero_point::<T>(rng), quant_common::zero_point::<T>(rng));
+    let (eh, ew) = ((kh - 1) * dil + 1, (kw - 1) * dil + 1);
+    let (oh, ow) = ((h + 2 * pad - eh) / s + 1, (w + 2 * pad - ew) / s + 1);
+    quant::Conv2d {
+        out_h: oh,
+        out_w: ow,
+        dilation_h: dil,
+        dilation_w: dil,
+        x_strides: ImageStrides::nhwc(cin, h, w),
+        y_strides: ImageStrides::nhwc(cout, oh, ow),
+        x_zero_point,
+        y_zero_point,
+        act_min,
+        act_max,
+        ..quant_common::conv_nchw(cin, (h, w), cout, (kh, kw), s, pad, groups)
+    }
+}
+
+/// One NHWC layer's data: input, weights (OHWI, or 1HWO for a depthwise layer: the same count),
+/// folded biases, multipliers and shifts (per tensor when `per_tensor`).
+fn row_data<T: QuantElem>(rng: &mut Rng, p: &quant::Conv2d, per_tensor: bool) -> QuantData<T> {
+    let c = p.out_channels;
+    let requants: Vec<_> = (0..if per_tensor { 1 } else { c }).map(|_| quant_common::requant(rng, -12, 0)).collect();
+    QuantData {
+        x: quant_common::elems(rng, p.in_channels * p.in_h * p.in_w),
+        w: quant_common::weights(rng, c * p.kernel_h * p.kernel_w * (p.in_channels / p.groups)),
+        bias: (0..c).map(|_| quant_common::int(rng, -3000, 3000)).collect(),
+        multipliers: requants.iter().map(|r| r.multiplier).collect(),
+        shifts: requants.iter().map(|r| r.shift).collect(),
+    }
+}
+
+/// The layer on separate buffers.
+fn rows_separate<T: QuantElem>(p: &quant::Conv2d, d: &QuantData<T>, rounding: RequantRounding) -> Vec<T> {
+    let mut y = vec![T::saturate(0); p.out_channels * p.out_h * p.out_w];
+    match p.groups > 1 && p.groups == p.in_channels {
+        true => quant::depthwise_conv2d(p, &d.x, &d.w, &d.quant(rounding), &mut y),
+        false => quant::conv2d(p, &d.x, &d.w, &d.quant(rounding), &mut y, &mut []),
+    }
+    y
+}
+
+/// Output of the overlapped row-by-row call with the input `at` elements after the output's
+/// start (the rest of the region a pattern the result must not depend on).
+fn rows_overlapped<T: QuantElem>(p: &quant::Conv2d, d: &QuantData<T>, rounding: RequantRounding, at: usize) -> Vec<T> {
+    let out_len = p.out_channels * p.out_h * p.out_w;
+    let mut region = vec![T::saturate(T::MIN + 77); (at + d.x.len()).max(out_len)];
+    region[at..at + d.x.len()].copy_from_slice(&d.x);
+    quant_conv2d_rows_overlapped(p, &mut region, (at, 0), &d.w, &d.quant(rounding), &mut []);
+    region.truncate(out_len);
+    region
+}
+
+fn check_rows_overlap<T: QuantElem + PartialEq + std::fmt::Debug>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    for (i, case) in ROW_CASES.into_iter().enumerate() {
+        let p = row_case::<T>(&mut rng, case);
+        let order = quant_conv2d_row_order(&p).expect("an NHWC convolution has a row order");
+        let d = row_data::<T>(&mut rng, &p, i % 3 == 0);
+        let rounding = if i % 2 == 0 { RequantRounding::Double } else { RequantRounding::SingleHalfToEven };
+        let out_len = p.out_channels * p.out_h * p.out_w;
+        // The smallest displacement, and the output wholly below the input (one chunk).
+        for at in [min_input_offset(order), out_len] {
+            for (path, (separate, shared)) in
+                common::on_each_path(&PATHS, || (rows_separate(&p, &d, rounding), rows_overlapped(&p, &d, rounding, at)))
+            {
+                assert_eq!(separate, shared, "case {i}, input at {at}, on {}", path.name());
+            }
+        }
+        let at = min_input_offset(order);
+        assert!(at < out_len, "case {i}: the pair takes no fewer elements than two buffers");
+        let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+        let closer =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rows_overlapped(&p, &d, rounding, at - 1)));
+        assert!(closer.is_err(), "case {i}: input at {} accepted", at - 1);
+    }
+}
+
+#[test]
+fn overlapped_int8_nhwc_rows_match_separate_buffers_and_refuse_a_closer_input() {
+    check_rows_overlap::<i8>(17);
+    check_rows_overlap::<u8>(18);
+}
+
+#[test]
+fn only_int8_nhwc_batch_one_images_have_a_row_order() {
+    let mut rng = Rng::new(19);
+    let p = row_case::<i8>(&mut rng, (4, (6, 5), 8, (3, 3), 2, 1, 1, 2));
+    let expected = PlaneOrder { planes: 2, in_plane: 20, out_plane: 16, in_planes: 6, stride: 2, before: 1, reach: 4 };
+    assert_eq!(quant_conv2d_row_order(&p), Some(expected));
+    let nchw = quant::Conv2d { x_strides: ImageStrides::nchw(4, 6, 5), y_strides: ImageStrides::nchw(8, 2, 2), ..p };
+    let batch = quant::Conv2d { batch: 2, ..p };
+    // A channel slice of a larger tensor (a row is not one run).
+    let view = quant::Conv2d { x_strides: ImageStrides { h: 40, ..p.x_strides }, ..p };
+    for q in [nchw, batch, view] {
+        assert_eq!(quant_conv2d_row_order(&q), None, "{q:?}");
     }
 }

@@ -107,17 +107,18 @@ pub fn wrap(p: &Program, i: usize, live: &[usize], body: TokenStream) -> TokenSt
 }
 
 /// For an overlapped step `i`, the check that the element offsets its kernel call uses (the same
-/// as code generation's) keep every output plane before its input plane.
+/// as code generation's) keep every output plane before the first input plane it reads.
 fn overlap_check(p: &Program, i: usize) -> TokenStream {
     let node = &p.graph.nodes[i];
     let (Some(k), Some(order)) = (p.live.overlap[i], node.op.kind().plane_order()) else { return TokenStream::new() };
     let (x_at, y_at) = super::overlap_offsets(p, node, k);
     let (op, tensor) = (&node.name, &p.graph.tensors[node.inputs[k]].name);
     let (planes, in_plane, out_plane) = (order.planes, order.in_plane, order.out_plane);
+    let (stride, before) = (order.stride, order.before);
     quote! {
         ::sramfit::__private::checked::overlap(&::sramfit::__private::checked::Overlap {
-            step: #i, op: #op, tensor: #tensor, planes: #planes, in_plane: #in_plane, out_plane: #out_plane,
-            x_at: #x_at, y_at: #y_at,
+            step: #i, op: #op, tensor: #tensor, planes: #planes, stride: #stride, before: #before,
+            in_plane: #in_plane, out_plane: #out_plane, x_at: #x_at, y_at: #y_at,
         })?;
     }
 }

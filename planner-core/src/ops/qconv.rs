@@ -98,6 +98,15 @@ impl QConv {
         let rounding = rtq::RequantRounding::Double; // no output stage
         Ok((QConv { params: p, depthwise: false, dtype, accumulate: true, rounding }, vec![Data::I8(packed), Data::I32(folded)]))
     }
+
+    /// Whether an overlapped run of this layer goes plane by plane, gathering each chunk's
+    /// weights (`quant_depthwise_conv2d_overlapped`): an 8-bit depthwise convolution with a plane
+    /// order of NCHW planes. Otherwise it goes row by row, if at all.
+    fn gathers_planes(&self) -> bool {
+        let eight_bit = matches!(self.dtype, DType::I8 | DType::U8);
+        let planes = sramfit_runtime_min::quant_depthwise_plane_order(&self.params).is_some();
+        self.depthwise && !self.accumulate && eight_bit && planes
+    }
 }
 
 /// TFLite's per-channel multipliers of a 16x8 layer, `x.scale * w.scale(o) / y.scale` in `f64`
@@ -190,9 +199,15 @@ impl OpKind for QConv {
         }
         let q = channel_quant_expr([bias, multipliers, shifts], self.rounding);
         if let Some(o) = &s.overlap {
-            // A verified overlapped step: input and output in one `&mut` slice.
+            // A verified overlapped step: input and output in one `&mut` slice, split by the
+            // kernel at NCHW planes or NHWC rows (whichever order `plane_order` stated).
             let (region, x_at, y_at) = (&o.region, o.input_at, o.output_at);
-            quote!(::sramfit::kernels::quant_depthwise_conv2d_overlapped(&#p, #region, (#x_at, #y_at), #w, #q);)
+            if self.gathers_planes() {
+                quote!(::sramfit::kernels::quant_depthwise_conv2d_overlapped(&#p, #region, (#x_at, #y_at), #w, #q);)
+            } else {
+                let scratch = s.scratch_or_empty();
+                quote!(::sramfit::kernels::quant_conv2d_rows_overlapped(&#p, #region, (#x_at, #y_at), #w, #q, #scratch);)
+            }
         } else if self.depthwise {
             quote!(::sramfit::kernels::quant::depthwise_conv2d(&#p, #x, #w, #q, #y);)
         } else {
@@ -218,9 +233,9 @@ impl OpKind for QConv {
             // The 16x8 kernels have no local arrays.
             return 0;
         }
-        // A layer that may be overlapped may gather a chunk's weights (counted whether or not the
-        // plan overlaps it: the fact is the operator's).
-        let gathered = if self.plane_order().is_some() { sramfit_runtime_min::QUANT_OVERLAP_WEIGHTS } else { 0 };
+        // A layer that may be overlapped plane by plane may gather a chunk's weights (counted
+        // whether or not the plan overlaps it: the fact is the operator's).
+        let gathered = if self.gathers_planes() { sramfit_runtime_min::QUANT_OVERLAP_WEIGHTS } else { 0 };
         gathered as u64
             + match self.depthwise {
                 true => sramfit_runtime_min::quant_depthwise_stack_bytes(target) as u64,
@@ -229,13 +244,18 @@ impl OpKind for QConv {
     }
 
     /// An int8 / uint8 depthwise convolution of whole NCHW planes (the ONNX files') has one
-    /// (`runtime_min::quant_depthwise_plane_order`); the 16x8 and accumulator forms have none.
+    /// (`runtime_min::quant_depthwise_plane_order`), and so has any int8 / uint8 convolution of
+    /// NHWC images (the `.tflite` files'), row by row (`runtime_min::quant_conv2d_row_order`);
+    /// the 16x8 and accumulator forms have none.
     fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
         let eight_bit = matches!(self.dtype, DType::I8 | DType::U8);
-        if !self.depthwise || self.accumulate || !eight_bit {
+        if self.accumulate || !eight_bit {
             return None;
         }
-        sramfit_runtime_min::quant_depthwise_plane_order(&self.params)
+        match self.gathers_planes() {
+            true => sramfit_runtime_min::quant_depthwise_plane_order(&self.params),
+            false => sramfit_runtime_min::quant_conv2d_row_order(&self.params),
+        }
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -4,12 +4,13 @@
 //! `D` bytes before the input, so the pair takes `max(D + input, output)` bytes at that step
 //! instead of `input + output`.
 //!
-//! For a plane order (output plane `q` reads input plane `q` only; planes written in ascending
-//! order) output plane `q` must end at or before input plane `q`'s start for every `q`:
-//! `(q + 1) * out_plane <= D + q * in_plane`, in bytes. The left side minus `q * in_plane` is
-//! linear in `q`, so the smallest such `D` is its value at an end: `out_plane` when the output
-//! planes are not larger than the input planes (a stride-1 same-size layer: the output begins one
-//! plane before the input), else `planes * out_plane - (planes - 1) * in_plane`.
+//! For a plane order (planes written in ascending order; output plane `q` reads input planes
+//! from `first_read(q)` on: plane `q` of an NCHW depthwise layer, the rows of its windows for an
+//! NHWC convolution) output plane `q` must end at or before input plane `first_read(q)`'s start
+//! for every `q`: `(q + 1) * out_plane <= D + first_read(q) * in_plane`, in bytes. The smallest
+//! such `D` is the largest difference over the planes (one pass): for a stride-1 same-size
+//! depthwise layer one plane (the output begins one plane before the input); for a 3x3 NHWC
+//! convolution with one row of padding, two rows.
 //!
 //! The shared buffer lives from the input's producer to the output's last reader, so it takes
 //! more bytes than either tensor alone at the other steps: [`choose_overlaps`] overlaps the step
@@ -18,6 +19,7 @@
 //! the step's shapes and the kernel fact and rejects a plan that breaks it.
 
 use crate::ir::{Graph, TensorId, TensorKind};
+use crate::ops::PlaneOrder;
 use crate::liveness::{self, Liveness, Sharing, Storage, Uses};
 use crate::plan;
 
@@ -35,7 +37,7 @@ fn candidate(g: &Graph, uses: &Uses, sharing: &Sharing, owner: &[TensorId], i: u
         _ => false,
     };
     let es = g.tensors[y].dtype.size() as u64;
-    let fits = g.tensors[rx].len() == order.planes * order.in_plane
+    let fits = g.tensors[rx].len() == order.in_planes * order.in_plane
         && g.tensors[ry].len() == order.planes * order.out_plane
         && g.tensors[rx].dtype == g.tensors[ry].dtype;
     // Alone in their buffers: the input owns only itself and is owned by nobody else; the output
@@ -53,9 +55,17 @@ fn candidate(g: &Graph, uses: &Uses, sharing: &Sharing, owner: &[TensorId], i: u
         && alone
         && others_apart
         && sharing.in_place[i].is_none();
-    let (planes, in_plane, out_plane) = (order.planes as u64, order.in_plane as u64 * es, order.out_plane as u64 * es);
-    let offset = out_plane.max((planes * out_plane).saturating_sub((planes - 1) * in_plane));
-    ok.then_some((0, offset))
+    ok.then(|| (0, smallest_displacement(order, es)))
+}
+
+/// The smallest `D` (bytes; elements of `es` bytes) that keeps every output plane of `order`
+/// before the first input plane it reads: `max_q ((q + 1) * out_plane - first_read(q) * in_plane)`.
+fn smallest_displacement(order: PlaneOrder, es: u64) -> u64 {
+    let (in_plane, out_plane) = (order.in_plane as u64 * es, order.out_plane as u64 * es);
+    (0..order.planes)
+        .map(|q| ((q as u64 + 1) * out_plane).saturating_sub(order.first_read(q) as u64 * in_plane))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Overlaps steps of `g` as the module docs say, recording them in `sharing`, and returns the

@@ -9,9 +9,10 @@
 //! ([`crate::ir::Node::in_place_inputs`]), and no other input of the step lives in the same
 //! buffer), elided concatenations (each input already in its exact slice of the output), and
 //! overlapped steps (step `s` writes its output over input `a` starting before it, its kernel has a
-//! plane order, and for every plane `q` the output's plane `q` ends at or before input plane `q`
-//! starts, so no output element is written over input still to be read: checked plane by plane
-//! from the step's shapes and the kernel fact). This check re-derives all of that from the graph,
+//! plane order, and for every plane `q` the output's plane `q` ends at or before the first input
+//! plane it reads starts (input plane `q` for an NCHW depthwise layer; its windows' first row for
+//! an NHWC convolution), so no output element is written over input still to be read: checked
+//! plane by plane from the step's shapes and the kernel fact). This check re-derives all of that from the graph,
 //! sharing no code with the decisions in [`crate::optimize`] and [`crate::liveness`].
 //!
 //! It is near-linear: the view roots, producers and last reads come from one pass over the nodes,
@@ -184,19 +185,22 @@ fn legal_handover(g: &Graph, live: &Liveness, facts: &Facts, b: usize, a: &Resid
 
 /// Whether an overlapped step `node` may write its output at bytes `out` of a buffer whose bytes
 /// `input` hold its input `k`: the kernel has a plane order for input 0, the byte ranges are
-/// exactly the tensors, and output plane `q` ends at or before input plane `q` starts, for every
-/// plane (each output byte written only over input planes the kernel has finished reading).
+/// exactly the tensors, and output plane `q` ends at or before the first input plane it reads
+/// (`q * stride - before`, at least 0) starts, for every plane: each output byte written only over
+/// input planes no later output plane reads (the first plane read never decreases with `q`).
 fn plane_order_holds(g: &Graph, node: &Node, k: usize, input: (u64, u64), out: (u64, u64)) -> bool {
     let Some(order) = node.op.kind().plane_order() else { return false };
     let (x, y) = (&g.tensors[node.inputs[k]], &g.tensors[node.output]);
     let es = y.dtype.size() as u64;
     let (in_plane, out_plane) = (order.in_plane as u64 * es, order.out_plane as u64 * es);
-    let planes = order.planes as u64;
+    let (planes, in_planes) = (order.planes as u64, order.in_planes as u64);
+    let (stride, before) = (order.stride as u64, order.before as u64);
     k == 0
         && x.dtype == y.dtype
-        && input.1 - input.0 == planes * in_plane
+        && stride >= 1
+        && input.1 - input.0 == in_planes * in_plane
         && out.1 - out.0 == planes * out_plane
-        && x.bytes() == planes * in_plane
+        && x.bytes() == in_planes * in_plane
         && y.bytes() == planes * out_plane
-        && (0..planes).all(|q| out.0 + (q + 1) * out_plane <= input.0 + q * in_plane)
+        && (0..planes).all(|q| out.0 + (q + 1) * out_plane <= input.0 + (q * stride).saturating_sub(before) * in_plane)
 }
