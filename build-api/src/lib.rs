@@ -119,7 +119,7 @@ impl Model {
     }
 
     /// Switches the rewrite `key` on or off (`optimize: { key: on }` in `model!`; the keys are
-    /// [`Optimizations::REWRITES`], all on by default), e.g. `.optimize("in_place", false)`.
+    /// [`Optimizations::REWRITES`], all on by default but `overlap_rows`), e.g. `.optimize("in_place", false)`.
     pub fn optimize(mut self, key: &str, on: bool) -> Self {
         if let Err(message) = self.request.optimizations.set(key, on) {
             self.bad_options.push(CompileError::BadOption { option: "optimize", message });

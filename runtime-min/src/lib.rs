@@ -25,7 +25,8 @@
 //!   depthwise one whose output overlaps its input in one region, as
 //!   [`conv2d_plane_order`] allows (the overlap contract, `overlap.rs`; int8:
 //!   [`quant_depthwise_conv2d_overlapped`], [`quant_depthwise_plane_order`]; NHWC rows:
-//!   [`quant_conv2d_rows_overlapped`], [`quant_conv2d_row_order`]).
+//!   [`quant_conv2d_rows_overlapped`], [`quant_conv2d_row_order`]; pooling:
+//!   [`pool2d_overlapped`], [`quant_pool2d_overlapped`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -116,9 +117,9 @@ pub use facts::*;
 pub use gemm::{matmul, MatMul};
 pub use norm::*;
 pub use overlap::{
-    conv2d_overlapped, conv2d_plane_order, quant_conv2d_row_order, quant_conv2d_rows_overlapped,
-    quant_depthwise_conv2d_overlapped, quant_depthwise_plane_order, PlaneOrder,
-    QUANT_OVERLAP_WEIGHTS,
+    conv2d_overlapped, conv2d_plane_order, pool2d_overlapped, pool2d_plane_order, quant_conv2d_row_order,
+    quant_conv2d_rows_overlapped, quant_depthwise_conv2d_overlapped, quant_depthwise_plane_order,
+    quant_pool2d_overlapped, quant_pool2d_plane_order, PlaneOrder, QUANT_OVERLAP_WEIGHTS,
 };
 pub use pool::*;
 pub use reduce::*;

@@ -28,8 +28,15 @@
 //!   chunks below run each chunk of output rows as its own call, so the order inside a call does
 //!   not matter.
 //!
-//! [`conv2d_overlapped`], [`quant_depthwise_conv2d_overlapped`] and
-//! [`quant_conv2d_rows_overlapped`] are the entry points on one `&mut` region holding both
+//! - **pooling of NCHW planes, batch 1** ([`crate::max_pool2d`], [`crate::avg_pool2d`] and their
+//!   int8 / uint8 / int16 twins in [`crate::quant`]; [`pool2d_plane_order`],
+//!   [`quant_pool2d_plane_order`]): output plane `q` reads input plane `q` only. The chunks keep
+//!   every window's geometry (padding, ceil mode, counted padding) and change only the number of
+//!   channels. The quantized ones of NHWC images go row by row, like the convolutions.
+//!
+//! [`conv2d_overlapped`], [`quant_depthwise_conv2d_overlapped`],
+//! [`quant_conv2d_rows_overlapped`], [`pool2d_overlapped`] and [`quant_pool2d_overlapped`] are
+//! the entry points on one `&mut` region holding both
 //! tensors (a `&[T]` of the input and a `&mut [T]` of the output over the same bytes would be
 //! undefined behaviour): they run the convolution in chunks of consecutive output planes whose
 //! outputs lie wholly below the first input plane the chunk reads, splitting the
@@ -39,7 +46,8 @@
 
 use crate::conv::conv2d;
 use crate::conv_shape::{Conv2d, ConvInput};
-use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem};
+use crate::pool::Pool2d;
+use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem, QuantInt};
 
 /// Weights one call of [`quant_depthwise_conv2d_overlapped`] gathers on the stack: a chunk holds
 /// at most this many (`taps` per plane), so a layer with more taps has no plane order.
@@ -68,12 +76,16 @@ pub struct PlaneOrder {
     pub before: usize,
     /// ... to `reach` planes further (at most the last).
     pub reach: usize,
+    /// The planes are NHWC rows: a layer split into as many kernel calls as the chunks of rows
+    /// its displacement allows (one row each at the smallest), each re-reading its windows'
+    /// rows, which costs time on small cores (the planner's `overlap_rows` switch).
+    pub rows: bool,
 }
 
 impl PlaneOrder {
     /// Output plane `q` reads input plane `q` only (a depthwise convolution of NCHW planes).
     pub const fn one_to_one(planes: usize, in_plane: usize, out_plane: usize) -> Self {
-        PlaneOrder { planes, in_plane, out_plane, in_planes: planes, stride: 1, before: 0, reach: 0 }
+        PlaneOrder { planes, in_plane, out_plane, in_planes: planes, stride: 1, before: 0, reach: 0, rows: false }
     }
 
     /// The first input plane output plane `q` reads.
@@ -84,7 +96,11 @@ impl PlaneOrder {
     /// The last input plane output plane `q` reads.
     pub const fn last_read(&self, q: usize) -> usize {
         let last = (q * self.stride + self.reach).saturating_sub(self.before);
-        if last < self.in_planes { last } else { self.in_planes - 1 }
+        if last < self.in_planes {
+            last
+        } else {
+            self.in_planes - 1
+        }
     }
 }
 
@@ -139,6 +155,7 @@ pub fn quant_conv2d_row_order(p: &quant::Conv2d) -> Option<PlaneOrder> {
         stride: p.stride_h,
         before: p.pad_top,
         reach: (p.kernel_h - 1) * p.dilation_h,
+        rows: true,
     })
 }
 
@@ -283,5 +300,112 @@ pub fn quant_conv2d_rows_overlapped<T: QuantElem>(
             true => quant::depthwise_conv2d(&chunk, x, w, q, y),
             false => quant::conv2d(&chunk, x, w, q, y, scratch),
         }
+    });
+}
+
+/// The plane order of [`crate::max_pool2d`] / [`crate::avg_pool2d`] for `p`: batch 1 (NC(D)HW,
+/// a plane being one channel's `in_d * in_h * in_w` values; what [`pool2d_overlapped`] runs).
+/// `None` for a batch of several images or an empty one.
+pub const fn pool2d_plane_order(p: &Pool2d) -> Option<PlaneOrder> {
+    let (in_plane, out_plane) = (p.in_d * p.in_h * p.in_w, p.out_d * p.out_h * p.out_w);
+    if p.batch != 1 || p.channels == 0 || in_plane == 0 || out_plane == 0 {
+        return None;
+    }
+    Some(PlaneOrder::one_to_one(p.channels, in_plane, out_plane))
+}
+
+/// `kernel` ([`crate::max_pool2d`] or [`crate::avg_pool2d`]) on an input and output sharing
+/// `region` (the input at element `x_at`, the output at `y_at`), as [`pool2d_plane_order`]'s
+/// contract allows (the condition of [`conv2d_overlapped`]): chunks of channels, each an
+/// ordinary call on separate slices, so the same bytes as `kernel` on separate buffers.
+///
+/// Panics (never undefined behaviour) if `p` has no plane order, or if the offsets break the
+/// condition.
+pub fn pool2d_overlapped(
+    p: &Pool2d,
+    kernel: fn(&Pool2d, &[f32], &mut [f32]),
+    region: &mut [f32],
+    (x_at, y_at): (usize, usize),
+) {
+    let Some(order) = pool2d_plane_order(p) else {
+        panic!("pool2d_overlapped: not a pooling of one image's planes");
+    };
+    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, _, x, y| {
+        kernel(&Pool2d { channels: q1 - q0, ..*p }, x, y);
+    });
+}
+
+/// The plane order of the quantized poolings ([`quant::max_pool2d`], [`quant::avg_pool2d`],
+/// [`quant::avg_pool2d_half_even`]) for `p`, batch 1: whole NCHW planes (the ONNX files'; output
+/// plane `q` reads input plane `q`), or contiguous NHWC images (the `.tflite` files') row by row
+/// (output row `q` reads the input rows its windows cover, from `q * stride_h - pad_top`); what
+/// [`quant_pool2d_overlapped`] runs. `None` otherwise.
+pub fn quant_pool2d_plane_order(p: &quant::Pool2d) -> Option<PlaneOrder> {
+    let c = p.channels;
+    let windows = p.kernel_h > 0 && p.stride_h > 0 && p.dilation_h > 0;
+    let nonempty = c > 0 && p.in_h * p.in_w > 0 && p.out_h * p.out_w > 0 && windows;
+    if p.batch != 1 || !nonempty {
+        return None;
+    }
+    if p.x_strides == ImageStrides::nchw(c, p.in_h, p.in_w) && p.y_strides == ImageStrides::nchw(c, p.out_h, p.out_w) {
+        return Some(PlaneOrder::one_to_one(c, p.in_h * p.in_w, p.out_h * p.out_w));
+    }
+    let rows =
+        p.x_strides == ImageStrides::nhwc(c, p.in_h, p.in_w) && p.y_strides == ImageStrides::nhwc(c, p.out_h, p.out_w);
+    rows.then_some(PlaneOrder {
+        planes: p.out_h,
+        in_plane: p.in_w * c,
+        out_plane: p.out_w * c,
+        in_planes: p.in_h,
+        stride: p.stride_h,
+        before: p.pad_top,
+        reach: (p.kernel_h - 1) * p.dilation_h,
+        rows: true,
+    })
+}
+
+/// `kernel` (one of the quantized poolings) on an input and output sharing `region`, as
+/// [`quant_pool2d_plane_order`]'s contract allows: see [`pool2d_overlapped`]. NHWC chunks of
+/// output rows get the input rows their windows cover, the top padding shifted as for
+/// [`quant_conv2d_rows_overlapped`], and the bottom padding only where the chunk reaches the
+/// input's last row (elsewhere no window of the chunk reaches past its rows), so every window
+/// has the same inputs and the same padded extent (which counted-padding averages divide by).
+///
+/// Panics (never undefined behaviour) if `p` has no plane order, or if the offsets break the
+/// condition.
+pub fn quant_pool2d_overlapped<T: QuantInt>(
+    p: &quant::Pool2d,
+    kernel: fn(&quant::Pool2d, &[T], &mut [T]),
+    region: &mut [T],
+    (x_at, y_at): (usize, usize),
+) {
+    let Some(order) = quant_pool2d_plane_order(p) else {
+        panic!("quant_pool2d_overlapped: not a pooling of one image's NCHW planes or NHWC rows");
+    };
+    // The layout `quant_pool2d_plane_order` found (NCHW first).
+    let nchw = p.x_strides == ImageStrides::nchw(p.channels, p.in_h, p.in_w);
+    for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, r0, x, y| {
+        let n = q1 - q0;
+        let chunk = match nchw {
+            true => quant::Pool2d {
+                channels: n,
+                x_strides: ImageStrides::nchw(n, p.in_h, p.in_w),
+                y_strides: ImageStrides::nchw(n, p.out_h, p.out_w),
+                ..*p
+            },
+            false => {
+                let in_h = x.len() / order.in_plane;
+                quant::Pool2d {
+                    in_h,
+                    out_h: n,
+                    pad_top: r0 + p.pad_top - q0 * p.stride_h,
+                    pad_bottom: if r0 + in_h == p.in_h { p.pad_bottom } else { 0 },
+                    x_strides: ImageStrides::nhwc(p.channels, in_h, p.in_w),
+                    y_strides: ImageStrides::nhwc(p.channels, n, p.out_w),
+                    ..*p
+                }
+            }
+        };
+        kernel(&chunk, x, y);
     });
 }

@@ -305,9 +305,9 @@ fn check_rows_overlap<T: QuantElem + PartialEq + std::fmt::Debug>(seed: u64) {
         let out_len = p.out_channels * p.out_h * p.out_w;
         // The smallest displacement, and the output wholly below the input (one chunk).
         for at in [min_input_offset(order), out_len] {
-            for (path, (separate, shared)) in
-                common::on_each_path(&PATHS, || (rows_separate(&p, &d, rounding), rows_overlapped(&p, &d, rounding, at)))
-            {
+            for (path, (separate, shared)) in common::on_each_path(&PATHS, || {
+                (rows_separate(&p, &d, rounding), rows_overlapped(&p, &d, rounding, at))
+            }) {
                 assert_eq!(separate, shared, "case {i}, input at {at}, on {}", path.name());
             }
         }
@@ -330,7 +330,8 @@ fn overlapped_int8_nhwc_rows_match_separate_buffers_and_refuse_a_closer_input() 
 fn only_int8_nhwc_batch_one_images_have_a_row_order() {
     let mut rng = Rng::new(19);
     let p = row_case::<i8>(&mut rng, (4, (6, 5), 8, (3, 3), 2, 1, 1, 2));
-    let expected = PlaneOrder { planes: 2, in_plane: 20, out_plane: 16, in_planes: 6, stride: 2, before: 1, reach: 4 };
+    let expected =
+        PlaneOrder { planes: 2, in_plane: 20, out_plane: 16, in_planes: 6, stride: 2, before: 1, reach: 4, rows: true };
     assert_eq!(quant_conv2d_row_order(&p), Some(expected));
     let nchw = quant::Conv2d { x_strides: ImageStrides::nchw(4, 6, 5), y_strides: ImageStrides::nchw(8, 2, 2), ..p };
     let batch = quant::Conv2d { batch: 2, ..p };
@@ -338,5 +339,133 @@ fn only_int8_nhwc_batch_one_images_have_a_row_order() {
     let view = quant::Conv2d { x_strides: ImageStrides { h: 40, ..p.x_strides }, ..p };
     for q in [nchw, batch, view] {
         assert_eq!(quant_conv2d_row_order(&q), None, "{q:?}");
+    }
+}
+
+/// An f32 pooling kernel.
+type PoolKernel = fn(&Pool2d, &[f32], &mut [f32]);
+
+/// f32 poolings of one image reaching each pooling path: 2x2 stride-2 max (the non-overlapping
+/// fast path), global average, 3x3 stride-1 average with padding counted and not (output as large
+/// as the input), ceil mode, dilation, a 3-D window.
+fn pool_cases() -> Vec<(Pool2d, PoolKernel)> {
+    let (max, avg): (PoolKernel, PoolKernel) = (max_pool2d, avg_pool2d);
+    let plain = |c, hw, k, s, pads, ceil, cip| pool_params((1, c), hw, k, s, (1, 1), pads, ceil, cip);
+    let dilated = pool_params((1, 5), (11, 9), (3, 2), (2, 1), (2, 2), (1, 0, 1, 1), false, false);
+    let deep = Pool2d {
+        in_d: 4,
+        out_d: 2,
+        kernel_d: 2,
+        stride_d: 2,
+        ..plain(3, (6, 6), (2, 2), (2, 2), (0, 0, 0, 0), false, false)
+    };
+    vec![
+        (plain(6, (12, 10), (2, 2), (2, 2), (0, 0, 0, 0), false, false), max),
+        (plain(9, (7, 5), (7, 5), (1, 1), (0, 0, 0, 0), false, false), avg),
+        (plain(4, (9, 9), (3, 3), (1, 1), (1, 1, 1, 1), false, true), avg),
+        (plain(4, (9, 9), (3, 3), (1, 1), (1, 1, 1, 1), false, false), avg),
+        (plain(5, (10, 7), (3, 3), (2, 2), (0, 0, 0, 0), true, false), max),
+        (dilated, max),
+        (deep, avg),
+    ]
+}
+
+/// Output bits of the overlapped pooling with the input `at` elements after the output's start.
+fn pool_overlapped(p: &Pool2d, kernel: PoolKernel, x: &[f32], at: usize) -> Vec<u32> {
+    let out_len = p.channels * p.out_d * p.out_h * p.out_w;
+    let mut region = vec![f32::from_bits(0x7fc0_dead); (at + x.len()).max(out_len)];
+    region[at..at + x.len()].copy_from_slice(x);
+    pool2d_overlapped(p, kernel, &mut region, (at, 0));
+    region[..out_len].iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn overlapped_pooling_matches_separate_buffers_and_refuses_a_closer_input() {
+    for (i, (p, kernel)) in pool_cases().into_iter().enumerate() {
+        let order = pool2d_plane_order(&p).expect("pooling one image has a plane order");
+        let x = Rng::new(60 + i as u64).vec(p.channels * p.in_d * p.in_h * p.in_w);
+        let out_len = p.channels * p.out_d * p.out_h * p.out_w;
+        let at = min_input_offset(order);
+        for (path, (separate, shared)) in common::on_each_path(&PATHS, || {
+            let mut y = vec![0.0; out_len];
+            kernel(&p, &x, &mut y);
+            (y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), pool_overlapped(&p, kernel, &x, at))
+        }) {
+            assert_eq!(separate, shared, "case {i} on {}", path.name());
+        }
+        assert!(at < out_len, "case {i}: the pair takes no fewer elements than two buffers");
+        let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+        let closer = std::panic::catch_unwind(|| pool_overlapped(&p, kernel, &x, at - 1));
+        assert!(closer.is_err(), "case {i}: input at {} accepted", at - 1);
+    }
+    let batch = pool_params((2, 3), (4, 4), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false);
+    assert_eq!(pool2d_plane_order(&batch), None);
+}
+
+/// `(channels, (in_h, in_w), kernel, stride, pad, count_include_pad, pad_bottom)`.
+type PoolCase = (usize, (usize, usize), usize, usize, usize, bool, usize);
+
+/// int8 poolings: 2x2 stride 2 (x86-64's max-pooling lanes), 3x3 stride 1 with padding counted
+/// and not, 3x3 stride 2, and one whose bottom padding (2) differs from its top padding, which
+/// counted-padding averages divide by: NCHW planes one by one and NHWC images row by row.
+const QUANT_POOL_CASES: [PoolCase; 5] = [
+    (6, (12, 10), 2, 2, 0, false, 0),
+    (4, (9, 9), 3, 1, 1, true, 1),
+    (3, (9, 9), 3, 1, 1, false, 1),
+    (5, (7, 7), 3, 2, 1, false, 1),
+    (16, (8, 6), 3, 1, 1, true, 2),
+];
+
+#[test]
+fn overlapped_int8_pooling_matches_separate_buffers_and_refuses_a_closer_input() {
+    type Kernel = fn(&quant::Pool2d, &[i8], &mut [i8]);
+    let kernels: [Kernel; 3] = [quant::max_pool2d, quant::avg_pool2d, quant::avg_pool2d_half_even];
+    let mut rng = Rng::new(70);
+    for (i, (c, (h, w), k, s, pad, cip, pad_bottom)) in QUANT_POOL_CASES.into_iter().enumerate() {
+        let (act_min, act_max) = quant_common::clamp::<i8>(&mut rng);
+        let zero_point = quant_common::zero_point::<i8>(&mut rng);
+        let square = quant_common::pool_nchw(c, (h, w), k, s, pad);
+        let oh = (h + pad + pad_bottom - k) / s + 1;
+        let nchw = quant::Pool2d {
+            out_h: oh,
+            pad_bottom,
+            count_include_pad: cip,
+            zero_point,
+            act_min,
+            act_max,
+            y_strides: ImageStrides::nchw(c, oh, square.out_w),
+            ..square
+        };
+        let nhwc = quant::Pool2d {
+            x_strides: ImageStrides::nhwc(c, h, w),
+            y_strides: ImageStrides::nhwc(c, oh, nchw.out_w),
+            ..nchw
+        };
+        let x: Vec<i8> = quant_common::elems(&mut rng, c * h * w);
+        let out_len = c * oh * nchw.out_w;
+        for p in [nchw, nhwc] {
+            let order = quant_pool2d_plane_order(&p).expect("one image's planes or rows have an order");
+            let at = min_input_offset(order);
+            let run = |kernel: Kernel, at: usize| {
+                let mut region = vec![77i8; (at + x.len()).max(out_len)];
+                region[at..at + x.len()].copy_from_slice(&x);
+                quant_pool2d_overlapped(&p, kernel, &mut region, (at, 0));
+                region.truncate(out_len);
+                region
+            };
+            for kernel in kernels {
+                for (path, (separate, shared)) in common::on_each_path(&PATHS, || {
+                    let mut y = vec![0i8; out_len];
+                    kernel(&p, &x, &mut y);
+                    (y, run(kernel, at))
+                }) {
+                    assert_eq!(separate, shared, "case {i} ({:?}) on {}", p.x_strides, path.name());
+                }
+                let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+                let closer = std::panic::catch_unwind(|| run(kernel, at - 1));
+                assert!(closer.is_err(), "case {i} ({:?}): input at {} accepted", p.x_strides, at - 1);
+            }
+        }
+        assert_eq!(quant_pool2d_plane_order(&quant::Pool2d { batch: 2, ..nhwc }), None);
     }
 }

@@ -365,32 +365,17 @@ fn max_pooling_matches_the_portable_kernel_on_every_path() {
         // every fifth case a 3x3 window with padding (portable on every path).
         let (channels, in_h, in_w) = (1 + rng.below(5), 2 + rng.below(9), 2 + rng.below(80));
         let (kernel, stride, pad) = if case % 5 == 4 { (3, 2, 1) } else { (2, 2, 0) };
-        let (out_h, out_w) = ((in_h + 2 * pad - kernel) / stride + 1, (in_w + 2 * pad - kernel) / stride + 1);
         let (nhwc, batch) = (rng.below(4) == 0, 1 + rng.below(2));
         let layout = |c, h, w| if nhwc { ImageStrides::nhwc(c, h, w) } else { ImageStrides::nchw(c, h, w) };
+        let geometry = quant_common::pool_nchw(channels, (in_h, in_w), kernel, stride, pad);
+        let (out_h, out_w) = (geometry.out_h, geometry.out_w);
         let p = |(act_min, act_max): (i32, i32)| Pool2d {
             batch,
-            channels,
-            in_h,
-            in_w,
-            out_h,
-            out_w,
-            kernel_h: kernel,
-            kernel_w: kernel,
-            stride_h: stride,
-            stride_w: stride,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: pad,
-            pad_left: pad,
-            pad_bottom: pad,
-            pad_right: pad,
-            count_include_pad: false,
             x_strides: layout(channels, in_h, in_w),
             y_strides: layout(channels, out_h, out_w),
-            zero_point: 0,
             act_min,
             act_max,
+            ..geometry
         };
         let wide = if case % 7 == 0 { (-300, 300) } else { (-128, 255) };
         let signed = p(if case % 2 == 0 { clamp::<i8>(&mut rng) } else { wide });

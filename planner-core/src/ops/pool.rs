@@ -34,9 +34,17 @@ impl OpKind for Pool {
 
     fn emit(&self, s: &Step<'_>) -> TokenStream {
         let (p, x, y) = (params(&self.params), &s.inputs[0], &s.output);
-        match self.kind {
-            PoolKind::Max => quote!(::sramfit::kernels::max_pool2d(&#p, #x, #y);),
-            PoolKind::Avg => quote!(::sramfit::kernels::avg_pool2d(&#p, #x, #y);),
+        let kernel = match self.kind {
+            PoolKind::Max => quote!(::sramfit::kernels::max_pool2d),
+            PoolKind::Avg => quote!(::sramfit::kernels::avg_pool2d),
+        };
+        match &s.overlap {
+            // A verified overlapped step: input and output in one `&mut` slice, split by planes.
+            Some(o) => {
+                let (region, x_at, y_at) = (&o.region, o.input_at, o.output_at);
+                quote!(::sramfit::kernels::pool2d_overlapped(&#p, #kernel, #region, (#x_at, #y_at));)
+            }
+            None => quote!(#kernel(&#p, #x, #y);),
         }
     }
 
@@ -52,8 +60,9 @@ impl OpKind for Pool {
         rt::pool2d_stack_bytes(target) as u64
     }
 
+    /// Pooling one image's planes has one (`runtime_min::pool2d_plane_order`).
     fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
-        None
+        rt::pool2d_plane_order(&self.params)
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -1,4 +1,4 @@
-//! Quantized max and average pooling on NCHW activations, input and output sharing one
+//! Quantized max and average pooling on NCHW (or NHWC) activations, input and output sharing one
 //! quantization: `runtime_min::quant::max_pool2d` / `avg_pool2d` (TFLite's rounding) /
 //! `avg_pool2d_half_even` (onnxruntime's).
 
@@ -85,10 +85,19 @@ impl OpKind for QPool {
             x_strides: #xs, y_strides: #ys, zero_point: #zero_point, act_min: #act_min, act_max: #act_max,
         });
         let (x, y) = (&s.inputs[0], &s.output);
-        match (self.kind, self.half_even) {
-            (PoolKind::Max, _) => quote!(::sramfit::kernels::quant::max_pool2d(&#p, #x, #y);),
-            (PoolKind::Avg, false) => quote!(::sramfit::kernels::quant::avg_pool2d(&#p, #x, #y);),
-            (PoolKind::Avg, true) => quote!(::sramfit::kernels::quant::avg_pool2d_half_even(&#p, #x, #y);),
+        let kernel = match (self.kind, self.half_even) {
+            (PoolKind::Max, _) => quote!(::sramfit::kernels::quant::max_pool2d),
+            (PoolKind::Avg, false) => quote!(::sramfit::kernels::quant::avg_pool2d),
+            (PoolKind::Avg, true) => quote!(::sramfit::kernels::quant::avg_pool2d_half_even),
+        };
+        match &s.overlap {
+            // A verified overlapped step: input and output in one `&mut` slice, split by planes
+            // (NCHW) or rows (NHWC).
+            Some(o) => {
+                let (region, x_at, y_at) = (&o.region, o.input_at, o.output_at);
+                quote!(::sramfit::kernels::quant_pool2d_overlapped(&#p, #kernel, #region, (#x_at, #y_at));)
+            }
+            None => quote!(#kernel(&#p, #x, #y);),
         }
     }
 
@@ -105,8 +114,10 @@ impl OpKind for QPool {
         0
     }
 
+    /// Pooling one image has one (`runtime_min::quant_pool2d_plane_order`): whole NCHW planes
+    /// (the ONNX files'), or NHWC rows (the `.tflite` files').
     fn plane_order(&self) -> Option<crate::ops::PlaneOrder> {
-        None
+        sramfit_runtime_min::quant_pool2d_plane_order(&self.params)
     }
 
     fn in_place_inputs(&self, _: &Operands<'_>) -> Vec<usize> {

@@ -19,17 +19,26 @@
 //! the step's shapes and the kernel fact and rejects a plan that breaks it.
 
 use crate::ir::{Graph, TensorId, TensorKind};
-use crate::ops::PlaneOrder;
 use crate::liveness::{self, Liveness, Sharing, Storage, Uses};
+use crate::ops::PlaneOrder;
 use crate::plan;
 
 /// The input index and the byte offset of that input after the output's start, if step `i` of
 /// `g` may overlap its input and output under `sharing` (after concat elision and in-place
 /// execution): the kernel has a plane order, the input is an arena tensor this step reads last,
-/// and neither tensor shares its buffer with another yet.
-fn candidate(g: &Graph, uses: &Uses, sharing: &Sharing, owner: &[TensorId], i: usize) -> Option<(usize, u64)> {
+/// stored in no other tensor, holding no other tensor still alive at step `i` (the input of an
+/// overlapped step before it, dead by then: a chain of overlapped steps), and the output is
+/// stored in no other tensor but as the overlapped input of a later step (the chain grown
+/// backwards). A row order (NHWC layers) only if `rows`.
+fn candidate(
+    g: &Graph,
+    uses: &Uses,
+    sharing: &Sharing,
+    owner: &[TensorId],
+    (i, rows): (usize, bool),
+) -> Option<(usize, u64)> {
     let n = &g.nodes[i];
-    let order = n.op.kind().plane_order()?;
+    let order = n.op.kind().plane_order().filter(|o| rows || !o.rows)?;
     let (x, y) = (*n.inputs.first()?, n.output);
     let (rx, ry) = (uses.roots[x], uses.roots[y]);
     let in_arena = |t: TensorId| match g.tensors[t].kind {
@@ -40,9 +49,14 @@ fn candidate(g: &Graph, uses: &Uses, sharing: &Sharing, owner: &[TensorId], i: u
     let fits = g.tensors[rx].len() == order.in_planes * order.in_plane
         && g.tensors[ry].len() == order.planes * order.out_plane
         && g.tensors[rx].dtype == g.tensors[ry].dtype;
-    // Alone in their buffers: the input owns only itself and is owned by nobody else; the output
-    // is not stored inside another tensor.
-    let alone = owner[rx] == rx && owner.iter().enumerate().all(|(t, &o)| o != rx || t == rx);
+    // The input owns its buffer, and whatever else it holds is dead before this step; the output
+    // is stored in no other tensor, or as an overlapped step's input.
+    let holds_only_dead = owner[rx] == rx
+        && owner.iter().enumerate().all(|(t, &o)| o != rx || t == rx || uses.last_use[t].is_none_or(|l| l < i));
+    let overlapped_input = |t: TensorId| {
+        sharing.overlap.iter().zip(&g.nodes).any(|(k, m)| k.is_some_and(|k| uses.roots[m.inputs[k]] == t))
+    };
+    let output_free = sharing.part_of[ry].is_none() || overlapped_input(ry);
     let others_apart = n.inputs.iter().skip(1).all(|&t| uses.roots[t] != rx);
     let ok = fits
         && ry == y
@@ -51,8 +65,8 @@ fn candidate(g: &Graph, uses: &Uses, sharing: &Sharing, owner: &[TensorId], i: u
         && in_arena(ry)
         && uses.last_use[rx] == Some(i)
         && sharing.part_of[rx].is_none()
-        && sharing.part_of[ry].is_none()
-        && alone
+        && output_free
+        && holds_only_dead
         && others_apart
         && sharing.in_place[i].is_none();
     ok.then(|| (0, smallest_displacement(order, es)))
@@ -68,31 +82,62 @@ fn smallest_displacement(order: PlaneOrder, es: u64) -> u64 {
         .unwrap_or(0)
 }
 
+/// Steps a chain search ([`choose_overlaps`]'s second try) goes on overlapping without lowering
+/// the best bound found, before it stops.
+const PATIENCE: usize = 32;
+
 /// Overlaps steps of `g` as the module docs say, recording them in `sharing`, and returns the
-/// liveness under the final sharing (no scratch yet).
-pub fn choose_overlaps(g: &Graph, uses: &Uses, sharing: &mut Sharing) -> Liveness {
-    let mut live = liveness::analyze(g, uses, sharing);
-    let mut bound = plan::lower_bound(&live.problem).bytes;
-    let mut current = sharing.clone();
-    let (mut best, mut best_bound) = (live.clone(), bound);
-    loop {
+/// liveness under the final sharing (no scratch yet). First greedily: the step at the peak,
+/// again and again while that does not raise the lower bound, keeping the set with the lowest
+/// bound. If that lowers nothing, once more letting up to [`PATIENCE`] steps in a row raise it: a
+/// chain of equal layers (a DS-CNN's) lowers the bound only once the chain spans every step at
+/// the peak, since one overlapped step's shared buffer meets the next layer's output at the next
+/// step. The chain search only runs when the greedy one found nothing, so a graph the greedy
+/// search improves (and patch-based execution, which searches over such graphs) sees the same
+/// steps overlapped as with the greedy search alone.
+pub fn choose_overlaps(g: &Graph, uses: &Uses, sharing: &mut Sharing, rows: bool) -> Liveness {
+    let start = liveness::analyze(g, uses, sharing);
+    let bound = plan::lower_bound(&start.problem).bytes;
+    for patience in [None, Some(PATIENCE)] {
+        if let Some((chosen, live)) = overlap_peaks(g, uses, sharing, (&start, bound), (patience, rows)) {
+            *sharing = chosen;
+            return live;
+        }
+    }
+    start
+}
+
+/// Overlaps the step at the peak of live bytes, one after the other, while fewer than `patience`
+/// steps in a row have not lowered the best bound found (`None`: while none raises the bound);
+/// the sharing and liveness of the lowest bound seen, if below `start`'s `bound`. Each round
+/// overlaps another step, so there are at most as many rounds as steps.
+fn overlap_peaks(
+    g: &Graph,
+    uses: &Uses,
+    sharing: &Sharing,
+    (start, bound): (&Liveness, u64),
+    (patience, rows): (Option<usize>, bool),
+) -> Option<(Sharing, Liveness)> {
+    let (mut current, mut live) = (sharing.clone(), start.clone());
+    let (mut best, mut best_bound, mut last_bound) = (None, bound, bound);
+    let mut since_best = 0;
+    while since_best < patience.unwrap_or(usize::MAX) {
         let peak = live.peak_step(g.nodes.len());
         if peak >= g.nodes.len() || current.overlap[peak].is_some() {
             break;
         }
         let owner = current.owners(g, uses);
-        let Some((k, offset)) = candidate(g, uses, &current, &owner, peak) else { break };
-        let mut next = current.clone();
-        next.overlap[peak] = Some(k);
-        next.part_of[uses.roots[g.nodes[peak].inputs[k]]] = Some((uses.roots[g.nodes[peak].output], offset));
-        let next_live = liveness::analyze(g, uses, &next);
-        let next_bound = plan::lower_bound(&next_live.problem).bytes;
-        if next_bound > bound {
+        let Some((k, offset)) = candidate(g, uses, &current, &owner, (peak, rows)) else { break };
+        current.overlap[peak] = Some(k);
+        current.part_of[uses.roots[g.nodes[peak].inputs[k]]] = Some((uses.roots[g.nodes[peak].output], offset));
+        live = liveness::analyze(g, uses, &current);
+        let next_bound = plan::lower_bound(&live.problem).bytes;
+        if patience.is_none() && next_bound > last_bound {
             break;
         }
-        (current, live, bound) = (next, next_live, next_bound);
-        if bound < best_bound {
-            (*sharing, best, best_bound) = (current.clone(), live.clone(), bound);
+        (since_best, last_bound) = (since_best + 1, next_bound);
+        if next_bound < best_bound {
+            (best, best_bound, since_best) = (Some((current.clone(), live.clone())), next_bound, 0);
         }
     }
     best

@@ -319,3 +319,87 @@ fn an_overlapped_depthwise_step_starts_its_output_one_plane_before_its_input() {
     let l = storage(&g, &Optimizations::NONE);
     assert_eq!((l.overlap.iter().flatten().count(), crate::plan::lower_bound(&l.problem).bytes), (0, 512));
 }
+
+/// input -> int8 convolutions of NHWC `[1, 16, 4, 8]` images (rows of 32 bytes, 512 bytes each):
+/// 1x1 a, 3x3 b (padding 1), 1x1 c, 1x1 d (output): a chain of equal layers, two tensors live at
+/// steps 1 and 2.
+fn nhwc_chain_graph() -> Graph {
+    use sramfit_runtime_min::quant::{self as rtq, ImageStrides};
+    let mut g = Graph::default();
+    let shape = vec![1, 16, 4, 8];
+    let x = g.add_tensor("x", shape.clone(), DType::I8, TensorKind::Input(0));
+    let mut previous = x;
+    for (name, k) in [("a", 1), ("b", 3), ("c", 1), ("d", 1)] {
+        let y = g.add_tensor(name, shape.clone(), DType::I8, TensorKind::Activation);
+        let w = g.add_const(format!("{name}.w"), vec![8, k, k, 8], crate::tensor::Data::I8(vec![1; 64 * k * k]));
+        let consts: Vec<TensorId> = ["bias", "multipliers", "shifts"]
+            .iter()
+            .map(|c| g.add_const(format!("{name}.{c}"), vec![8], crate::tensor::Data::I32(vec![1; 8])))
+            .collect();
+        let params = rtq::Conv2d {
+            batch: 1,
+            in_channels: 8,
+            in_h: 16,
+            in_w: 4,
+            out_channels: 8,
+            out_h: 16,
+            out_w: 4,
+            kernel_h: k,
+            kernel_w: k,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: k / 2,
+            pad_left: k / 2,
+            groups: 1,
+            x_strides: ImageStrides::nhwc(8, 16, 4),
+            y_strides: ImageStrides::nhwc(8, 16, 4),
+            x_zero_point: 0,
+            w_zero_point: 0,
+            y_zero_point: 0,
+            act_min: -128,
+            act_max: 127,
+        };
+        let op = crate::ops::qconv::QConv {
+            params,
+            depthwise: false,
+            dtype: DType::I8,
+            accumulate: false,
+            rounding: rtq::RequantRounding::Double,
+        };
+        g.nodes.push(Node::new(name, Op::QConv(op), [vec![previous, w], consts].concat(), y));
+        previous = y;
+    }
+    (g.inputs, g.outputs) = (vec![x], vec![previous]);
+    g
+}
+
+#[test]
+fn a_chain_of_nhwc_convolutions_overlaps_row_by_row_in_one_buffer() {
+    let mut g = nhwc_chain_graph();
+    bind_outputs(&mut g);
+    // Off by default: NHWC layers overlap row by row only with `overlap_rows`.
+    let l = storage(&g, &Optimizations { overlap: true, ..Optimizations::NONE });
+    assert_eq!((l.overlap.iter().flatten().count(), crate::plan::lower_bound(&l.problem).bytes), (0, 1024));
+    let l = storage(&g, &Optimizations { overlap: true, overlap_rows: true, ..Optimizations::NONE });
+    // Overlapping b alone lowers nothing (the shared buffer meets c at step 2); b and c together
+    // hold a, b and c in one buffer: c at 0, b one row (c is 1x1) after it, a two rows (b's
+    // windows start one row above its output row) after b.
+    assert_eq!(l.overlap, [None, Some(0), Some(0), None]);
+    let (a, b, c) = (1, 6, 11);
+    assert_eq!((l.storage[a], l.storage[b]), (l.storage[c], l.storage[c]));
+    assert_eq!((l.offset_in_buffer[c], l.offset_in_buffer[b], l.offset_in_buffer[a]), (0, 32, 96));
+    assert_eq!(crate::plan::lower_bound(&l.problem).bytes, 608, "instead of 1024");
+    crate::verify::verify_in_place(&g, &l).expect("the storage verifier accepts it");
+    // b's output row q reads a's rows from q - 1: with a one row after b (what a layer whose
+    // output plane q reads input plane q only would allow), b's row q would overwrite a's row
+    // q - 1 before b's row q reads it.
+    let mut bad = l.clone();
+    bad.offset_in_buffer[a] = 64;
+    let err = crate::verify::verify_in_place(&g, &bad).unwrap_err();
+    assert!(err.contains("tensors `a` (steps 0..=1) and `b` (steps 1..=2)"), "{err}");
+
+    let l = storage(&g, &Optimizations::NONE);
+    assert_eq!((l.overlap.iter().flatten().count(), crate::plan::lower_bound(&l.problem).bytes), (0, 1024));
+}

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use crate::common::Rng;
-use sramfit_runtime_min::quant::{Conv2d, ImageStrides, QuantElem, Requant};
+use sramfit_runtime_min::quant::{Conv2d, ImageStrides, Pool2d, QuantElem, Requant};
 
 /// TFLite `MultiplyByQuantizedMultiplier` (double rounding) from its definition: `x * 2^left`
 /// (must fit `i32`, as TFLite requires), then `x * multiplier / 2^31` rounded half up, then
@@ -59,6 +59,37 @@ pub fn conv_nchw(
         x_zero_point: -3,
         w_zero_point: 0,
         y_zero_point: 5,
+        act_min: -128,
+        act_max: 127,
+    }
+}
+
+/// A pooling of one NCHW image of `c` channels, `(h, w)`: a `k` x `k` window at stride `s` in
+/// both directions with `pad` on every side (not counted in averages), no dilation, zero point 0,
+/// the whole int8 range as the clamp.
+pub fn pool_nchw(c: usize, (h, w): (usize, usize), k: usize, s: usize, pad: usize) -> Pool2d {
+    let (oh, ow) = ((h + 2 * pad - k) / s + 1, (w + 2 * pad - k) / s + 1);
+    Pool2d {
+        batch: 1,
+        channels: c,
+        in_h: h,
+        in_w: w,
+        out_h: oh,
+        out_w: ow,
+        kernel_h: k,
+        kernel_w: k,
+        stride_h: s,
+        stride_w: s,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: pad,
+        pad_left: pad,
+        pad_bottom: pad,
+        pad_right: pad,
+        count_include_pad: false,
+        x_strides: ImageStrides::nchw(c, h, w),
+        y_strides: ImageStrides::nchw(c, oh, ow),
+        zero_point: 0,
         act_min: -128,
         act_max: 127,
     }
