@@ -38,7 +38,7 @@
 //! [`quant_conv2d_rows_overlapped`], [`pool2d_overlapped`] and [`quant_pool2d_overlapped`] are
 //! the entry points on one `&mut` region holding both
 //! tensors (a `&[T]` of the input and a `&mut [T]` of the output over the same bytes would be
-//! undefined behaviour): they run the convolution in chunks of consecutive output planes whose
+//! undefined behaviour): they run the layer in chunks of consecutive output planes whose
 //! outputs lie wholly below the first input plane the chunk reads, splitting the
 //! region there, so no two live slices ever overlap. Each chunk is an ordinary call of the
 //! kernel on separate slices, so its bytes are the same as with separate buffers, whatever order
