@@ -7,7 +7,7 @@
 //! arena figures are printed (`--nocapture`). The `.tflite` files' int8 convolutions are NHWC,
 //! overlapped row by row with `overlap_rows`: those models are compiled the same four ways and each run bit for bit
 //! against TensorFlow Lite Micro's outputs (their fixtures), and those whose peak is a
-//! convolution (the ResNets, the MobileNets, the DS-CNNs, whose equal layers overlap as one chain)
+//! convolution (the ResNets, MobileNetV2, the KWS DS-CNN, whose equal layers overlap as one chain)
 //! must shrink.
 
 mod common;
@@ -49,13 +49,8 @@ const SHRINKS: &[&str] = &[
     "resnet_int8",
     "pretrained_resnet_quant",
     "mobilenet_v2_035_int8",
-    "mobilenet_v1_025_int8",
-    "ds_cnn_int8",
     "kws_ref_model",
 ];
-
-/// The models whose arena overlap must lower untiled (tiled, their peak is elsewhere).
-const SHRINKS_UNTILED: &[&str] = &["vww_96_int8"];
 
 /// `.tflite` int8 models (typed ports), compiled the four ways of `models!` with their NHWC layers
 /// overlapped row by row (`overlap_rows`, off by default), each checked bit for bit against
@@ -72,9 +67,8 @@ macro_rules! tflite_models {
             fn overlapped_outputs_match_tflite_micro() {
                 let name = stringify!($name);
                 let shrinks = crate::SHRINKS.contains(&name);
-                let untiled_shrinks = shrinks || crate::SHRINKS_UNTILED.contains(&name);
                 crate::arenas(name, (on::ARENA_BYTES, off::ARENA_BYTES), shrinks);
-                crate::arenas(&format!("{name} untiled"), (untiled_on::ARENA_BYTES, untiled_off::ARENA_BYTES), untiled_shrinks);
+                crate::arenas(&format!("{name} untiled"), (untiled_on::ARENA_BYTES, untiled_off::ARENA_BYTES), shrinks);
                 let runs = [on::run_typed, off::run_typed, untiled_on::run_typed, untiled_off::run_typed];
                 for (way, run) in ["tiled, overlapped", "tiled", "overlapped", "neither"].into_iter().zip(runs) {
                     let a = crate::common::quant::agreement_with($fixture, on::OUTPUT_TYPES, on::OUTPUT_SHAPES, run);
@@ -88,15 +82,12 @@ macro_rules! tflite_models {
 tflite_models! {
     resnet_int8 => "tests/models/tflite/keras/resnet_int8.tflite", "tests/models/tflite/keras/resnet_int8.ref.json";
     mobilenet_v2_035_int8 => "tests/models/tflite/keras/mobilenet_v2_035_int8.tflite", "tests/models/tflite/keras/mobilenet_v2_035_int8.ref.json";
-    mobilenet_v1_025_int8 => "tests/models/tflite/keras/mobilenet_v1_025_int8.tflite", "tests/models/tflite/keras/mobilenet_v1_025_int8.ref.json";
-    ds_cnn_int8 => "tests/models/tflite/keras/ds_cnn_int8.tflite", "tests/models/tflite/keras/ds_cnn_int8.ref.json";
 }
 
 #[cfg(sramfit_mlperf_tiny)]
 mod mlperf {
     tflite_models! {
         pretrained_resnet_quant => "../shared/mlperf-tiny/pretrainedResnet_quant.tflite", "tests/models/tflite/mlperf/pretrainedResnet_quant.ref.json";
-        vww_96_int8 => "../shared/mlperf-tiny/vww_96_int8.tflite", "tests/models/tflite/mlperf/vww_96_int8.ref.json";
         kws_ref_model => "../shared/mlperf-tiny/kws_ref_model.tflite", "tests/models/tflite/mlperf/kws_ref_model.ref.json";
     }
 }
