@@ -127,8 +127,8 @@ fn quant_case<T: QuantElem>(rng: &mut Rng, (c, (h, w), (kh, kw), stride, pad): Q
     }
 }
 
-/// One int8 layer's data: input, 1HWO weights, folded biases, multipliers and shifts (per tensor
-/// when `per_tensor`).
+/// One int8 layer's data: input, weights (1HWO for a depthwise layer, OHWI otherwise: the same
+/// count), folded biases, multipliers and shifts (per tensor when `per_tensor`).
 struct QuantData<T> {
     x: Vec<T>,
     w: Vec<i8>,
@@ -143,8 +143,8 @@ impl<T: QuantElem> QuantData<T> {
         let n = if per_tensor { 1 } else { c };
         let requants: Vec<_> = (0..n).map(|_| quant_common::requant(rng, -12, 0)).collect();
         QuantData {
-            x: quant_common::elems(rng, c * p.in_h * p.in_w),
-            w: quant_common::weights(rng, c * p.kernel_h * p.kernel_w),
+            x: quant_common::elems(rng, p.in_channels * p.in_h * p.in_w),
+            w: quant_common::weights(rng, c * p.kernel_h * p.kernel_w * (p.in_channels / p.groups)),
             bias: (0..c).map(|_| quant_common::int(rng, -3000, 3000)).collect(),
             multipliers: requants.iter().map(|r| r.multiplier).collect(),
             shifts: requants.iter().map(|r| r.shift).collect(),
@@ -260,20 +260,6 @@ fn row_case<T: QuantElem>(rng: &mut Rng, (cin, (h, w), cout, (kh, kw), s, pad, g
     }
 }
 
-/// One NHWC layer's data: input, weights (OHWI, or 1HWO for a depthwise layer: the same count),
-/// folded biases, multipliers and shifts (per tensor when `per_tensor`).
-fn row_data<T: QuantElem>(rng: &mut Rng, p: &quant::Conv2d, per_tensor: bool) -> QuantData<T> {
-    let c = p.out_channels;
-    let requants: Vec<_> = (0..if per_tensor { 1 } else { c }).map(|_| quant_common::requant(rng, -12, 0)).collect();
-    QuantData {
-        x: quant_common::elems(rng, p.in_channels * p.in_h * p.in_w),
-        w: quant_common::weights(rng, c * p.kernel_h * p.kernel_w * (p.in_channels / p.groups)),
-        bias: (0..c).map(|_| quant_common::int(rng, -3000, 3000)).collect(),
-        multipliers: requants.iter().map(|r| r.multiplier).collect(),
-        shifts: requants.iter().map(|r| r.shift).collect(),
-    }
-}
-
 /// The layer on separate buffers.
 fn rows_separate<T: QuantElem>(p: &quant::Conv2d, d: &QuantData<T>, rounding: RequantRounding) -> Vec<T> {
     let mut y = vec![T::saturate(0); p.out_channels * p.out_h * p.out_w];
@@ -300,7 +286,7 @@ fn check_rows_overlap<T: QuantElem + PartialEq + std::fmt::Debug>(seed: u64) {
     for (i, case) in ROW_CASES.into_iter().enumerate() {
         let p = row_case::<T>(&mut rng, case);
         let order = quant_conv2d_row_order(&p).expect("an NHWC convolution has a row order");
-        let d = row_data::<T>(&mut rng, &p, i % 3 == 0);
+        let d = QuantData::<T>::new(&mut rng, &p, i % 3 == 0);
         let rounding = if i % 2 == 0 { RequantRounding::Double } else { RequantRounding::SingleHalfToEven };
         let out_len = p.out_channels * p.out_h * p.out_w;
         // The smallest displacement, and the output wholly below the input (one chunk).
