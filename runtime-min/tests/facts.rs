@@ -2,7 +2,8 @@
 //! kernels' sources: the portable GEMM's panels (`[f32; 4 * 64]` and `[f32; 64 * 8]`), the
 //! direct convolution's `[f32; 16]`, the FMA panels (`[f32; 32 * 128]`, `[f32; 128 * 12]`,
 //! `[[f32; 32]; 12]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
-//! `usize` and two slices of the arrays), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
+//! `usize` and two slices of the arrays), the channel-blocked depthwise kernel (`[f32; 8192]`,
+//! `[f32; 2048]`, `[__m256; 25 + 1]`, `[usize; 25]`, `2 x [f32; 16]`), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
 //! `[f32; 64]`, `select_cmp`'s rank-8 walk over five stride sets (62 words), and the int8 kernels'
 //! arrays: the depthwise block (`[i32; 16]`, `[usize; 16]`) and, on 32-bit targets (which may be
 //! Arm cores with the DSP extension), the Arm convolution's windows (`[u32; 2 * 2 * 576 / 4]`) and
@@ -17,7 +18,8 @@ const CORTEX_M: Target = Target::Portable { pointer_bytes: 4 };
 const PORTABLE_PANELS: usize = (4 * 64 + 64 * 8) * 4;
 const DIRECT: usize = 16 * 4;
 const FMA_PANELS: usize = (32 * 128 + 128 * 12 + 12 * 32) * 4;
-const DEPTHWISE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 2 * 16;
+const DEPTHWISE_PLANE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 2 * 16;
+const DEPTHWISE_BLOCKED: usize = (8192 + 2048) * 4 + 26 * 32 + 25 * 8 + 2 * 16 * 4;
 
 #[test]
 fn targets_from_cfg_values() {
@@ -36,19 +38,24 @@ fn convolution_stack() {
     let few_channels = conv_params(1, 16, 4, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     let depthwise = conv_params(1, 16, 16, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, A0);
     let depthwise_5x5 = conv_params(1, 16, 16, (10, 10), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 16, A0);
+    let depthwise_7x7 = conv_params(1, 16, 16, (10, 10), (7, 7), (1, 1), (1, 1), (3, 3, 3, 3), 16, A0);
     let multiplier_8 = conv_params(1, 4, 32, (10, 10), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 4, A0);
-    for p in [general, few_channels, depthwise, depthwise_5x5, multiplier_8] {
+    for p in [general, few_channels, depthwise, depthwise_5x5, depthwise_7x7, multiplier_8] {
         assert_eq!(conv2d_stack_bytes(&p, CORTEX_M), PORTABLE_PANELS + DIRECT, "{p:?}");
     }
     let x86 = |p| conv2d_stack_bytes(&p, Target::X86_64);
     let frame = 2 * PORTABLE_PANELS + DIRECT;
     assert_eq!(x86(general), frame + FMA_PANELS);
     assert_eq!(x86(few_channels), frame);
-    assert_eq!(x86(depthwise), frame + DEPTHWISE);
-    assert_eq!(x86(depthwise_5x5), frame);
-    // 8 output channels per group of one input channel: the FMA panels or the depthwise plane
+    // 3x3 depthwise: the channel-blocked kernel or the padded plane (the larger), one at a time;
+    // 5x5: the channel-blocked kernel only; 7x7: none.
+    const { assert!(DEPTHWISE_BLOCKED > DEPTHWISE_PLANE) };
+    assert_eq!(x86(depthwise), frame + DEPTHWISE_BLOCKED);
+    assert_eq!(x86(depthwise_5x5), frame + DEPTHWISE_BLOCKED);
+    assert_eq!(x86(depthwise_7x7), frame);
+    // 8 output channels per group of one input channel: the FMA panels or the depthwise kernels
     // (the larger) on top of the frame.
-    assert_eq!(x86(multiplier_8), frame + DEPTHWISE);
+    assert_eq!(x86(multiplier_8), frame + DEPTHWISE_BLOCKED);
 }
 
 #[test]

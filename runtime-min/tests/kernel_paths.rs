@@ -41,9 +41,12 @@ fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatch
 /// border positions, stride 1, 2, 3), im2col on a narrow output, pointwise, grouped, few output
 /// channels (portable GEMM), 3x3 depthwise on small planes (padded-plane kernel) and a large one
 /// (row-wise kernel), a 5x5 depthwise (direct convolution), 8 output channels (the implicit
-/// GEMM on half a vector of AVX-512).
+/// GEMM on half a vector of AVX-512), depthwise layers of 8 channels and more (the
+/// channel-blocked kernel, then the plane kernels for the channels left).
 fn conv_cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
+    let clip = Activation::Clip { min: -0.5, max: 0.5 };
+    let leaky = Activation::LeakyRelu { alpha: 0.1 };
     vec![
         conv_params(1, 5, 24, (13, 29), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
         conv_params(1, 3, 16, (17, 15), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0),
@@ -60,6 +63,16 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 5, 5, (8, 13), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 5, A0),
         // 8 output channels (VWW's first convolution): half of an AVX-512 tile.
         conv_params(1, 3, 8, (21, 48), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, Relu),
+        // The channel-blocked depthwise kernel: narrow planes (one run of positions), two blocks
+        // and 4 channels left to the plane kernels, stride 2 with uneven padding and a Clip; wide
+        // rows (eight columns at a time, the last overlapping) of which the last two columns are
+        // never read; 5x5 dilated, two images, an activation without a vector form; a plane of
+        // many bands (stride 2 across: wide rows at stride 1 stay on the plane kernels).
+        conv_params(1, 16, 16, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, Relu),
+        conv_params(1, 20, 20, (33, 30), (3, 3), (2, 2), (1, 1), (1, 0, 2, 1), 20, clip),
+        conv_params(1, 16, 16, (11, 20), (3, 3), (1, 3), (1, 1), (0, 0, 0, 0), 16, A0),
+        conv_params(2, 8, 8, (12, 19), (5, 5), (1, 1), (2, 1), (2, 2, 2, 2), 8, leaky),
+        conv_params(1, 8, 8, (200, 150), (3, 3), (1, 2), (1, 1), (1, 1, 1, 1), 8, Relu),
     ]
 }
 
@@ -110,7 +123,7 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
             run_conv(&p, &x, &w, &b)
         };
         check_fma_paths_agree(&format!("{p:?}"), &results, &dispatched);
-        if p.in_channels == p.groups && p.kernel_h == 3 && p.kernel_w == 3 {
+        if p.in_channels == p.groups && matches!((p.kernel_h, p.kernel_w), (3, 3) | (5, 5)) {
             // The depthwise kernels add the same products in the same order as the portable
             // direct convolution (`==`: a zero sum may differ in sign).
             let portable = &results[0].1;
@@ -125,9 +138,10 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
 fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
     // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles
     // for the rest; one column with A's rows contiguous: the matrix-vector tiles, then row tiles),
-    // fewer the portable GEMM; 8 and 16 rows: column tiles of 4 rows; every transpose.
+    // fewer the portable GEMM; 8 and 16 rows: column tiles of 4 rows; A of 64K values read in
+    // place (transposed): depth outer; every transpose.
     for (i, &(m, n, k)) in
-        [(8, 40, 9), (16, 70, 12), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300), (300, 1, 70)]
+        [(8, 40, 9), (16, 70, 12), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300), (300, 1, 70), (64, 4, 1100)]
             .iter()
             .enumerate()
     {

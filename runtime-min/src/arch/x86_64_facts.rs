@@ -3,7 +3,8 @@
 //! arrays and take their decisions with these constants, and [`crate::facts`] states their stack
 //! needs with them; kept apart so that the facts of an x86-64 target can be computed on any host
 //! (the planner runs wherever the build does). On x86-64 builds, the kernels check at compile
-//! time that their buffers take exactly [`FMA_PANELS_BYTES`] and [`DEPTHWISE_BYTES`].
+//! time that their buffers take exactly [`FMA_PANELS_BYTES`], [`DEPTHWISE_PLANE_BYTES`] and
+//! [`DEPTHWISE_BLOCKED_BYTES`].
 
 /// The fewest rows of C (output channels of a convolution group) for which the FMA kernels
 /// replace the portable GEMM.
@@ -27,10 +28,37 @@ pub(crate) const DEPTHWISE_PLANE_MAX: usize = 4096;
 /// Outputs per register tile of the padded-plane kernel (its buffers have this much slack).
 pub(crate) const DEPTHWISE_TILE: usize = 16;
 
-/// Bytes of the 3x3 depthwise kernels' buffers on x86-64: the padded plane and the flattened
-/// output (`f32`), and beside them nine tap offsets, the two phase extents and the two slices of
-/// those arrays a layer uses (a pointer and a length each; all 8-byte words): 32.2 KiB.
-pub(crate) const DEPTHWISE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 4) * 8;
+/// Bytes of the 3x3 depthwise padded-plane kernel's buffers on x86-64: the padded plane and the
+/// flattened output (`f32`), and beside them nine tap offsets, the two phase extents and the two
+/// slices of those arrays a layer uses (a pointer and a length each; all 8-byte words): 32.2 KiB.
+pub(crate) const DEPTHWISE_PLANE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 4) * 8;
+
+/// Most taps (`kernel_h * kernel_w`) of a depthwise convolution the channel-blocked kernel runs.
+pub(crate) const DEPTHWISE_BLOCKED_MAX_TAPS: usize = 25;
+/// Floats of the channel-blocked depthwise kernel's staged input band (`[row][column][channel]`).
+pub(crate) const DEPTHWISE_BLOCKED_STAGE: usize = 8 * 1024;
+/// Floats of the channel-blocked depthwise kernel's band of outputs.
+pub(crate) const DEPTHWISE_BLOCKED_OUT: usize = 2 * 1024;
+/// Bytes of the channel-blocked depthwise kernel's arrays: the staged band and its outputs
+/// (`f32`), an AVX2 vector (32 bytes) of weights per tap and one of bias, a stage offset per tap
+/// (8-byte words), and two vectors' worth of `f32` lanes on the widest vectors (the weights
+/// gathered, an activation's copy): 41.1 KiB.
+pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEPTHWISE_BLOCKED_OUT) * 4
+    + (DEPTHWISE_BLOCKED_MAX_TAPS + 1) * 32
+    + DEPTHWISE_BLOCKED_MAX_TAPS * 8
+    + 2 * MAX_LANES * 4;
+
+/// Bytes of the depthwise kernels of a convolution with one input channel per group and
+/// `taps` taps on x86-64: the channel-blocked kernel's, or for 3x3 the larger of it and the
+/// padded-plane kernel's (each is an entry point of its own, one frame at a time); 0 when
+/// neither may run.
+pub(crate) const fn depthwise_bytes(kernel_h: usize, kernel_w: usize) -> usize {
+    let blocked = if kernel_h * kernel_w <= DEPTHWISE_BLOCKED_MAX_TAPS { DEPTHWISE_BLOCKED_BYTES } else { 0 };
+    match (kernel_h, kernel_w) {
+        (3, 3) if DEPTHWISE_PLANE_BYTES > blocked => DEPTHWISE_PLANE_BYTES,
+        _ => blocked,
+    }
+}
 
 /// Bytes of the int8 kernels' staged input rows (`x86_64/int8/band.rs`): the rows a band of
 /// output rows reads, padded and split by column phase. A layer whose single output row needs

@@ -19,7 +19,9 @@
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
 use super::copy::copy_short;
-use crate::arch::x86_64_facts::{DEPTHWISE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE};
+use crate::arch::x86_64_facts::{
+    DEPTHWISE_PLANE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE,
+};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::Bias;
 use crate::util::valid_range;
@@ -31,19 +33,20 @@ type Buffers = [[MaybeUninit<f32>; PADDED_PLANE_MAX + TILE]; 2];
 
 // What the kernel facts say [`depthwise_3x3`]'s buffers take (it keeps them even when a plane is
 // too large for them and the row-wise kernel runs).
-const _: () = assert!(core::mem::size_of::<Buffers>() + core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_BYTES);
+const _: () =
+    assert!(core::mem::size_of::<Buffers>() + core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_PLANE_BYTES);
 
-/// All output planes of a 3x3 depthwise convolution with `ocg` output channels per input
-/// channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
+/// The output planes of channels `c0..` of a 3x3 depthwise convolution with `ocg` output
+/// channels per input channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
 #[inline(always)]
-pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
+pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands, c0: usize) {
     let ConvOperands { ocg, x, w, bias, y, .. } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let mut buffers: Buffers = [[MaybeUninit::uninit(); PADDED_PLANE_MAX + TILE]; 2];
     let mut padded = PaddedPlane::new(p, &mut buffers);
     for n in 0..p.batch {
-        for oc in 0..p.out_channels {
+        for oc in c0..p.out_channels {
             let xplane = &x[(n * p.in_channels + oc / ocg) * in_plane..][..in_plane];
             let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
             let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
@@ -189,7 +192,7 @@ impl<'a> PaddedPlane<'a> {
 
 /// The first `len` floats of `buf`, zeroed (only what a layer uses is written).
 #[inline(always)]
-fn zeroed(buf: &mut [MaybeUninit<f32>], len: usize) -> &mut [f32] {
+pub(super) fn zeroed(buf: &mut [MaybeUninit<f32>], len: usize) -> &mut [f32] {
     let buf = &mut buf[..len];
     buf.fill(MaybeUninit::new(0.0));
     // SAFETY: every element of `buf` was just initialised, and `MaybeUninit<f32>` has the layout

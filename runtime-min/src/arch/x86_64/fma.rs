@@ -93,10 +93,11 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(g: &Gemm, n_main: usize, a: &[f32], b:
     let mut i0 = 0;
     while i0 < g.m {
         let mr = ROWS.min(g.m - i0);
-        // Rows past `mr` repeat the last one: computed, never stored. Row `r`'s value at depth
-        // `kk` is `rows[r][kk * a_cs]`.
-        let rows: [&[f32]; ROWS] =
-            core::array::from_fn(|r| &a[(i0 + r.min(mr - 1)) * g.a_rs..][..(k - 1) * g.a_cs + 1]);
+        let a_tile = &a[i0 * g.a_rs..];
+        // Rows past `mr` repeat the last one: computed, never stored. With A's rows adjacent
+        // (weights packed at build time) and the whole tile inside `a`, they are read as they
+        // lie (constant offsets, one pointer for all rows).
+        let adjacent = g.a_rs == 1 && (k - 1) * g.a_cs + ROWS <= a_tile.len();
         let mut j0 = 0;
         while j0 < n_main {
             let mut acc = [[S::zero(); 2]; ROWS];
@@ -106,29 +107,60 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(g: &Gemm, n_main: usize, a: &[f32], b:
                     *acc_r = [S::load(lo), S::load(hi)];
                 }
             }
-            for kk in 0..k {
-                let (lo, hi) = b[kk * g.b_rs + j0..][..2 * l].split_at(l);
-                let (b0, b1) = (S::load(lo), S::load(hi));
-                for (acc_r, row) in acc.iter_mut().zip(&rows) {
-                    debug_assert!(kk * g.a_cs < row.len());
-                    // SAFETY: `kk < k`, so `kk * a_cs <= (k - 1) * a_cs < row.len()`.
-                    let av = S::splat(unsafe { *row.get_unchecked(kk * g.a_cs) });
-                    acc_r[0] = S::fma(av, b0, acc_r[0]);
-                    acc_r[1] = S::fma(av, b1, acc_r[1]);
+            let b_tile = &b[j0..];
+            match adjacent {
+                true => cols_micro::<S, ROWS>(g, a_tile, core::array::from_fn(|r| r), b_tile, &mut acc),
+                false => {
+                    let offsets = core::array::from_fn(|r| r.min(mr - 1) * g.a_rs);
+                    cols_micro::<S, ROWS>(g, a_tile, offsets, b_tile, &mut acc)
                 }
             }
             for (r, acc_r) in acc.iter().enumerate().take(mr) {
-                let crow = &mut c[(i0 + r) * g.c_rs + j0..][..2 * l];
-                let (lo, hi) = crow.split_at_mut(l);
+                // The epilogue on a local copy, in registers: on C itself, LLVM wrote a ReLU as
+                // a masked store of the negative lanes, slow on AMD cores.
+                let mut vals = [0.0; 2 * MAX_LANES];
+                let vals = &mut vals[..2 * l];
+                let (lo, hi) = vals.split_at_mut(l);
                 S::store(lo, acc_r[0]);
                 S::store(hi, acc_r[1]);
                 if g.epilogue {
-                    finish_inlined(crow, g, bias, i0 + r, j0);
+                    finish_inlined(vals, g, bias, i0 + r, j0);
                 }
+                c[(i0 + r) * g.c_rs + j0..][..2 * l].copy_from_slice(vals);
             }
             j0 += 2 * l;
         }
         i0 += ROWS;
+    }
+}
+
+/// `acc[r] += sum over kk < k of a[offsets[r] + kk * a_cs] * b[kk * b_rs..][..2 * L]`: the depth
+/// loop of one column-vector tile, with all bounds checked before it (the accumulators stay in
+/// registers: with a bounds check or a slice per row in the loop, LLVM spilled them).
+#[inline(always)]
+fn cols_micro<S: Lanes, const ROWS: usize>(
+    g: &Gemm,
+    a: &[f32],
+    offsets: [usize; ROWS],
+    b: &[f32],
+    acc: &mut [[S::V; 2]; ROWS],
+) {
+    let (k, l) = (g.k, S::L);
+    let last = (k - 1) * g.a_cs;
+    assert!(offsets.iter().all(|&o| o + last < a.len()) && (k - 1) * g.b_rs + 2 * l <= b.len());
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    for kk in 0..k {
+        // SAFETY: `kk < k`, so `kk * b_rs + 2 * L <= b.len()` and `offsets[r] + kk * a_cs <
+        // a.len()` (the assertion above).
+        unsafe {
+            let brow = bp.add(kk * g.b_rs);
+            let (b0, b1) = (S::load_ptr(brow), S::load_ptr(brow.add(l)));
+            for (acc_r, &o) in acc.iter_mut().zip(&offsets) {
+                let av = S::splat(*ap.add(o + kk * g.a_cs));
+                acc_r[0] = S::fma(av, b0, acc_r[0]);
+                acc_r[1] = S::fma(av, b1, acc_r[1]);
+            }
+        }
     }
 }
 
@@ -241,16 +273,58 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
         }
     }
     let mut panels = Panels::new();
-    while i0 < g.m {
-        let mr = mv.min(g.m - i0);
-        by_rows!(S, mr, rows_block(g, a, b, c, i0, mr, &mut panels));
-        if g.epilogue {
-            for r in 0..mr {
-                finish(&mut c[(i0 + r) * g.c_rs..][..g.n], g, bias, i0 + r, 0);
+    if streams::<S>(g, a, i0) {
+        // Depth outer, rows inner: A is read in order, `STREAM_KC` rows of it at a time.
+        for k0 in (0..g.k).step_by(STREAM_KC) {
+            let kc = STREAM_KC.min(g.k - k0);
+            let mut i = i0;
+            while i < g.m {
+                let mr = mv.min(g.m - i);
+                let a = &a[i + k0 * g.a_cs..];
+                let blk = Block { i0: i, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a, stride: g.a_cs };
+                by_rows!(S, mr, rows_pass(g, b, c, &blk, &mut panels.b, &mut panels.tile));
+                i += mv;
             }
         }
-        i0 += mv;
+    } else {
+        let mut i = i0;
+        while i < g.m {
+            let mr = mv.min(g.m - i);
+            by_rows!(S, mr, rows_block(g, a, b, c, i, mr, &mut panels));
+            i += mv;
+        }
     }
+    if g.epilogue {
+        for r in i0..g.m {
+            finish(&mut c[r * g.c_rs..][..g.n], g, bias, r, 0);
+        }
+    }
+}
+
+/// Depth of one pass of [`gemm_rows`] over a streamed A ([`streams`]).
+const STREAM_KC: usize = 16;
+
+/// Values of A from which [`gemm_rows`], reading A in place for at most [`STREAM_MAX_N`]
+/// columns, goes over its depth in the outer loop. With so few columns each value of A feeds a
+/// few multiply-adds, and an A that is not in cache is read at memory speed: ResNet-18's last
+/// convolutions (9 MiB of weights each, 4 output positions, products of 512 x 128 per im2col
+/// block). Row blocks outer, the kernels read each block's rows over all of `k`, a few values
+/// every `a_cs`, a stride of kilobytes that the hardware prefetchers do not follow across pages
+/// (measured 3.4 ms for one such layer with its weights streamed from DRAM); depth outer, they
+/// read `STREAM_KC` whole rows of A side by side, each in order (2.6 ms). With more columns,
+/// reloading the partial sums cost more than it saved (MobileNetV2's last pointwise layer, 9
+/// columns, ran 2x slower).
+const STREAM_MIN: usize = 64 * 1024;
+
+/// The most columns of a product whose A [`gemm_rows`] streams.
+const STREAM_MAX_N: usize = 4;
+
+/// Whether [`gemm_rows`] streams A (rows `i0..` of it): at most [`STREAM_MAX_N`] columns, A read
+/// in place by every row block, and at least [`STREAM_MIN`] values.
+#[inline(always)]
+fn streams<S: Lanes>(g: &Gemm, a: &[f32], i0: usize) -> bool {
+    let rows = (g.m - i0).next_multiple_of(2 * S::L);
+    g.n <= STREAM_MAX_N && g.a_rs == 1 && (g.m - i0) * g.k >= STREAM_MIN && (g.k - 1) * g.a_cs + i0 + rows <= a.len()
 }
 
 /// Vectors of rows of the one-column tile of [`gemv_rows`] (8 accumulators in flight).
@@ -312,22 +386,37 @@ fn rows_block<S: Lanes, const R: usize, const C: usize>(
     mr: usize,
     panels: &mut Panels,
 ) {
-    let Panels { a: apack, b: bpack, tile } = panels;
     let passes = Passes::new::<S, R>(g, a, i0);
     for k0 in passes.starts(g) {
+        let Panels { a: apack, b: bpack, tile } = &mut *panels;
         let blk = passes.block::<S, R>(g, a, i0, mr, k0, apack);
-        for j0 in (0..g.n).step_by(C) {
-            let cols = Cols::<C>::run(j0, C.min(g.n - j0));
-            let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
-            if blk.accumulate {
-                load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
-            }
-            for (kb, kc) in blk.b_blocks() {
-                let (bsrc, bs) = b_panel::<C>(g, b, &cols, kb, kc, bpack);
-                micro::<S, R, C>(blk.panel(kb, kc), bsrc, bs, &mut acc);
-            }
-            store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc);
+        rows_pass::<S, R, C>(g, b, c, &blk, bpack, tile);
+    }
+}
+
+/// One pass of the row-vector kernels: C's rows `blk.i0..blk.i0 + blk.mr`, all columns, plus A
+/// times B over the pass's depth.
+#[inline(always)]
+fn rows_pass<S: Lanes, const R: usize, const C: usize>(
+    g: &Gemm,
+    b: &[f32],
+    c: &mut [f32],
+    blk: &Block,
+    bpack: &mut [f32; KC * NB],
+    tile: &mut [[f32; MV_MAX]; NB],
+) {
+    let (i0, mr) = (blk.i0, blk.mr);
+    for j0 in (0..g.n).step_by(C) {
+        let cols = Cols::<C>::run(j0, C.min(g.n - j0));
+        let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
+        if blk.accumulate {
+            load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
         }
+        for (kb, kc) in blk.b_blocks() {
+            let (bsrc, bs) = b_panel::<C>(g, b, &cols, kb, kc, bpack);
+            micro::<S, R, C>(blk.panel(kb, kc), bsrc, bs, &mut acc);
+        }
+        store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc);
     }
 }
 

@@ -19,17 +19,26 @@ pub(crate) trait Lanes {
     fn zero() -> Self::V;
     /// All lanes `v`.
     fn splat(v: f32) -> Self::V;
+    /// `a * b`, rounded.
+    fn mul(a: Self::V, b: Self::V) -> Self::V;
+    /// `a + b`, rounded.
+    fn add(a: Self::V, b: Self::V) -> Self::V;
     /// `a * b + c`, rounded once.
     fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
     /// Loads the first `L` floats of `s` (which has at least `L`).
     fn load(s: &[f32]) -> Self::V;
     /// Stores `v` into the first `L` floats of `d` (which has at least `L`).
     fn store(d: &mut [f32], v: Self::V);
+    /// Loads the `L` floats at `p`, for loops whose bounds are checked before them.
+    ///
+    /// # Safety
+    /// `p` points to `L` readable floats.
+    unsafe fn load_ptr(p: *const f32) -> Self::V;
 }
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $zero:ident, $splat:ident, $fma:ident, $load:ident, $store:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $load:ident, $store:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
@@ -44,6 +53,16 @@ macro_rules! lanes {
                 unsafe { $splat(v) }
             }
             #[inline(always)]
+            fn mul(a: $v, b: $v) -> $v {
+                // SAFETY: as in `zero`.
+                unsafe { $mul(a, b) }
+            }
+            #[inline(always)]
+            fn add(a: $v, b: $v) -> $v {
+                // SAFETY: as in `zero`.
+                unsafe { $add(a, b) }
+            }
+            #[inline(always)]
             fn fma(a: $v, b: $v, c: $v) -> $v {
                 // SAFETY: as in `zero`.
                 unsafe { $fma(a, b, c) }
@@ -54,6 +73,11 @@ macro_rules! lanes {
                 // SAFETY: as in `zero`; the pointer is to `L` floats, and unaligned loads have no
                 // alignment requirement.
                 unsafe { $load(s.as_ptr()) }
+            }
+            #[inline(always)]
+            unsafe fn load_ptr(p: *const f32) -> $v {
+                // SAFETY: as in `zero`, and the caller's promise that `p` points to `L` floats.
+                unsafe { $load(p) }
             }
             #[inline(always)]
             fn store(d: &mut [f32], v: $v) {
@@ -67,11 +91,33 @@ macro_rules! lanes {
 
 /// AVX2 + FMA: 8 lanes.
 pub(crate) struct Avx2;
-lanes!(Avx2, __m256, 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_storeu_ps);
+lanes!(
+    Avx2,
+    __m256,
+    8,
+    _mm256_setzero_ps,
+    _mm256_set1_ps,
+    _mm256_mul_ps,
+    _mm256_add_ps,
+    _mm256_fmadd_ps,
+    _mm256_loadu_ps,
+    _mm256_storeu_ps
+);
 
 /// AVX-512F: 16 lanes.
 pub(crate) struct Avx512;
-lanes!(Avx512, __m512, 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_storeu_ps);
+lanes!(
+    Avx512,
+    __m512,
+    16,
+    _mm512_setzero_ps,
+    _mm512_set1_ps,
+    _mm512_mul_ps,
+    _mm512_add_ps,
+    _mm512_fmadd_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps
+);
 
 // The stack arrays are sized for the widest vectors.
 const _: () = assert!(Avx512::L == crate::arch::x86_64_facts::MAX_LANES && Avx2::L <= Avx512::L);

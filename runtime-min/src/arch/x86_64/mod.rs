@@ -15,6 +15,7 @@
 
 mod copy;
 mod depthwise;
+mod depthwise_blocked;
 mod detect;
 mod fma;
 mod int8;
@@ -58,8 +59,14 @@ macro_rules! entry_points {
 
             /// [`depthwise::depthwise_3x3`].
             #[target_feature(enable = $features)]
-            pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands) {
-                depthwise::depthwise_3x3(p, ops)
+            pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands, c0: usize) {
+                depthwise::depthwise_3x3(p, ops, c0)
+            }
+
+            /// [`depthwise_blocked::depthwise_blocked`].
+            #[target_feature(enable = $features)]
+            pub(super) fn depthwise_blocked(p: &Conv2d, ops: ConvOperands) -> usize {
+                depthwise_blocked::depthwise_blocked(p, ops)
             }
 
             /// A kernel call's whole body.
@@ -111,18 +118,29 @@ pub(super) fn conv_implicit(path: KernelPath, p: &Conv2d, ops: ConvOperands) {
     }
 }
 
-/// See [`Kernels::depthwise`]: the 3x3 kernels on the FMA paths (elsewhere the direct
-/// convolution is faster or as fast).
+/// See [`Kernels::depthwise`]: on the FMA paths, the channel-blocked kernel for whole blocks of
+/// 8 channels (channel multiplier 1, 3x3 or 5x5; AVX2 vectors on both paths), then the 3x3 plane kernels for the channels
+/// left (elsewhere the direct convolution is faster or as fast).
 #[inline(always)]
-pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool {
-    if ops.icg != 1 || p.kernel_h != 3 || p.kernel_w != 3 {
+pub(super) fn depthwise(path: KernelPath, p: &Conv2d, mut ops: ConvOperands) -> bool {
+    let is_3x3 = p.kernel_h == 3 && p.kernel_w == 3;
+    let blocked = path != KernelPath::Portable && depthwise_blocked::blocked_applies(p, ops.ocg);
+    if path == KernelPath::Portable || ops.icg != 1 || !(is_3x3 || blocked && p.out_channels.is_multiple_of(8)) {
         return false;
     }
-    match path {
-        KernelPath::Portable => return false,
+    let c0 = match (blocked, path) {
+        (false, _) | (_, KernelPath::Portable) => 0,
         // SAFETY (both): `path` is supported by this CPU (see the module docs).
-        KernelPath::Avx2Fma => unsafe { avx2::depthwise_3x3(p, ops) },
-        KernelPath::Avx512 => unsafe { avx512::depthwise_3x3(p, ops) },
+        (true, KernelPath::Avx2Fma) => unsafe { avx2::depthwise_blocked(p, ops.reborrow()) },
+        (true, KernelPath::Avx512) => unsafe { avx512::depthwise_blocked(p, ops.reborrow()) },
+    };
+    if c0 < p.out_channels {
+        match path {
+            KernelPath::Portable => unreachable!("the portable path returned above"),
+            // SAFETY (both): as above.
+            KernelPath::Avx2Fma => unsafe { avx2::depthwise_3x3(p, ops, c0) },
+            KernelPath::Avx512 => unsafe { avx512::depthwise_3x3(p, ops, c0) },
+        }
     }
     true
 }

@@ -1,0 +1,381 @@
+//! The depthwise convolution (one input channel per group, channel multiplier 1) over blocks of
+//! `L` channels, one per vector lane, on x86-64 with AVX2 + FMA or AVX-512F: plain Rust over
+//! [`Lanes`] that the entry points of [`super`] compile with those features (everything here is
+//! `#[inline(always)]`).
+//!
+//! The NCHW planes put one channel's values side by side, so a kernel with vectors along a plane
+//! row wastes lanes on narrow planes (KWS's 25x5, the 6x6 and 3x3 planes of MobileNets) and
+//! needs border code at every row end. Here a band of input rows of `L` channels is staged
+//! transposed, `[row][column][channel]`, with its zero padding, and every output position is
+//! then `kernel_h * kernel_w` whole-vector steps at any width, stride or dilation, its `L`
+//! outputs transposed back into their planes (onnxruntime's NCHWc layout keeps the channels
+//! blocked between layers; sramfit's planes are NCHW, so the transposes happen in the kernel).
+//!
+//! Each output is `act(bias + w0 * x0 + w1 * x1 + ...)`, the products rounded, then added in
+//! row-major tap order: the order and rounding of the direct convolution, so every path agrees
+//! bit for bit (padding taps add `w * 0`, which for finite weights can only change the sign of
+//! a zero sum, as in [`super::depthwise`]).
+
+use super::depthwise::zeroed;
+use super::lanes::{Avx2 as S, Lanes};
+use crate::arch::x86_64_facts::{DEPTHWISE_BLOCKED_BYTES, MAX_LANES};
+use crate::arch::x86_64_facts::{
+    DEPTHWISE_BLOCKED_MAX_TAPS as MAX_TAPS, DEPTHWISE_BLOCKED_OUT, DEPTHWISE_BLOCKED_STAGE,
+};
+use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::epilogue::Bias;
+use crate::Activation;
+use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
+
+/// The kernel's stack buffers: the staged input band and its outputs, `f32`.
+struct Buffers {
+    stage: [MaybeUninit<f32>; DEPTHWISE_BLOCKED_STAGE],
+    out: [MaybeUninit<f32>; DEPTHWISE_BLOCKED_OUT],
+}
+
+// What the kernel facts say [`depthwise_blocked`]'s arrays take: the buffers, the weight vectors
+// of the largest kernel and the bias vector, its tap offsets, and the lanes of the weights
+// gathered and of an activation's copy.
+const _: () = assert!(
+    core::mem::size_of::<Buffers>()
+        + core::mem::size_of::<[__m256; MAX_TAPS + 1]>()
+        + core::mem::size_of::<[usize; MAX_TAPS]>()
+        + 2 * core::mem::size_of::<[f32; MAX_LANES]>()
+        == DEPTHWISE_BLOCKED_BYTES
+);
+
+/// The geometry of one layer's bands: padded columns per staged row, and output rows per band.
+#[derive(Clone, Copy)]
+struct Bands {
+    cols: usize,
+    rows: usize,
+}
+
+impl Bands {
+    /// The bands of `p` for `L` channels, or `None` if one output row's input rows do not fit
+    /// the stage, or its outputs the output buffer.
+    #[inline(always)]
+    fn new(p: &Conv2d) -> Option<Bands> {
+        let cols = (p.out_w - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
+        let span_h = (p.kernel_h - 1) * p.dilation_h;
+        let staged_rows = DEPTHWISE_BLOCKED_STAGE / (cols * S::L);
+        let by_stage = match staged_rows > span_h {
+            true => (staged_rows - span_h - 1) / p.stride_h + 1,
+            false => 0,
+        };
+        let rows = by_stage.min(DEPTHWISE_BLOCKED_OUT / (p.out_w * S::L)).min(p.out_h);
+        (rows > 0).then_some(Bands { cols, rows })
+    }
+
+    /// Staged rows of a band of `bo` output rows.
+    #[inline(always)]
+    fn staged_rows(self, p: &Conv2d, bo: usize) -> usize {
+        (bo - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1
+    }
+}
+
+/// Whether [`depthwise_blocked`] computes convolution `p` with `ocg` output channels per group:
+/// channel multiplier 1, at least one block of `L` channels, a 3x3 or 5x5 kernel, a band of one
+/// output row fits its buffers, and unless the plane kernels are as fast: a 3x3 kernel at stride
+/// 1 on output rows of [`PLANE_ROWS_FROM`] or more (measured on VWW's and MobileNetV2's 48-wide
+/// layers, 10-15% faster on the row-wise plane kernel than here, where the transposes cost as
+/// much as the arithmetic; 24 wide, as fast; narrower or strided, faster here, up to 2x).
+#[inline(always)]
+pub(super) fn blocked_applies(p: &Conv2d, ocg: usize) -> bool {
+    let is_3x3 = (p.kernel_h, p.kernel_w) == (3, 3);
+    let plane_rows = is_3x3 && p.stride_w == 1 && p.out_w >= PLANE_ROWS_FROM;
+    ocg == 1
+        && p.groups == p.in_channels
+        && p.out_channels >= S::L
+        && (is_3x3 || (p.kernel_h, p.kernel_w) == (5, 5))
+        && !plane_rows
+        && Bands::new(p).is_some()
+}
+
+/// The output width from which a 3x3 depthwise convolution at stride 1 stays on the plane
+/// kernels (see [`blocked_applies`]).
+const PLANE_ROWS_FROM: usize = 32;
+
+/// The first `out_channels / L * L` output channels of a depthwise convolution that
+/// [`blocked_applies`] to: `y[n, c] = act(bias[c] + conv(x[n, c], w[c]))`. Returns the channels
+/// computed; the rest are the caller's.
+#[inline(always)]
+pub(super) fn depthwise_blocked(p: &Conv2d, ops: ConvOperands) -> usize {
+    let ConvOperands { x, w, bias, y, .. } = ops;
+    let Some(bands) = Bands::new(p) else { return 0 };
+    match (p.kernel_h, p.kernel_w) {
+        (3, 3) => blocks::<9>(p, bands, x, w, bias, y),
+        _ => blocks::<25>(p, bands, x, w, bias, y),
+    }
+}
+
+/// The channel blocks of [`depthwise_blocked`], with `T` (`kernel_h * kernel_w`) taps.
+#[inline(always)]
+fn blocks<const T: usize>(p: &Conv2d, bands: Bands, x: &[f32], w: &[f32], bias: Bias, y: &mut [f32]) -> usize {
+    let mut buffers = Buffers {
+        stage: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_STAGE],
+        out: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_OUT],
+    };
+    // The parts a layer uses, zeroed once (zeroing all 40 KiB took longer than a small layer).
+    let stage_buf = zeroed(&mut buffers.stage, bands.staged_rows(p, bands.rows) * bands.cols * S::L);
+    let out_buf = zeroed(&mut buffers.out, bands.rows * p.out_w * S::L);
+    let blocks = p.out_channels / S::L;
+    for block in 0..blocks {
+        let c0 = block * S::L;
+        // One vector per tap: lane `ch` holds the tap's weight of channel `c0 + ch`.
+        let mut wv = [S::zero(); T];
+        for (t, v) in wv.iter_mut().enumerate() {
+            let mut lanes = [0.0; MAX_LANES];
+            for (ch, l) in lanes[..S::L].iter_mut().enumerate() {
+                let (w0, _, ws) = p.weights.gemm_operand(c0 + ch, 1, T);
+                *l = w[w0 + t * ws];
+            }
+            *v = S::load(&lanes);
+        }
+        let bv = match bias {
+            Bias::Row(b) => S::load(&b[c0..]),
+            _ => S::zero(),
+        };
+        for n in 0..p.batch {
+            let mut oh0 = 0;
+            while oh0 < p.out_h {
+                let bo = bands.rows.min(p.out_h - oh0);
+                let planes = Planes { n, c0, oh0, bo };
+                stage(p, bands, planes, x, stage_buf);
+                compute::<T>(p, bands, bo, &wv, bv, stage_buf, out_buf);
+                unstage(p, planes, out_buf, y);
+                oh0 += bo;
+            }
+        }
+    }
+    blocks * S::L
+}
+
+/// Which values one band covers: image `n`, channels `c0..c0 + L`, output rows `oh0..oh0 + bo`.
+#[derive(Clone, Copy)]
+struct Planes {
+    n: usize,
+    c0: usize,
+    oh0: usize,
+    bo: usize,
+}
+
+/// Stages the input rows of a band, transposed and zero-padded: padded row `oh0 * stride_h + j`
+/// and column `c` of channel `c0 + ch` at `stage[(j * cols + c) * L + ch]`.
+#[inline(always)]
+fn stage(p: &Conv2d, bands: Bands, at: Planes, x: &[f32], stage: &mut [f32]) {
+    let (l, cols) = (S::L, bands.cols);
+    let in_plane = p.in_h * p.in_w;
+    // Input columns the band reads, and where they land.
+    let iw_end = p.in_w.min(cols.saturating_sub(p.pad_left));
+    let left = p.pad_left.min(cols);
+    let right = left + iw_end;
+    let rows = bands.staged_rows(p, at.bo);
+    // The band's staged rows inside the input: `j0..j1`, input rows `ih0..`.
+    let first = at.oh0 * p.stride_h;
+    let j0 = p.pad_top.saturating_sub(first).min(rows);
+    let j1 = (p.pad_top + p.in_h).saturating_sub(first).clamp(j0, rows);
+    for (j, srow) in stage[..rows * cols * l].chunks_exact_mut(cols * l).enumerate() {
+        match (j0..j1).contains(&j) {
+            true => {
+                srow[..left * l].fill(0.0);
+                srow[right * l..].fill(0.0);
+            }
+            false => srow.fill(0.0),
+        }
+    }
+    if j0 == j1 {
+        return;
+    }
+    let ih0 = first + j0 - p.pad_top;
+    let plane = |ch: usize, ih: usize| (at.n * p.in_channels + at.c0 + ch) * in_plane + ih * p.in_w;
+    if iw_end >= 8 {
+        // Row by row, eight columns at a time, the last eight overlapping the ones before.
+        for j in j0..j1 {
+            let at_row = plane(0, ih0 + j - j0);
+            let rows: [&[f32]; 8] = core::array::from_fn(|ch| &x[at_row + ch * in_plane..][..iw_end]);
+            let dst = &mut stage[(j * cols + left) * l..][..iw_end * l];
+            let mut c = 0;
+            loop {
+                let c0 = c.min(iw_end - 8);
+                let columns = transpose8(core::array::from_fn(|ch| S::load(&rows[ch][c0..])));
+                for (k, v) in columns.into_iter().enumerate() {
+                    S::store(&mut dst[(c0 + k) * l..], v);
+                }
+                if c0 == iw_end - 8 {
+                    break;
+                }
+                c += 8;
+            }
+        }
+        return;
+    }
+    // Narrow rows: all the band's input rows as one run of positions (contiguous in each plane),
+    // eight at a time, each landing at its staged row and column.
+    let run = (j1 - j0) * p.in_w;
+    let planes: [&[f32]; 8] = core::array::from_fn(|ch| &x[plane(ch, ih0)..][..run]);
+    let (mut dst, mut iw) = ((j0 * cols + left) * l, 0);
+    let mut land = |stage: &mut [f32], v: __m256| {
+        if iw < iw_end {
+            S::store(&mut stage[dst + iw * l..], v);
+        }
+        iw += 1;
+        if iw == p.in_w {
+            (dst, iw) = (dst + cols * l, 0);
+        }
+    };
+    let whole = run / 8 * 8;
+    for q0 in (0..whole).step_by(8) {
+        for v in transpose8(core::array::from_fn(|ch| S::load(&planes[ch][q0..]))) {
+            land(stage, v);
+        }
+    }
+    for q in whole..run {
+        let mut lanes = [0.0; 8];
+        for (l, plane) in lanes.iter_mut().zip(&planes) {
+            *l = plane[q];
+        }
+        land(stage, S::load(&lanes));
+    }
+}
+
+/// The 8 x 8 transpose: lane `i` of vector `k` of the result is lane `k` of vector `i` of `rows`.
+#[inline(always)]
+fn transpose8(rows: [__m256; 8]) -> [__m256; 8] {
+    let [r0, r1, r2, r3, r4, r5, r6, r7] = rows;
+    // SAFETY: AVX, which the entry points calling this kernel are compiled with and detection
+    // found (see `super`).
+    unsafe {
+        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+        let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+        let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+        let (s0, s1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
+        let (s2, s3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+        let (s4, s5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
+        let (s6, s7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+        [
+            _mm256_permute2f128_ps::<0x20>(s0, s4),
+            _mm256_permute2f128_ps::<0x20>(s1, s5),
+            _mm256_permute2f128_ps::<0x20>(s2, s6),
+            _mm256_permute2f128_ps::<0x20>(s3, s7),
+            _mm256_permute2f128_ps::<0x31>(s0, s4),
+            _mm256_permute2f128_ps::<0x31>(s1, s5),
+            _mm256_permute2f128_ps::<0x31>(s2, s6),
+            _mm256_permute2f128_ps::<0x31>(s3, s7),
+        ]
+    }
+}
+
+/// The `bo` output rows of a band into `out` (position `(oh, ow)` of the band at
+/// `out[(oh * out_w + ow) * L..]`, the `L` channels side by side), the activation applied: `T`
+/// taps, [`POSITIONS`] outputs at a time (independent chains of additions; one alone waits on
+/// each addition's latency).
+#[inline(always)]
+fn compute<const T: usize>(
+    p: &Conv2d,
+    bands: Bands,
+    bo: usize,
+    wv: &[__m256; T],
+    bv: __m256,
+    stage: &[f32],
+    out: &mut [f32],
+) {
+    let (l, cols) = (S::L, bands.cols);
+    // Offset in the stage of each tap from an output's top-left staged value.
+    let offsets: [usize; T] =
+        core::array::from_fn(|t| ((t / p.kernel_w) * p.dilation_h * cols + (t % p.kernel_w) * p.dilation_w) * l);
+    let step = p.stride_w * l;
+    // Every tap of every output of the band lies inside the staged rows.
+    assert!(((bo - 1) * p.stride_h * cols + (p.out_w - 1) * p.stride_w) * l + offsets[T - 1] + l <= stage.len());
+    for (oh, orow) in out[..bo * p.out_w * l].chunks_exact_mut(p.out_w * l).enumerate() {
+        let row = oh * p.stride_h * cols * l;
+        let mut ow = 0;
+        for o in orow.chunks_exact_mut(POSITIONS * l) {
+            let acc = outputs::<T, POSITIONS>(wv, bv, stage, row + ow * step, step, &offsets);
+            store_act(p, &acc, o);
+            ow += POSITIONS;
+        }
+        for o in orow[ow * l..].chunks_exact_mut(l) {
+            let acc = outputs::<T, 1>(wv, bv, stage, row + ow * step, step, &offsets);
+            store_act(p, &acc, o);
+            ow += 1;
+        }
+    }
+}
+
+/// Outputs [`compute`] keeps in flight.
+const POSITIONS: usize = 4;
+
+/// `P` outputs, `step` apart in the stage from `first`: `bias + w0 * x0 + w1 * x1 + ...`. The
+/// caller has checked that every tap lies inside `stage`.
+#[inline(always)]
+fn outputs<const T: usize, const P: usize>(
+    wv: &[__m256; T],
+    bv: __m256,
+    stage: &[f32],
+    first: usize,
+    step: usize,
+    offsets: &[usize; T],
+) -> [__m256; P] {
+    let mut acc = [bv; P];
+    let at = stage.as_ptr();
+    for (&wt, &off) in wv.iter().zip(offsets) {
+        for (q, a) in acc.iter_mut().enumerate() {
+            // SAFETY: the caller's check: `first + q * step + off + L <= stage.len()`.
+            let x = unsafe { S::load_ptr(at.add(first + q * step + off)) };
+            *a = S::add(*a, S::mul(wt, x));
+        }
+    }
+    acc
+}
+
+/// Stores `acc` into `out` (whole vectors, one after another), the activation applied in
+/// registers: ReLU and Clip as vector maxima and minima (the same values as
+/// [`Activation::apply`], NaN included), the others on a local copy (on `out`, LLVM wrote a ReLU
+/// as a masked store, slow on AMD cores).
+#[inline(always)]
+fn store_act(p: &Conv2d, acc: &[__m256], out: &mut [f32]) {
+    let l = S::L;
+    for (&a, o) in acc.iter().zip(out.chunks_exact_mut(l)) {
+        // SAFETY (the intrinsics): AVX, as in `transpose8`. `max_ps(m, v)` is `m > v ? m : v`
+        // and `min_ps(m, v)` is `m < v ? m : v`, `v` when either is NaN, as in `relu_f` and
+        // `clip_f` (for `min <= max`).
+        match p.act {
+            Activation::None => S::store(o, a),
+            Activation::Relu => S::store(o, unsafe { _mm256_max_ps(S::zero(), a) }),
+            Activation::Clip { min, max } if min <= max => {
+                S::store(o, unsafe { _mm256_min_ps(S::splat(max), _mm256_max_ps(S::splat(min), a)) })
+            }
+            act => {
+                let mut lanes = [0.0; MAX_LANES];
+                S::store(&mut lanes, a);
+                act.apply_in_kernel(&mut lanes[..l]);
+                o.copy_from_slice(&lanes[..l]);
+            }
+        }
+    }
+}
+
+/// Writes a band's outputs into their planes: channel `c0 + ch`, rows `oh0..oh0 + bo`, eight
+/// positions at a time through [`transpose8`].
+#[inline(always)]
+fn unstage(p: &Conv2d, at: Planes, out: &[f32], y: &mut [f32]) {
+    let out_plane = p.out_h * p.out_w;
+    let len = at.bo * p.out_w;
+    let start = (at.n * p.out_channels + at.c0) * out_plane + at.oh0 * p.out_w;
+    let y = &mut y[start..][..7 * out_plane + len];
+    let whole = len / 8 * 8;
+    for q0 in (0..whole).step_by(8) {
+        let planes = transpose8(core::array::from_fn(|k| S::load(&out[(q0 + k) * 8..])));
+        for (ch, v) in planes.into_iter().enumerate() {
+            S::store(&mut y[ch * out_plane + q0..], v);
+        }
+    }
+    for q in whole..len {
+        for ch in 0..8 {
+            y[ch * out_plane + q] = out[q * 8 + ch];
+        }
+    }
+}
