@@ -8,7 +8,7 @@
 
 use crate::arch::arm_facts::{DEPTHWISE_STACK_BYTES as ARM_DSP_DEPTHWISE_BYTES, STACK_BYTES as ARM_DSP_BYTES};
 use crate::arch::x86_64_facts::{
-    depthwise_bytes, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES, INT8_DEPTHWISE_BYTES,
+    depthwise_bytes, FMA_CONV_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES, INT8_DEPTHWISE_BYTES,
 };
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
@@ -85,7 +85,7 @@ pub const fn conv2d_stack_bytes(p: &Conv2d, t: Target) -> usize {
                 Some(ocg) => ocg,
                 None => 0,
             };
-            let fma = if ocg >= FMA_MIN_ROWS { FMA_PANELS_BYTES } else { 0 };
+            let fma = if ocg >= FMA_MIN_ROWS { FMA_CONV_BYTES } else { 0 };
             let one_input_channel = p.in_channels == p.groups;
             let depthwise = if one_input_channel { depthwise_bytes(p.kernel_h, p.kernel_w) } else { 0 };
             2 * PORTABLE_PANELS_BYTES + DIRECT_STACK_BYTES + max(fma, depthwise)

@@ -165,6 +165,17 @@ fn strided_dilated_asymmetric_pads() {
     check(p, true, 31);
 }
 
+/// Padded layers with many input channels: on the FMA paths, bands of output rows over
+/// zero-padded copies of the input rows they read (10 and 6 bands; stride 2, dilation, uneven
+/// padding, bottom and right padding past the input).
+#[test]
+fn padded_bands_of_output_rows() {
+    let p = conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 60);
+    let p = conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0);
+    check(p, true, 61);
+}
+
 #[test]
 fn stride_larger_than_kernel() {
     let p = conv_params(1, 3, 5, (13, 14), (2, 2), (3, 4), (1, 1), (0, 0, 0, 0), 1, A0);

@@ -38,7 +38,7 @@ fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatch
 }
 
 /// Convolutions that reach every kernel of every path: the implicit GEMM (row tiles, inside and
-/// border positions, stride 1, 2, 3), im2col on a narrow output, pointwise, grouped, few output
+/// border positions, stride 1, 2, 3, padded bands), im2col on a narrow output, pointwise, grouped, few output
 /// channels (portable GEMM), 3x3 depthwise on small planes (padded-plane kernel) and a large one
 /// (row-wise kernel), a 5x5 depthwise (direct convolution), 8 output channels (the implicit
 /// GEMM on half a vector of AVX-512), depthwise layers of 8 channels and more (the
@@ -73,6 +73,9 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 16, 16, (11, 20), (3, 3), (1, 3), (1, 1), (0, 0, 0, 0), 16, A0),
         conv_params(2, 8, 8, (12, 19), (5, 5), (1, 1), (2, 1), (2, 2, 2, 2), 8, leaky),
         conv_params(1, 8, 8, (200, 150), (3, 3), (1, 2), (1, 1), (1, 1, 1, 1), 8, Relu),
+        // The implicit GEMM on padded bands of output rows: 10 bands; 6 at stride 2, dilated.
+        conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
+        conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0),
     ]
 }
 
@@ -137,13 +140,22 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
 #[test]
 fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
     // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles
-    // for the rest; one column with A's rows contiguous: the matrix-vector tiles, then row tiles),
-    // fewer the portable GEMM; 8 and 16 rows: column tiles of 4 rows; A of 64K values read in
-    // place (transposed): depth outer; every transpose.
-    for (i, &(m, n, k)) in
-        [(8, 40, 9), (16, 70, 12), (37, 5, 130), (64, 100, 33), (3, 50, 20), (17, 1, 300), (300, 1, 70), (64, 4, 1100)]
-            .iter()
-            .enumerate()
+    // for the rest; one column with A's rows contiguous: the matrix-vector tiles of 8, 4, 2 and
+    // 1 vectors, then row tiles), fewer the portable GEMM; 8 and 16 rows: column tiles of 4
+    // rows; A of 64K values read in place (transposed): depth outer; every transpose.
+    for (i, &(m, n, k)) in [
+        (8, 40, 9),
+        (16, 70, 12),
+        (37, 5, 130),
+        (64, 100, 33),
+        (3, 50, 20),
+        (17, 1, 300),
+        (300, 1, 70),
+        (56, 1, 500),
+        (64, 4, 1100),
+    ]
+    .iter()
+    .enumerate()
     {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             let p = MatMul {

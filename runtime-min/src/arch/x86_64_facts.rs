@@ -3,7 +3,8 @@
 //! arrays and take their decisions with these constants, and [`crate::facts`] states their stack
 //! needs with them; kept apart so that the facts of an x86-64 target can be computed on any host
 //! (the planner runs wherever the build does). On x86-64 builds, the kernels check at compile
-//! time that their buffers take exactly [`FMA_PANELS_BYTES`], [`DEPTHWISE_PLANE_BYTES`] and
+//! time that their buffers take exactly [`FMA_PANELS_BYTES`], [`FMA_CONV_BYTES`],
+//! [`DEPTHWISE_PLANE_BYTES`] and
 //! [`DEPTHWISE_BLOCKED_BYTES`].
 
 /// The fewest rows of C (output channels of a convolution group) for which the FMA kernels
@@ -22,6 +23,13 @@ pub(crate) const FMA_KC: usize = 128;
 /// Bytes of the FMA kernels' panels: a packed A panel (`FMA_MV_MAX x FMA_KC`), a B panel
 /// (`FMA_KC x FMA_NB`) and a staging tile (`FMA_NB x FMA_MV_MAX`), all `f32`: 23.5 KiB.
 pub(crate) const FMA_PANELS_BYTES: usize = (FMA_MV_MAX * FMA_KC + FMA_KC * FMA_NB + FMA_NB * FMA_MV_MAX) * 4;
+
+/// Floats of the implicit-GEMM convolution's zero-padded band of input rows (`x86_64/fma.rs`):
+/// a layer with padding whose output rows read at most this much each runs on such bands.
+pub(crate) const FMA_CONV_BAND: usize = 16 * 1024;
+/// Bytes of the implicit-GEMM convolution's arrays: the row-vector kernels' panels and the padded
+/// band of input rows (`f32`): 87.5 KiB.
+pub(crate) const FMA_CONV_BYTES: usize = FMA_PANELS_BYTES + FMA_CONV_BAND * 4;
 
 /// Largest zero-padded plane (floats) of the 3x3 depthwise padded-plane kernel.
 pub(crate) const DEPTHWISE_PLANE_MAX: usize = 4096;
