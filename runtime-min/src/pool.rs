@@ -235,11 +235,8 @@ impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
 /// [`max_pool2d`]'s body.
 #[cfg_attr(target_arch = "x86_64", inline(always))]
 fn max_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
-    let comb = |d: &mut f32, v: f32| {
-        if v > *d || v.is_nan() {
-            *d = v
-        }
-    };
+    // A select, not a conditional store: it vectorises.
+    let comb = |d: &mut f32, v: f32| *d = if v > *d || v.is_nan() { v } else { *d };
     if !pool_tiles(p, x, y, f32::NEG_INFINITY, comb) {
         pool_rows(p, x, y, f32::NEG_INFINITY, comb, |_, _, _| {});
     }
