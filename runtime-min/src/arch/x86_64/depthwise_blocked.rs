@@ -57,13 +57,8 @@ impl Bands {
     /// the stage, or its outputs the output buffer.
     #[inline(always)]
     fn new(p: &Conv2d) -> Option<Bands> {
-        let cols = (p.out_w - 1) * p.stride_w + (p.kernel_w - 1) * p.dilation_w + 1;
-        let span_h = (p.kernel_h - 1) * p.dilation_h;
-        let staged_rows = DEPTHWISE_BLOCKED_STAGE / (cols * S::L);
-        let by_stage = match staged_rows > span_h {
-            true => (staged_rows - span_h - 1) / p.stride_h + 1,
-            false => 0,
-        };
+        let cols = p.cols_read();
+        let by_stage = p.rows_fitting(DEPTHWISE_BLOCKED_STAGE / (cols * S::L));
         let rows = by_stage.min(DEPTHWISE_BLOCKED_OUT / (p.out_w * S::L)).min(p.out_h);
         (rows > 0).then_some(Bands { cols, rows })
     }
@@ -71,7 +66,7 @@ impl Bands {
     /// Staged rows of a band of `bo` output rows.
     #[inline(always)]
     fn staged_rows(self, p: &Conv2d, bo: usize) -> usize {
-        (bo - 1) * p.stride_h + (p.kernel_h - 1) * p.dilation_h + 1
+        p.rows_read(bo)
     }
 }
 
