@@ -19,8 +19,8 @@
 //! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
 //! on the tile size an im2col scratch allows, on `n`, or on the vector width.
 //!
-//! `unsafe` here: the unchecked reads in [`gemm_cols`], [`micro_indirect`] and [`micro_row`], whose
-//! bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
+//! `unsafe` here: the unchecked reads in [`gemm_cols`], [`micro_indirect`], [`micro_row`] and
+//! [`micro_tap_rows`], whose bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
 
 use super::depthwise::zeroed;
 use super::lanes::Lanes;
@@ -239,28 +239,23 @@ fn micro<S: Lanes, const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: us
     }
 }
 
-/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base[c] + koff]` with `koff` the
-/// offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding them all.
+/// `acc += A * B` over the panel (depths `k0..k0 + ap.kc`), where `B[k][c] = x[base[c] + koff]`
+/// with `koff` the offset of row `k` of the im2col matrix.
 #[inline(always)]
 fn micro_indirect<S: Lanes, const R: usize, const C: usize>(
     ap: APanel,
+    p: &Conv2d,
+    k0: usize,
     x: &[f32],
     base: &[usize; C],
-    mut taps: Taps,
-    koff_max: usize,
     acc: &mut Acc<S::V, R, C>,
 ) {
     // One bounds check per column for the whole panel instead of one per value.
+    let koff_max = koff_max(p);
     let cols: [&[f32]; C] = core::array::from_fn(|c| &x[base[c]..][..=koff_max]);
-    for kk in 0..ap.kc {
-        let av = ap.at::<S, R>(kk);
-        let ko = taps.next();
-        debug_assert!(ko <= koff_max);
-        for (acc_c, col) in acc.iter_mut().zip(&cols) {
-            // SAFETY: `ko <= koff_max` (the caller's bound on `koff`) and `col.len() == koff_max + 1`.
-            fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *col.get_unchecked(ko) }));
-        }
-    }
+    // SAFETY (the reads below): every im2col offset is at most `koff_max`, and
+    // `cols[c].len() == koff_max + 1`.
+    micro_im2col::<S, R, C>(ap, p, k0, |c, ko| unsafe { *cols[c].get_unchecked(ko) }, acc);
 }
 
 /// All of C in row-vector tiles (any strides): every step multiplies the vectors of A's rows by
@@ -886,30 +881,103 @@ fn conv_block<S: Lanes, const R: usize, const C: usize>(
     }
 }
 
-/// `acc += A * B` over the panel's depth, where `B[k][c] = x[base + koff + c * STRIDE]` with
-/// `koff` the offset of row `k` of the im2col matrix (walked by `taps`) and `koff_max` bounding
-/// them all.
+/// `acc += A * B` over the panel (depths `k0..k0 + ap.kc`), where
+/// `B[k][c] = x[base + koff + c * STRIDE]` with `koff` the offset of row `k` of the im2col matrix.
 #[inline(always)]
 fn micro_row<S: Lanes, const R: usize, const C: usize, const STRIDE: usize>(
     ap: APanel,
+    p: &Conv2d,
+    k0: usize,
     x: &[f32],
     base: usize,
-    mut taps: Taps,
-    koff_max: usize,
     acc: &mut Acc<S::V, R, C>,
 ) {
     // One bounds check for the whole panel instead of one per value.
+    let koff_max = koff_max(p);
     let span = &x[base..][..=koff_max + (C - 1) * STRIDE];
+    // SAFETY (the reads below): every im2col offset is at most `koff_max` and
+    // `c * STRIDE <= (C - 1) * STRIDE`, so the index is below `span.len()`.
+    micro_im2col::<S, R, C>(ap, p, k0, |c, ko| unsafe { *span.get_unchecked(ko + c * STRIDE) }, acc);
+}
+
+/// `acc += A * B` over the panel (depths `k0..k0 + ap.kc`) of a convolution's im2col matrix,
+/// where `value(c, koff)` is column `c`'s input value at im2col offset `koff` (at most
+/// [`koff_max`]): by kernel rows ([`micro_tap_rows`]) where the panel allows, else one depth at a
+/// time along the [`Taps`] walk.
+#[inline(always)]
+fn micro_im2col<S: Lanes, const R: usize, const C: usize>(
+    ap: APanel,
+    p: &Conv2d,
+    k0: usize,
+    value: impl Fn(usize, usize) -> f32,
+    acc: &mut Acc<S::V, R, C>,
+) {
+    if micro_tap_rows::<S, R, C>(ap, p, k0, &value, acc) {
+        return;
+    }
+    let mut taps = Taps::at(p, k0);
     for kk in 0..ap.kc {
         let av = ap.at::<S, R>(kk);
         let ko = taps.next();
-        debug_assert!(ko <= koff_max);
+        debug_assert!(ko <= koff_max(p));
         for (c, acc_c) in acc.iter_mut().enumerate() {
-            // SAFETY: `ko <= koff_max` (the caller's bound on the walk's offsets) and
-            // `c * STRIDE <= (C - 1) * STRIDE`, so the index is below `span.len()`.
-            fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *span.get_unchecked(ko + c * STRIDE) }));
+            fma_column::<S, R>(acc_c, &av, S::splat(value(c, ko)));
         }
     }
+}
+
+/// `acc += A * B` over a panel of whole kernel rows (`k0` and `kc` multiples of `kernel_w`)
+/// of a kernel whose columns are adjacent (`dilation_w == 1`), where `value(c, koff)` is column
+/// `c`'s input value at im2col offset `koff`; returns false (and does nothing) for other panels.
+/// One kernel row at a time: the offset of a tap is the row's plus its column, a single addition
+/// per depth, and A is read without a bounds check per depth. The same depths in the same order
+/// as the [`Taps`] walk, whose few branches per depth made a 3x3 layer run about 30 instructions
+/// per 12 multiply-adds. (The taps of a row are a loop, not unrolled: unrolled, the compiler
+/// shares the broadcasts of the input values that neighbouring taps and columns both read, keeps
+/// them in registers, and spills the accumulators.)
+#[inline(always)]
+fn micro_tap_rows<S: Lanes, const R: usize, const C: usize>(
+    ap: APanel,
+    p: &Conv2d,
+    k0: usize,
+    value: impl Fn(usize, usize) -> f32,
+    acc: &mut Acc<S::V, R, C>,
+) -> bool {
+    let kw_n = p.kernel_w;
+    if p.dilation_w != 1 || !k0.is_multiple_of(kw_n) || !ap.kc.is_multiple_of(kw_n) {
+        return false;
+    }
+    let rows = ap.kc / kw_n;
+    if rows == 0 {
+        return true;
+    }
+    let (plane_step, row_step) = (p.in_h * p.in_w, p.dilation_h * p.in_w);
+    let first = k0 / kw_n;
+    let (ic, mut kh) = (first / p.kernel_h, first % p.kernel_h);
+    let mut plane = ic * plane_step;
+    let mut row = plane + kh * row_step;
+    // One bounds check for all of the panel's A.
+    let a = &ap.a[..(ap.kc - 1) * ap.stride + R * S::L];
+    let mut at = 0;
+    for _ in 0..rows {
+        for kw in 0..kw_n {
+            // SAFETY: `at` is the offset of depth `kk < kc` (one stride per depth), so the `R`
+            // vectors at `at` lie inside `a`.
+            let av: [S::V; R] = core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(at + r * S::L)) });
+            for (c, acc_c) in acc.iter_mut().enumerate() {
+                fma_column::<S, R>(acc_c, &av, S::splat(value(c, row + kw)));
+            }
+            at += ap.stride;
+        }
+        kh += 1;
+        row += row_step;
+        if kh == p.kernel_h {
+            kh = 0;
+            plane += plane_step;
+            row = plane;
+        }
+    }
+    true
 }
 
 /// The largest offset of any im2col row from a position's top-left input value: the last input
@@ -955,19 +1023,18 @@ impl ConvTiles<'_> {
             load_tile::<S, R, C>(g, self.yg, blk.i0, blk.mr, cols, self.tile, &mut acc);
         }
         let panel = blk.panel(blk.k0, blk.kc);
-        let taps = Taps::at(p, blk.k0);
         match input {
             TileInput::Row(base) => match p.stride_w {
-                1 => micro_row::<S, R, C, 1>(panel, xg, base, taps, koff_max(p), &mut acc),
-                _ => micro_row::<S, R, C, 2>(panel, xg, base, taps, koff_max(p), &mut acc),
+                1 => micro_row::<S, R, C, 1>(panel, p, blk.k0, xg, base, &mut acc),
+                _ => micro_row::<S, R, C, 2>(panel, p, blk.k0, xg, base, &mut acc),
             },
             TileInput::Inside(corner) => {
                 let base: [usize; C] = core::array::from_fn(|c| corner[c].0 as usize * p.in_w + corner[c].1 as usize);
-                micro_indirect::<S, R, C>(panel, xg, &base, taps, koff_max(p), &mut acc);
+                micro_indirect::<S, R, C>(panel, p, blk.k0, xg, &base, &mut acc);
             }
             TileInput::Border(corner) => {
                 let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
-                let mut taps = taps;
+                let mut taps = Taps::at(p, blk.k0);
                 for (kb, kc) in blk.b_blocks() {
                     for dst in self.bpack[..kc * C].chunks_exact_mut(C) {
                         let (th, tw) = taps.tap();
