@@ -292,6 +292,10 @@ fn implicit_gemm_row_tiles() {
     check(p, true, 91);
     let p = conv_params(2, 6, 40, (7, 29), (3, 3), (1, 2), (1, 1), (1, 0, 1, 0), 1, Activation::Relu);
     check(p, false, 92);
+    // 8 output channels (one-vector tiles of 12 positions on AVX2, stored as two transposed
+    // blocks of 8 and 4 columns), 3 input channels at stride 2: a first layer's shape.
+    let p = conv_params(1, 3, 8, (33, 58), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 93);
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //! a zero sum, as in [`super::depthwise`]).
 
 use super::depthwise::zeroed;
-use super::lanes::{Avx2 as S, Lanes};
+use super::lanes::{transpose8, Avx2 as S, Lanes};
 use crate::arch::x86_64_facts::{DEPTHWISE_BLOCKED_BYTES, MAX_LANES};
 use crate::arch::x86_64_facts::{
     DEPTHWISE_BLOCKED_MAX_TAPS as MAX_TAPS, DEPTHWISE_BLOCKED_OUT, DEPTHWISE_BLOCKED_STAGE,
@@ -232,34 +232,6 @@ fn stage(p: &Conv2d, bands: Bands, at: Planes, x: &[f32], stage: &mut [f32]) {
             *l = plane[q];
         }
         land(stage, S::load(&lanes));
-    }
-}
-
-/// The 8 x 8 transpose: lane `i` of vector `k` of the result is lane `k` of vector `i` of `rows`.
-#[inline(always)]
-fn transpose8(rows: [__m256; 8]) -> [__m256; 8] {
-    let [r0, r1, r2, r3, r4, r5, r6, r7] = rows;
-    // SAFETY: AVX, which the entry points calling this kernel are compiled with and detection
-    // found (see `super`).
-    unsafe {
-        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
-        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
-        let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
-        let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
-        let (s0, s1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
-        let (s2, s3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
-        let (s4, s5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
-        let (s6, s7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
-        [
-            _mm256_permute2f128_ps::<0x20>(s0, s4),
-            _mm256_permute2f128_ps::<0x20>(s1, s5),
-            _mm256_permute2f128_ps::<0x20>(s2, s6),
-            _mm256_permute2f128_ps::<0x20>(s3, s7),
-            _mm256_permute2f128_ps::<0x31>(s0, s4),
-            _mm256_permute2f128_ps::<0x31>(s1, s5),
-            _mm256_permute2f128_ps::<0x31>(s2, s6),
-            _mm256_permute2f128_ps::<0x31>(s3, s7),
-        ]
     }
 }
 

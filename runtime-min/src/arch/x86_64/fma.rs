@@ -543,6 +543,13 @@ impl<const C: usize> Cols<C> {
     fn run(j0: usize, n: usize) -> Self {
         Cols { j: core::array::from_fn(|c| j0 + c.min(n - 1)), n }
     }
+
+    /// The first column, when the tile's `C` columns are consecutive.
+    #[inline(always)]
+    fn run_start(&self) -> Option<usize> {
+        let j0 = self.j[0];
+        (self.n == C && (0..C).all(|c| self.j[c] == j0 + c)).then_some(j0)
+    }
 }
 
 /// Loads the partial sums `C[i0..i0 + mr, cols]` into `acc` (through `tile`; lanes outside the
@@ -567,7 +574,8 @@ fn load_tile<S: Lanes, const R: usize, const C: usize>(
     }
 }
 
-/// Stores `acc` to `C[i0..i0 + mr, cols]` (through `tile`).
+/// Stores `acc` to `C[i0..i0 + mr, cols]`: row by row ([`Lanes::store_rows`]) when the columns
+/// are consecutive and the instruction set can, else value by value through `tile`.
 #[inline(always)]
 fn store_tile<S: Lanes, const R: usize, const C: usize>(
     g: &Gemm,
@@ -578,6 +586,11 @@ fn store_tile<S: Lanes, const R: usize, const C: usize>(
     tile: &mut [[f32; MV_MAX]; NB],
     acc: &Acc<S::V, R, C>,
 ) {
+    if let Some(j0) = cols.run_start() {
+        if S::store_rows::<R, C>(acc, mr, &mut c[i0 * g.c_rs + j0..], g.c_rs) {
+            return;
+        }
+    }
     for (acc_c, col) in acc.iter().zip(tile.iter_mut()) {
         for (r, &v) in acc_c.iter().enumerate() {
             S::store(&mut col[r * S::L..], v);
