@@ -29,6 +29,7 @@ use crate::arch::x86_64_facts::{FMA_CONV_BYTES, FMA_PANELS_BYTES, MAX_LANES};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{finish, finish_inlined, Bias, Gemm};
 use crate::util::valid_range;
+use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
 use core::mem::MaybeUninit;
 
 // The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
@@ -208,9 +209,20 @@ struct APanel<'a> {
     a: &'a [f32],
     stride: usize,
     kc: usize,
+    /// Prefetch, at each depth, the next `R * L` rows: the next row block's panel of an A read
+    /// in place, whose depths lie a stride apart. The hardware prefetchers do not follow such a
+    /// walk across pages, and a layer whose weights are not in cache waits on every depth's
+    /// line.
+    ahead: bool,
 }
 
 impl APanel<'_> {
+    /// The same panel, prefetching the next rows ([`APanel::ahead`]) when `on`.
+    #[inline(always)]
+    fn ahead(self, on: bool) -> Self {
+        APanel { ahead: on, ..self }
+    }
+
     /// The `R` vectors of rows at depth `kk`.
     #[inline(always)]
     fn at<S: Lanes, const R: usize>(&self, kk: usize) -> [S::V; R] {
@@ -237,12 +249,25 @@ fn micro<S: Lanes, const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: us
     let a = &ap.a[..(ap.kc - 1) * ap.stride + R * S::L];
     let b = &b[..(ap.kc - 1) * bs + C];
     for kk in 0..ap.kc {
+        if ap.ahead {
+            prefetch_rows(ap.a, kk * ap.stride + R * S::L, R * S::L);
+        }
         // SAFETY: `kk < kc`, so A's `R` vectors at `kk * stride` and B's `C` values at
         // `kk * bs` lie inside the slices checked above.
         let av: [S::V; R] = core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(kk * ap.stride + r * S::L)) });
         for (c, acc_c) in acc.iter_mut().enumerate() {
             fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *b.get_unchecked(kk * bs + c) }));
         }
+    }
+}
+
+/// Asks for the cache lines of `a[at..at + n]` (a hint: nothing is read, and an address past
+/// `a`'s end cannot fault).
+#[inline(always)]
+fn prefetch_rows(a: &[f32], at: usize, n: usize) {
+    for l in (0..n).step_by(16) {
+        // SAFETY: a prefetch neither reads nor faults; `wrapping_add` only computes the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(a.as_ptr().wrapping_add(at + l).cast()) }
     }
 }
 
@@ -288,8 +313,13 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
             let mut i = i0;
             while i < g.m {
                 let mr = mv.min(g.m - i);
+                // The same rows of the next pass, on their way while this one computes.
+                for kk in k0 + STREAM_KC..(k0 + 2 * STREAM_KC).min(g.k) {
+                    prefetch_rows(a, kk * g.a_cs + i, mv);
+                }
                 let a = &a[i + k0 * g.a_cs..];
-                let blk = Block { i0: i, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a, stride: g.a_cs };
+                let accumulate = k0 > 0 || g.add_to_c;
+                let blk = Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false };
                 by_rows!(S, mr, rows_pass(g, b, c, &blk, &mut panels.b, &mut panels.tile));
                 i += mv;
             }
@@ -427,7 +457,8 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
         for (kb, kc) in blk.b_blocks() {
             let in_place = b_rows_in_place::<C>(g, b.len(), j0, kb, kc);
             if in_place > 0 {
-                micro::<S, R, C>(blk.panel(kb, in_place), &b[kb * g.b_rs + j0..], g.b_rs, &mut acc);
+                let panel = blk.panel(kb, in_place).ahead(j0 == 0 && blk.in_place);
+                micro::<S, R, C>(panel, &b[kb * g.b_rs + j0..], g.b_rs, &mut acc);
             }
             if in_place < kc {
                 let (k1, rest) = (kb + in_place, kc - in_place);
@@ -450,13 +481,16 @@ struct Block<'a> {
     accumulate: bool,
     a: &'a [f32],
     stride: usize,
+    /// A is read in place over all of `k` (its next rows lie `R * L` values on at every depth),
+    /// and the first tile prefetches them ([`APanel::ahead`]).
+    in_place: bool,
 }
 
 impl Block<'_> {
     /// A's rows at depths `kb..kb + kc` of this pass.
     #[inline(always)]
     fn panel(&self, kb: usize, kc: usize) -> APanel<'_> {
-        APanel { a: &self.a[(kb - self.k0) * self.stride..], stride: self.stride, kc }
+        APanel { a: &self.a[(kb - self.k0) * self.stride..], stride: self.stride, kc, ahead: false }
     }
 
     /// The pass's depth in blocks of at most `KC` (a B panel's depth): `(start, length)`.
@@ -501,11 +535,13 @@ impl Passes {
         apack: &'a mut [f32; MV_MAX * KC],
     ) -> Block<'a> {
         if self.in_place {
-            return Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a: &a[i0..], stride: g.a_cs };
+            let a = &a[i0..];
+            return Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a, stride: g.a_cs, in_place: true };
         }
         let kc = KC.min(g.k - k0);
         pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
-        Block { i0, mr, k0, kc, accumulate: k0 > 0 || g.add_to_c, a: &apack[..], stride: R * S::L }
+        let accumulate = k0 > 0 || g.add_to_c;
+        Block { i0, mr, k0, kc, accumulate, a: &apack[..], stride: R * S::L, in_place: false }
     }
 }
 
