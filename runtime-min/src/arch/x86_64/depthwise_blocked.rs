@@ -62,12 +62,6 @@ impl Bands {
         let rows = by_stage.min(DEPTHWISE_BLOCKED_OUT / (p.out_w * S::L)).min(p.out_h);
         (rows > 0).then_some(Bands { cols, rows })
     }
-
-    /// Staged rows of a band of `bo` output rows.
-    #[inline(always)]
-    fn staged_rows(self, p: &Conv2d, bo: usize) -> usize {
-        p.rows_read(bo)
-    }
 }
 
 /// Whether [`depthwise_blocked`] computes convolution `p` with `ocg` output channels per group:
@@ -113,7 +107,7 @@ fn blocks<const T: usize>(p: &Conv2d, bands: Bands, x: &[f32], w: &[f32], bias: 
         out: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_OUT],
     };
     // The parts a layer uses, zeroed once (zeroing all 40 KiB took longer than a small layer).
-    let stage_buf = zeroed(&mut buffers.stage, bands.staged_rows(p, bands.rows) * bands.cols * S::L);
+    let stage_buf = zeroed(&mut buffers.stage, p.rows_read(bands.rows) * bands.cols * S::L);
     let out_buf = zeroed(&mut buffers.out, bands.rows * p.out_w * S::L);
     let blocks = p.out_channels / S::L;
     for block in 0..blocks {
@@ -166,7 +160,7 @@ fn stage(p: &Conv2d, bands: Bands, at: Planes, x: &[f32], stage: &mut [f32]) {
     let iw_end = p.in_w.min(cols.saturating_sub(p.pad_left));
     let left = p.pad_left.min(cols);
     let right = left + iw_end;
-    let rows = bands.staged_rows(p, at.bo);
+    let rows = p.rows_read(at.bo);
     // The band's staged rows inside the input: `j0..j1`, input rows `ih0..`.
     let first = at.oh0 * p.stride_h;
     let j0 = p.pad_top.saturating_sub(first).min(rows);

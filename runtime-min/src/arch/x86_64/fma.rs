@@ -229,6 +229,27 @@ impl APanel<'_> {
         let row = &self.a[kk * self.stride..][..R * S::L];
         core::array::from_fn(|r| S::load(&row[r * S::L..]))
     }
+
+    /// The panel's values with one bounds check for all of its depths: the `R` vectors of every
+    /// depth `kk < kc` lie inside, from `kk * stride` (empty for an empty panel). Read with
+    /// [`vectors_at`].
+    #[inline(always)]
+    fn checked<S: Lanes, const R: usize>(&self) -> &[f32] {
+        match self.kc {
+            0 => &[],
+            kc => &self.a[..(kc - 1) * self.stride + R * S::L],
+        }
+    }
+}
+
+/// The `R` vectors of `L` values at `a[at..]`, without a bounds check.
+///
+/// # Safety
+/// `at + R * L <= a.len()`: for `a` from [`APanel::checked`], `at = kk * stride` with `kk < kc`.
+#[inline(always)]
+unsafe fn vectors_at<S: Lanes, const R: usize>(a: &[f32], at: usize) -> [S::V; R] {
+    // SAFETY: the caller's bound.
+    core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(at + r * S::L)) })
 }
 
 /// `acc_c += av * bv`, lane by lane: one column of a row-vector tile at one depth.
@@ -246,7 +267,7 @@ fn micro<S: Lanes, const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: us
         return;
     }
     // One bounds check per operand for the whole panel instead of three per depth.
-    let a = &ap.a[..(ap.kc - 1) * ap.stride + R * S::L];
+    let a = ap.checked::<S, R>();
     let b = &b[..(ap.kc - 1) * bs + C];
     for kk in 0..ap.kc {
         if ap.ahead {
@@ -254,7 +275,7 @@ fn micro<S: Lanes, const R: usize, const C: usize>(ap: APanel, b: &[f32], bs: us
         }
         // SAFETY: `kk < kc`, so A's `R` vectors at `kk * stride` and B's `C` values at
         // `kk * bs` lie inside the slices checked above.
-        let av: [S::V; R] = core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(kk * ap.stride + r * S::L)) });
+        let av = unsafe { vectors_at::<S, R>(a, kk * ap.stride) };
         for (c, acc_c) in acc.iter_mut().enumerate() {
             fma_column::<S, R>(acc_c, &av, S::splat(unsafe { *b.get_unchecked(kk * bs + c) }));
         }
@@ -561,16 +582,13 @@ fn a_in_place<S: Lanes, const R: usize>(g: &Gemm, a: &[f32], i0: usize) -> bool 
 /// of such a tile, or all of them when B's columns are strided) go through [`gather_b`].
 #[inline(always)]
 fn b_rows_in_place<const C: usize>(g: &Gemm, b_len: usize, j0: usize, k0: usize, kc: usize) -> usize {
-    let Some(room) = b_len.checked_sub(j0 + C) else { return 0 };
+    let Some(room) = b_len.checked_sub(j0 + C).filter(|_| g.b_cs == 1) else { return 0 };
     // Row `k`'s read ends at `k * b_rs + j0 + C`: rows `0..fit` stay inside `b`.
     let fit = match g.b_rs {
         0 => k0 + kc,
         rs => room / rs + 1,
     };
-    match g.b_cs {
-        1 => fit.saturating_sub(k0).min(kc),
-        _ => 0,
-    }
+    fit.saturating_sub(k0).min(kc)
 }
 
 /// Gathers rows `k0..k0 + kc` of B's columns `cols` into `bpack` for [`micro`] (row stride `C`,
@@ -1018,23 +1036,19 @@ fn micro_tap_rows<S: Lanes, const R: usize, const C: usize>(
     if p.dilation_w != 1 || !k0.is_multiple_of(kw_n) || !ap.kc.is_multiple_of(kw_n) {
         return false;
     }
-    let rows = ap.kc / kw_n;
-    if rows == 0 {
-        return true;
-    }
     let (plane_step, row_step) = (p.in_h * p.in_w, p.dilation_h * p.in_w);
     let first = k0 / kw_n;
     let (ic, mut kh) = (first / p.kernel_h, first % p.kernel_h);
     let mut plane = ic * plane_step;
     let mut row = plane + kh * row_step;
     // One bounds check for all of the panel's A.
-    let a = &ap.a[..(ap.kc - 1) * ap.stride + R * S::L];
+    let a = ap.checked::<S, R>();
     let mut at = 0;
-    for _ in 0..rows {
+    for _ in 0..ap.kc / kw_n {
         for kw in 0..kw_n {
             // SAFETY: `at` is the offset of depth `kk < kc` (one stride per depth), so the `R`
             // vectors at `at` lie inside `a`.
-            let av: [S::V; R] = core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(at + r * S::L)) });
+            let av = unsafe { vectors_at::<S, R>(a, at) };
             for (c, acc_c) in acc.iter_mut().enumerate() {
                 fma_column::<S, R>(acc_c, &av, S::splat(value(c, row + kw)));
             }
