@@ -164,12 +164,3 @@ impl Conv2d {
         }
     }
 }
-
-#[cfg(target_arch = "x86_64")]
-impl ConvOperands<'_> {
-    /// The same operands, borrowed again (for one of several kernels sharing a call).
-    pub fn reborrow(&mut self) -> ConvOperands<'_> {
-        let ConvOperands { icg, ocg, x, w, bias, ref mut y } = *self;
-        ConvOperands { icg, ocg, x, w, bias, y }
-    }
-}

@@ -44,8 +44,10 @@
 //! kernel on separate slices, so its bytes are the same as with separate buffers, whatever order
 //! the kernel works in inside the chunk.
 
+use crate::arch::Kernels;
 use crate::conv::conv2d;
 use crate::conv_shape::{Conv2d, ConvInput};
+use crate::epilogue::Bias;
 use crate::pool::Pool2d;
 use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem, QuantInt};
 
@@ -197,7 +199,11 @@ fn for_each_chunk<E>(
 /// `[1, C, in_h, in_w]` at element `x_at`, the output `[1, C, out_h, out_w]` at element `y_at`,
 /// which may overlap the input as [`conv2d_plane_order`]'s contract allows: output plane `q` must
 /// end at or before input plane `q`'s start (`y_at + (q + 1) * out_plane <= x_at + q * in_plane`
-/// for every `q`). The same bytes as `conv2d` on separate buffers; needs no scratch.
+/// for every `q`). The same bytes as `conv2d` on separate buffers; needs no scratch. Where the
+/// architecture's depthwise kernels take the layer (x86-64 with AVX2 + FMA: they read a plane,
+/// or a block of 8 planes, whole before writing its outputs), one call computes it; elsewhere
+/// it runs as ordinary calls on chunks of planes, as many as the displacement allows (one plane
+/// each at the smallest).
 ///
 /// Panics (never undefined behaviour) if `p` has no plane order, or if the offsets break the
 /// condition: then output plane `q` would overwrite input that is still to be read.
@@ -205,6 +211,15 @@ pub fn conv2d_overlapped(p: &Conv2d, region: &mut [f32], x_at: usize, y_at: usiz
     let Some(order) = conv2d_plane_order(p) else {
         panic!("conv2d_overlapped: not a depthwise convolution with a plane order");
     };
+    let inputs_first = (0..order.planes).all(|q| y_at + (q + 1) * order.out_plane <= x_at + q * order.in_plane);
+    assert!(inputs_first, "conv2d_overlapped: an output plane would overwrite input still to be read");
+    let inside =
+        x_at + order.planes * order.in_plane <= region.len() && y_at + order.planes * order.out_plane <= region.len();
+    assert!(inside, "conv2d_overlapped: the input or the output ends past the region");
+    let bias_rows = bias.map_or(Bias::None, Bias::Row);
+    if Kernels::current().depthwise_shared(p, region, (x_at, y_at), w, bias_rows) {
+        return;
+    }
     let taps = p.kernel_h * p.kernel_w;
     for_each_chunk(order, region, (x_at, y_at), usize::MAX, |q0, q1, _, x, y| {
         let n = q1 - q0;

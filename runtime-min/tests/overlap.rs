@@ -20,10 +20,19 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// Depthwise convolutions reaching every depthwise kernel: 3x3 on a small plane (x86-64's
 /// padded-plane kernel) at stride 1 and 2, with dilation, on a large plane (row-wise kernel),
 /// a 5x5 and a 1x1 one (direct convolution everywhere), a padding that makes the output larger
-/// than the input, with and without an activation.
+/// than the input, with and without an activation; and x86-64's channel-blocked kernel, which
+/// computes a shared region in one call when a block's whole input fits its stage: blocks of 8
+/// channels at stride 1 and 2, with channels left to the plane kernel and a band's outputs in
+/// two passes through its output buffer, 5x5, and a layer too tall for the stage (then the
+/// plane kernels take it).
 fn cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
     vec![
+        conv_params(1, 16, 16, (12, 12), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, Relu),
+        conv_params(1, 20, 20, (12, 24), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 20, Relu),
+        conv_params(1, 16, 16, (17, 15), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 16, A0),
+        conv_params(1, 16, 16, (9, 11), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 16, A0),
+        conv_params(1, 8, 8, (100, 20), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 8, Relu),
         conv_params(1, 8, 8, (12, 12), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
         conv_params(1, 6, 6, (17, 15), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 6, A0),
         conv_params(1, 5, 5, (14, 14), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 5, A0),
@@ -78,7 +87,8 @@ fn overlapped_depthwise_refuses_a_displacement_one_element_too_small() {
     let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
     for (i, p) in cases().into_iter().enumerate() {
         let at = min_input_offset(conv2d_plane_order(&p).unwrap());
-        let (x, w, b) = (vec![1.0; p.in_channels * p.in_h * p.in_w], vec![1.0; p.out_channels * 25], vec![0.0; 8]);
+        let (x, w, b) =
+            (vec![1.0; p.in_channels * p.in_h * p.in_w], vec![1.0; p.out_channels * 25], vec![0.0; p.out_channels]);
         let result = std::panic::catch_unwind(|| overlapped(&p, &x, &w, &b, at - 1));
         assert!(result.is_err(), "case {i}: input at {} accepted", at - 1);
     }

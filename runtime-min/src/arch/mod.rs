@@ -125,6 +125,23 @@ impl Kernels {
     pub(crate) fn depthwise(self, p: &Conv2d, ops: ConvOperands) -> bool {
         this_arch::depthwise(self.0, p, ops)
     }
+
+    /// Computes a depthwise convolution whose input and output share `region` (input from
+    /// element `at.0`, output from `at.1`: [`crate::conv2d_overlapped`]'s layout, under the
+    /// contract it checked: output plane `q` ends at or before input plane `q` starts) in one call
+    /// of this path's depthwise kernels and returns true, or returns false when the caller is to
+    /// run it in chunks of planes.
+    #[inline(always)]
+    pub(crate) fn depthwise_shared(
+        self,
+        p: &Conv2d,
+        region: &mut [f32],
+        at: (usize, usize),
+        w: &[f32],
+        bias: Bias,
+    ) -> bool {
+        this_arch::depthwise_shared(self.0, p, region, at, w, bias)
+    }
 }
 
 /// Runs `call` with the [`Kernels`] in force, compiled for that path: on x86-64 the body gets a

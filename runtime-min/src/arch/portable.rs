@@ -49,6 +49,19 @@ pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> b
     false
 }
 
+/// No depthwise kernels (see [`depthwise`]).
+#[inline(always)]
+pub(super) fn depthwise_shared(
+    _path: KernelPath,
+    _p: &Conv2d,
+    _region: &mut [f32],
+    _at: (usize, usize),
+    _w: &[f32],
+    _bias: Bias,
+) -> bool {
+    false
+}
+
 /// A plain call.
 #[inline(always)]
 pub(super) fn run(kernels: Kernels, call: impl KernelCall) {

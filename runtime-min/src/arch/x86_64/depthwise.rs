@@ -19,10 +19,11 @@
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
 use super::copy::copy_short;
+use super::depthwise_io::DepthwiseOperands;
 use crate::arch::x86_64_facts::{
     DEPTHWISE_PLANE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE,
 };
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::Conv2d;
 use crate::epilogue::Bias;
 use crate::util::valid_range;
 use core::mem::MaybeUninit;
@@ -37,18 +38,22 @@ const _: () =
     assert!(core::mem::size_of::<Buffers>() + core::mem::size_of::<Option<PaddedPlane>>() == DEPTHWISE_PLANE_BYTES);
 
 /// The output planes of channels `c0..` of a 3x3 depthwise convolution with `ocg` output
-/// channels per input channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`.
+/// channels per input channel: `y[n, oc] = act(bias[oc] + conv(x[n, oc / ocg], w[oc]))`, one
+/// plane after another (so in a shared region too: output plane `oc` ends before input plane
+/// `oc`, and the planes after it are read later).
 #[inline(always)]
-pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands, c0: usize) {
-    let ConvOperands { ocg, x, w, bias, y, .. } = ops;
+pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
+    let DepthwiseOperands { ocg, w, bias, mut planes } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
     let mut buffers: Buffers = [[MaybeUninit::uninit(); PADDED_PLANE_MAX + TILE]; 2];
     let mut padded = PaddedPlane::new(p, &mut buffers);
     for n in 0..p.batch {
         for oc in c0..p.out_channels {
-            let xplane = &x[(n * p.in_channels + oc / ocg) * in_plane..][..in_plane];
-            let yplane = &mut y[(n * p.out_channels + oc) * out_plane..][..out_plane];
+            let (xplane, yplane) = planes.plane(
+                ((n * p.in_channels + oc / ocg) * in_plane, in_plane),
+                ((n * p.out_channels + oc) * out_plane, out_plane),
+            );
             let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
             let wk: [f32; 9] = core::array::from_fn(|t| w[w0 + (oc % ocg) * a_rs + t * ws]);
             let b = match bias {

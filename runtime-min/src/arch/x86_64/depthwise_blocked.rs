@@ -17,16 +17,18 @@
 //! a zero sum, as in [`super::depthwise`]).
 
 use super::depthwise::zeroed;
+use super::depthwise_io::{DepthwiseOperands, Planes};
 use super::lanes::{transpose8, Avx2 as S, Lanes};
 use crate::arch::x86_64_facts::{DEPTHWISE_BLOCKED_BYTES, MAX_LANES};
 use crate::arch::x86_64_facts::{
     DEPTHWISE_BLOCKED_MAX_TAPS as MAX_TAPS, DEPTHWISE_BLOCKED_OUT, DEPTHWISE_BLOCKED_STAGE,
 };
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::Conv2d;
 use crate::epilogue::Bias;
 use crate::Activation;
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
+use core::ops::Range;
 
 /// The kernel's stack buffers: the staged input band and its outputs, `f32`.
 struct Buffers {
@@ -45,33 +47,44 @@ const _: () = assert!(
         == DEPTHWISE_BLOCKED_BYTES
 );
 
-/// The geometry of one layer's bands: padded columns per staged row, and output rows per band.
+/// The geometry of one layer's bands: padded columns per staged row, output rows per staged
+/// band, and output rows per pass through the output buffer (a staged band's rows in one or
+/// more passes).
 #[derive(Clone, Copy)]
 struct Bands {
     cols: usize,
     rows: usize,
+    out_rows: usize,
 }
 
 impl Bands {
     /// The bands of `p` for `L` channels, or `None` if one output row's input rows do not fit
-    /// the stage, or its outputs the output buffer.
+    /// the stage, or its outputs the output buffer. Separate planes: a band of as many output
+    /// rows as both buffers hold. Planes `shared` in one region: one band of all output rows,
+    /// `None` unless the stage holds them (a block's outputs may overwrite any of its input
+    /// planes but the last).
     #[inline(always)]
-    fn new(p: &Conv2d) -> Option<Bands> {
+    fn new(p: &Conv2d, shared: bool) -> Option<Bands> {
         let cols = p.cols_read();
-        let by_stage = p.rows_fitting(DEPTHWISE_BLOCKED_STAGE / (cols * S::L));
-        let rows = by_stage.min(DEPTHWISE_BLOCKED_OUT / (p.out_w * S::L)).min(p.out_h);
-        (rows > 0).then_some(Bands { cols, rows })
+        let by_stage = p.rows_fitting(DEPTHWISE_BLOCKED_STAGE / (cols * S::L)).min(p.out_h);
+        let out_rows = (DEPTHWISE_BLOCKED_OUT / (p.out_w * S::L)).min(p.out_h);
+        let rows = match shared {
+            false => by_stage.min(out_rows),
+            true if by_stage == p.out_h => by_stage,
+            true => 0,
+        };
+        (rows > 0 && out_rows > 0).then_some(Bands { cols, rows, out_rows })
     }
 }
 
-/// Whether [`depthwise_blocked`] computes convolution `p` with `ocg` output channels per group:
-/// channel multiplier 1, at least one block of `L` channels, a 3x3 or 5x5 kernel, a band of one
-/// output row fits its buffers, and unless the plane kernels are as fast: a 3x3 kernel at stride
+/// Whether [`depthwise_blocked`] computes convolution `p` with `ocg` output channels per group,
+/// its planes `shared` in one region or not: channel multiplier 1, at least one block of `L`
+/// channels, a 3x3 or 5x5 kernel, [`Bands::new`] has bands, and unless the plane kernels are as fast: a 3x3 kernel at stride
 /// 1 on output rows of [`PLANE_ROWS_FROM`] or more (measured on VWW's and MobileNetV2's 48-wide
 /// layers, 10-15% faster on the row-wise plane kernel than here, where the transposes cost as
 /// much as the arithmetic; 24 wide, as fast; narrower or strided, faster here, up to 2x).
 #[inline(always)]
-pub(super) fn blocked_applies(p: &Conv2d, ocg: usize) -> bool {
+pub(super) fn blocked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
     let is_3x3 = (p.kernel_h, p.kernel_w) == (3, 3);
     let plane_rows = is_3x3 && p.stride_w == 1 && p.out_w >= PLANE_ROWS_FROM;
     ocg == 1
@@ -79,7 +92,7 @@ pub(super) fn blocked_applies(p: &Conv2d, ocg: usize) -> bool {
         && p.out_channels >= S::L
         && (is_3x3 || (p.kernel_h, p.kernel_w) == (5, 5))
         && !plane_rows
-        && Bands::new(p).is_some()
+        && Bands::new(p, shared).is_some()
 }
 
 /// The output width from which a 3x3 depthwise convolution at stride 1 stays on the plane
@@ -88,27 +101,28 @@ const PLANE_ROWS_FROM: usize = 32;
 
 /// The first `out_channels / L * L` output channels of a depthwise convolution that
 /// [`blocked_applies`] to: `y[n, c] = act(bias[c] + conv(x[n, c], w[c]))`. Returns the channels
-/// computed; the rest are the caller's.
+/// computed; the rest are the caller's. In a shared region, each block's input is staged whole
+/// before its outputs are written.
 #[inline(always)]
-pub(super) fn depthwise_blocked(p: &Conv2d, ops: ConvOperands) -> usize {
-    let ConvOperands { x, w, bias, y, .. } = ops;
-    let Some(bands) = Bands::new(p) else { return 0 };
+pub(super) fn depthwise_blocked(p: &Conv2d, ops: DepthwiseOperands) -> usize {
+    let DepthwiseOperands { w, bias, planes, .. } = ops;
+    let Some(bands) = Bands::new(p, planes.shared()) else { return 0 };
     match (p.kernel_h, p.kernel_w) {
-        (3, 3) => blocks::<9>(p, bands, x, w, bias, y),
-        _ => blocks::<25>(p, bands, x, w, bias, y),
+        (3, 3) => blocks::<9>(p, bands, w, bias, planes),
+        _ => blocks::<25>(p, bands, w, bias, planes),
     }
 }
 
 /// The channel blocks of [`depthwise_blocked`], with `T` (`kernel_h * kernel_w`) taps.
 #[inline(always)]
-fn blocks<const T: usize>(p: &Conv2d, bands: Bands, x: &[f32], w: &[f32], bias: Bias, y: &mut [f32]) -> usize {
+fn blocks<const T: usize>(p: &Conv2d, bands: Bands, w: &[f32], bias: Bias, mut planes: Planes) -> usize {
     let mut buffers = Buffers {
         stage: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_STAGE],
         out: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_OUT],
     };
     // The parts a layer uses, zeroed once (zeroing all 40 KiB took longer than a small layer).
     let stage_buf = zeroed(&mut buffers.stage, p.rows_read(bands.rows) * bands.cols * S::L);
-    let out_buf = zeroed(&mut buffers.out, bands.rows * p.out_w * S::L);
+    let out_buf = zeroed(&mut buffers.out, bands.out_rows * p.out_w * S::L);
     let blocks = p.out_channels / S::L;
     for block in 0..blocks {
         let c0 = block * S::L;
@@ -130,10 +144,14 @@ fn blocks<const T: usize>(p: &Conv2d, bands: Bands, x: &[f32], w: &[f32], bias: 
             let mut oh0 = 0;
             while oh0 < p.out_h {
                 let bo = bands.rows.min(p.out_h - oh0);
-                let planes = Planes { n, c0, oh0, bo };
-                stage(p, bands, planes, x, stage_buf);
-                compute::<T>(p, bands, bo, &wv, bv, stage_buf, out_buf);
-                unstage(p, planes, out_buf, y);
+                stage(p, bands, Band { n, c0, oh0, bo }, planes.x(), stage_buf);
+                let mut done = 0;
+                while done < bo {
+                    let rows = bands.out_rows.min(bo - done);
+                    compute::<T>(p, bands, done..done + rows, &wv, bv, stage_buf, out_buf);
+                    unstage(p, Band { n, c0, oh0: oh0 + done, bo: rows }, out_buf, planes.y());
+                    done += rows;
+                }
                 oh0 += bo;
             }
         }
@@ -143,7 +161,7 @@ fn blocks<const T: usize>(p: &Conv2d, bands: Bands, x: &[f32], w: &[f32], bias: 
 
 /// Which values one band covers: image `n`, channels `c0..c0 + L`, output rows `oh0..oh0 + bo`.
 #[derive(Clone, Copy)]
-struct Planes {
+struct Band {
     n: usize,
     c0: usize,
     oh0: usize,
@@ -153,7 +171,7 @@ struct Planes {
 /// Stages the input rows of a band, transposed and zero-padded: padded row `oh0 * stride_h + j`
 /// and column `c` of channel `c0 + ch` at `stage[(j * cols + c) * L + ch]`.
 #[inline(always)]
-fn stage(p: &Conv2d, bands: Bands, at: Planes, x: &[f32], stage: &mut [f32]) {
+fn stage(p: &Conv2d, bands: Bands, at: Band, x: &[f32], stage: &mut [f32]) {
     let (l, cols) = (S::L, bands.cols);
     let in_plane = p.in_h * p.in_w;
     // Input columns the band reads, and where they land.
@@ -229,15 +247,15 @@ fn stage(p: &Conv2d, bands: Bands, at: Planes, x: &[f32], stage: &mut [f32]) {
     }
 }
 
-/// The `bo` output rows of a band into `out` (position `(oh, ow)` of the band at
-/// `out[(oh * out_w + ow) * L..]`, the `L` channels side by side), the activation applied: `T`
-/// taps, [`POSITIONS`] outputs at a time (independent chains of additions; one alone waits on
-/// each addition's latency).
+/// Output rows `rows` of a staged band into `out` (position `(oh, ow)` at
+/// `out[((oh - rows.start) * out_w + ow) * L..]`, the `L` channels side by side), the activation
+/// applied: `T` taps, [`POSITIONS`] outputs at a time (independent chains of additions; one
+/// alone waits on each addition's latency).
 #[inline(always)]
 fn compute<const T: usize>(
     p: &Conv2d,
     bands: Bands,
-    bo: usize,
+    rows: Range<usize>,
     wv: &[__m256; T],
     bv: __m256,
     stage: &[f32],
@@ -249,8 +267,8 @@ fn compute<const T: usize>(
         core::array::from_fn(|t| ((t / p.kernel_w) * p.dilation_h * cols + (t % p.kernel_w) * p.dilation_w) * l);
     let step = p.stride_w * l;
     // Every tap of every output of the band lies inside the staged rows.
-    assert!(((bo - 1) * p.stride_h * cols + (p.out_w - 1) * p.stride_w) * l + offsets[T - 1] + l <= stage.len());
-    for (oh, orow) in out[..bo * p.out_w * l].chunks_exact_mut(p.out_w * l).enumerate() {
+    assert!(((rows.end - 1) * p.stride_h * cols + (p.out_w - 1) * p.stride_w) * l + offsets[T - 1] + l <= stage.len());
+    for (oh, orow) in rows.clone().zip(out[..rows.len() * p.out_w * l].chunks_exact_mut(p.out_w * l)) {
         let row = oh * p.stride_h * cols * l;
         let mut ow = 0;
         for o in orow.chunks_exact_mut(POSITIONS * l) {
@@ -322,7 +340,7 @@ fn store_act(p: &Conv2d, acc: &[__m256], out: &mut [f32]) {
 /// Writes a band's outputs into their planes: channel `c0 + ch`, rows `oh0..oh0 + bo`, eight
 /// positions at a time through [`transpose8`].
 #[inline(always)]
-fn unstage(p: &Conv2d, at: Planes, out: &[f32], y: &mut [f32]) {
+fn unstage(p: &Conv2d, at: Band, out: &[f32], y: &mut [f32]) {
     let out_plane = p.out_h * p.out_w;
     let len = at.bo * p.out_w;
     let start = (at.n * p.out_channels + at.c0) * out_plane + at.oh0 * p.out_w;

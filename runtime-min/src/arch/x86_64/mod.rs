@@ -16,6 +16,7 @@
 mod copy;
 mod depthwise;
 mod depthwise_blocked;
+mod depthwise_io;
 mod detect;
 mod fma;
 mod int8;
@@ -28,6 +29,7 @@ pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connecte
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands};
 use crate::epilogue::{Bias, Gemm};
+use depthwise_io::{DepthwiseOperands, Planes};
 use lanes::{Avx2, Avx512};
 
 use super::x86_64_facts::FMA_MIN_ROWS;
@@ -62,13 +64,13 @@ macro_rules! entry_points {
 
             /// [`depthwise::depthwise_3x3`].
             #[target_feature(enable = $features)]
-            pub(super) fn depthwise_3x3(p: &Conv2d, ops: ConvOperands, c0: usize) {
+            pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
                 depthwise::depthwise_3x3(p, ops, c0)
             }
 
             /// [`depthwise_blocked::depthwise_blocked`].
             #[target_feature(enable = $features)]
-            pub(super) fn depthwise_blocked(p: &Conv2d, ops: ConvOperands) -> usize {
+            pub(super) fn depthwise_blocked(p: &Conv2d, ops: DepthwiseOperands) -> usize {
                 depthwise_blocked::depthwise_blocked(p, ops)
             }
 
@@ -119,14 +121,37 @@ pub(super) fn conv_implicit(path: KernelPath, p: &Conv2d, ops: ConvOperands) {
     }
 }
 
-/// See [`Kernels::depthwise`]: on the FMA paths, the channel-blocked kernel for whole blocks of
-/// 8 channels (channel multiplier 1, 3x3 or 5x5; AVX2 vectors on both paths), then the 3x3 plane kernels for the channels
-/// left (elsewhere the direct convolution is faster or as fast).
+/// See [`Kernels::depthwise`].
 #[inline(always)]
-pub(super) fn depthwise(path: KernelPath, p: &Conv2d, mut ops: ConvOperands) -> bool {
+pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool {
+    let ConvOperands { icg, ocg, x, w, bias, y } = ops;
+    icg == 1 && depthwise_on(path, p, DepthwiseOperands { ocg, w, bias, planes: Planes::Split { x, y } })
+}
+
+/// See [`Kernels::depthwise_shared`].
+#[inline(always)]
+pub(super) fn depthwise_shared(
+    path: KernelPath,
+    p: &Conv2d,
+    region: &mut [f32],
+    at: (usize, usize),
+    w: &[f32],
+    bias: Bias,
+) -> bool {
+    let planes = Planes::Shared { region, x_at: at.0, y_at: at.1 };
+    depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes })
+}
+
+/// On the FMA paths, the channel-blocked kernel for whole blocks of 8 channels (channel
+/// multiplier 1, 3x3 or 5x5; AVX2 vectors on both paths), then the 3x3 plane kernels for the
+/// channels left (elsewhere the direct convolution is faster or as fast). Returns false where
+/// neither applies.
+#[inline(always)]
+fn depthwise_on(path: KernelPath, p: &Conv2d, mut ops: DepthwiseOperands) -> bool {
     let is_3x3 = p.kernel_h == 3 && p.kernel_w == 3;
-    let blocked = path != KernelPath::Portable && depthwise_blocked::blocked_applies(p, ops.ocg);
-    if path == KernelPath::Portable || ops.icg != 1 || !(is_3x3 || blocked && p.out_channels.is_multiple_of(8)) {
+    let shared = ops.planes.shared();
+    let blocked = path != KernelPath::Portable && depthwise_blocked::blocked_applies(p, ops.ocg, shared);
+    if path == KernelPath::Portable || !(is_3x3 || blocked && p.out_channels.is_multiple_of(8)) {
         return false;
     }
     let c0 = match (blocked, path) {
