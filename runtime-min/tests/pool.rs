@@ -74,6 +74,16 @@ fn padding_and_count_include_pad() {
     }
 }
 
+/// Windows wider than the column taps whose ranges the x86-64 build computes once per call
+/// (8): the taps past them are computed per row, in the same window order.
+#[test]
+fn windows_wider_than_the_cached_column_taps() {
+    for cip in [false, true] {
+        check(pool_params((1, 2), (6, 23), (3, 11), (1, 2), (1, 1), (1, 5, 1, 5), false, cip), 13);
+        check(pool_params((1, 3), (5, 30), (2, 9), (2, 3), (1, 2), (0, 4, 1, 4), false, cip), 14);
+    }
+}
+
 #[test]
 fn ceil_mode() {
     for cip in [false, true] {
