@@ -20,6 +20,7 @@ pub(super) struct DepthwiseOperands<'a> {
 
 impl DepthwiseOperands<'_> {
     /// The same operands, borrowed again (for one of several kernels sharing a call).
+    #[inline(always)]
     pub fn reborrow(&mut self) -> DepthwiseOperands<'_> {
         let DepthwiseOperands { ocg, w, bias, ref mut planes } = *self;
         DepthwiseOperands { ocg, w, bias, planes: planes.reborrow() }
@@ -38,11 +39,13 @@ pub(super) enum Planes<'a> {
 impl Planes<'_> {
     /// Whether input and output share one region (a kernel then has to read all the input of a
     /// block of planes before writing any of its outputs).
+    #[inline(always)]
     pub fn shared(&self) -> bool {
         matches!(self, Planes::Shared { .. })
     }
 
     /// The input, from its first element.
+    #[inline(always)]
     pub fn x(&self) -> &[f32] {
         match self {
             Planes::Split { x, .. } => x,
@@ -51,6 +54,7 @@ impl Planes<'_> {
     }
 
     /// The output, from its first element.
+    #[inline(always)]
     pub fn y(&mut self) -> &mut [f32] {
         match self {
             Planes::Split { y, .. } => y,
@@ -61,6 +65,7 @@ impl Planes<'_> {
     /// Input elements `x.0..x.0 + x.1` and output elements `y.0..y.0 + y.1` at once (in a shared
     /// region the output range must end at or before the input range starts, as one output
     /// plane and its input plane do; otherwise this panics).
+    #[inline(always)]
     pub fn plane(&mut self, x: (usize, usize), y: (usize, usize)) -> (&[f32], &mut [f32]) {
         match self {
             Planes::Split { x: xs, y: ys } => (&xs[x.0..][..x.1], &mut ys[y.0..][..y.1]),
@@ -72,6 +77,7 @@ impl Planes<'_> {
     }
 
     /// The same planes, borrowed again.
+    #[inline(always)]
     pub fn reborrow(&mut self) -> Planes<'_> {
         match self {
             Planes::Split { x, y } => Planes::Split { x, y },
