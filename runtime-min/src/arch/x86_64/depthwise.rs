@@ -29,8 +29,10 @@ use crate::util::valid_range;
 use core::mem::MaybeUninit;
 
 /// The padded-plane kernel's two stack arrays (the padded plane, the flattened output), of which
-/// a layer zeroes and uses only a part.
-type Buffers = [[MaybeUninit<f32>; PADDED_PLANE_MAX + TILE]; 2];
+/// a layer zeroes and uses only a part, aligned to a cache line (the output tiles' stores then
+/// never straddle two).
+#[repr(C, align(64))]
+struct Buffers([[MaybeUninit<f32>; PADDED_PLANE_MAX + TILE]; 2]);
 
 // What the kernel facts say [`depthwise_3x3`]'s buffers take (it keeps them even when a plane is
 // too large for them and the row-wise kernel runs).
@@ -46,7 +48,7 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
     let DepthwiseOperands { ocg, w, bias, mut planes } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
-    let mut buffers: Buffers = [[MaybeUninit::uninit(); PADDED_PLANE_MAX + TILE]; 2];
+    let mut buffers = Buffers([[MaybeUninit::uninit(); PADDED_PLANE_MAX + TILE]; 2]);
     let mut padded = PaddedPlane::new(p, &mut buffers);
     for n in 0..p.batch {
         for oc in c0..p.out_channels {
@@ -134,7 +136,7 @@ impl<'a> PaddedPlane<'a> {
         if phases.plane_len(p) > PADDED_PLANE_MAX + TILE {
             return None;
         }
-        let [plane, out] = buffers;
+        let [plane, out] = &mut buffers.0;
         Some(PaddedPlane {
             phases,
             offsets: core::array::from_fn(|t| phases.at(p, t / 3 * p.dilation_h, t % 3 * p.dilation_w)),
