@@ -279,6 +279,14 @@ fn large_tiles_and_deep_k() {
     check(p, false, 84);
     let p = conv_params(1, 70, 8, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 85);
+    // At most 4 positions and im2col blocks of 64K weights or more (512+ output channels by
+    // IM2COL_K_BLOCK): on x86-64 the weights, read in place, are streamed depth first, whole row
+    // blocks keeping their partial sums as vectors in C between passes (520 channels: a last
+    // block of 8 rows keeps them as C's values); 4 and 3 columns.
+    let p = conv_params(1, 16, 520, (4, 4), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 86);
+    let p = conv_params(1, 32, 512, (1, 3), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, false, 87);
 }
 
 #[test]

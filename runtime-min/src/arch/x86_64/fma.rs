@@ -340,7 +340,11 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
                 }
                 let a = &a[i + k0 * g.a_cs..];
                 let accumulate = k0 > 0 || g.add_to_c;
-                let blk = Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false };
+                // A whole row block of dense rows keeps its partial sums as vectors between passes.
+                let packed = i + mv <= g.m && g.c_rs == g.n;
+                let (packed_in, packed_out) = (packed && k0 > 0, packed && k0 + kc < g.k);
+                let blk =
+                    Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false, packed_in, packed_out };
                 by_rows!(S, mr, rows_pass(g, b, c, &blk, &mut panels.b, &mut panels.tile));
                 i += mv;
             }
@@ -472,7 +476,9 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
     for j0 in (0..g.n).step_by(C) {
         let cols = Cols::<C>::run(j0, C.min(g.n - j0));
         let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
-        if blk.accumulate {
+        if blk.packed_in {
+            load_packed::<S, R, C>(g, c, i0, &cols, &mut acc);
+        } else if blk.accumulate {
             load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
         }
         for (kb, kc) in blk.b_blocks() {
@@ -487,7 +493,10 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
                 micro::<S, R, C>(blk.panel(k1, rest), &bpack[..], C, &mut acc);
             }
         }
-        store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc);
+        match blk.packed_out {
+            true => store_packed::<S, R, C>(g, c, i0, &cols, &acc),
+            false => store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc),
+        }
     }
 }
 
@@ -505,9 +514,28 @@ struct Block<'a> {
     /// A is read in place over all of `k` (its next rows lie `R * L` values on at every depth),
     /// and the first tile prefetches them ([`APanel::ahead`]).
     in_place: bool,
+    /// The partial sums of the earlier passes are in the block's part of C as whole vectors
+    /// ([`load_packed`]), not as C's values.
+    packed_in: bool,
+    /// This pass leaves its sums that way, for a later pass to add to.
+    packed_out: bool,
 }
 
 impl Block<'_> {
+    /// The fields of a block whose sums are always C's values.
+    const UNPACKED: Block<'static> = Block {
+        i0: 0,
+        mr: 0,
+        k0: 0,
+        kc: 0,
+        accumulate: false,
+        a: &[],
+        stride: 0,
+        in_place: false,
+        packed_in: false,
+        packed_out: false,
+    };
+
     /// A's rows at depths `kb..kb + kc` of this pass.
     #[inline(always)]
     fn panel(&self, kb: usize, kc: usize) -> APanel<'_> {
@@ -557,12 +585,13 @@ impl Passes {
     ) -> Block<'a> {
         if self.in_place {
             let a = &a[i0..];
-            return Block { i0, mr, k0: 0, kc: g.k, accumulate: g.add_to_c, a, stride: g.a_cs, in_place: true };
+            let accumulate = g.add_to_c;
+            return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, ..Block::UNPACKED };
         }
         let kc = KC.min(g.k - k0);
         pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
         let accumulate = k0 > 0 || g.add_to_c;
-        Block { i0, mr, k0, kc, accumulate, a: &apack[..], stride: R * S::L, in_place: false }
+        Block { i0, mr, k0, kc, accumulate, a: &apack[..], stride: R * S::L, in_place: false, ..Block::UNPACKED }
     }
 }
 
@@ -625,6 +654,50 @@ impl<const C: usize> Cols<C> {
     fn run_start(&self) -> Option<usize> {
         let j0 = self.j[0];
         (self.n == C && (0..C).all(|c| self.j[c] == j0 + c)).then_some(j0)
+    }
+}
+
+/// The part of C that a whole row block `i0..i0 + R * L` of dense rows (`c_rs == n`) takes,
+/// `R * L * n` values, holding the block's partial sums between the passes of a streamed product
+/// ([`streams`]) as whole vectors: column `j`'s `R` vectors from `j * R * L` on. Loaded and
+/// stored so, they need none of the per-value gathers of [`load_tile`] and [`store_tile`] (which
+/// took a quarter of ResNet-18's last convolutions, 4 columns of partial sums a pass).
+#[inline(always)]
+fn packed_sums<S: Lanes, const R: usize>(g: &Gemm, i0: usize) -> core::ops::Range<usize> {
+    i0 * g.n..(i0 + R * S::L) * g.n
+}
+
+/// Loads the partial sums of the tile's columns from the block's part of C ([`packed_sums`]).
+#[inline(always)]
+fn load_packed<S: Lanes, const R: usize, const C: usize>(
+    g: &Gemm,
+    c: &[f32],
+    i0: usize,
+    cols: &Cols<C>,
+    acc: &mut Acc<S::V, R, C>,
+) {
+    let sums = &c[packed_sums::<S, R>(g, i0)];
+    for (&j, acc_c) in cols.j.iter().zip(acc.iter_mut()).take(cols.n) {
+        for (r, v) in acc_c.iter_mut().enumerate() {
+            *v = S::load(&sums[(j * R + r) * S::L..]);
+        }
+    }
+}
+
+/// Stores the partial sums of the tile's columns into the block's part of C ([`packed_sums`]).
+#[inline(always)]
+fn store_packed<S: Lanes, const R: usize, const C: usize>(
+    g: &Gemm,
+    c: &mut [f32],
+    i0: usize,
+    cols: &Cols<C>,
+    acc: &Acc<S::V, R, C>,
+) {
+    let sums = &mut c[packed_sums::<S, R>(g, i0)];
+    for (&j, acc_c) in cols.j.iter().zip(acc.iter()).take(cols.n) {
+        for (r, &v) in acc_c.iter().enumerate() {
+            S::store(&mut sums[(j * R + r) * S::L..], v);
+        }
     }
 }
 
