@@ -226,7 +226,10 @@ fn pool_rows(
                         let ih = (h_off + (kh * p.dilation_h) as isize) as usize;
                         let xrow = &xplane[ih * p.in_w..][..p.in_w];
                         for kw in 0..p.kernel_w {
-                            let (lo, hi, s) = if x86 && kw < CACHED_COLUMN_TAPS { cached[kw] } else { column(kw) };
+                            let (lo, hi, s) = match cached.get(kw) {
+                                Some(&taps) if x86 => taps,
+                                _ => column(kw),
+                            };
                             if lo < hi {
                                 gather_strided(&mut yrow[lo..hi], &xrow[s..], p.stride_w, comb);
                             }
