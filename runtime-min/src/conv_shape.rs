@@ -141,6 +141,14 @@ pub(crate) struct ConvOperands<'a> {
     pub y: &'a mut [f32],
 }
 
+/// A depthwise convolution's input and output in one region: the input from element `x_at`, the
+/// output from `y_at` ([`crate::conv2d_overlapped`]'s layout).
+pub(crate) struct SharedRegion<'a> {
+    pub region: &'a mut [f32],
+    pub x_at: usize,
+    pub y_at: usize,
+}
+
 /// The extents of a band of output rows, for the x86-64 kernels that stage their input rows.
 #[cfg(target_arch = "x86_64")]
 impl Conv2d {

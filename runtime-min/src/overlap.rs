@@ -46,7 +46,7 @@
 
 use crate::arch::Kernels;
 use crate::conv::conv2d;
-use crate::conv_shape::{Conv2d, ConvInput};
+use crate::conv_shape::{Conv2d, ConvInput, SharedRegion};
 use crate::epilogue::Bias;
 use crate::pool::Pool2d;
 use crate::quant::{self, ChannelQuant, ImageStrides, QuantElem, QuantInt};
@@ -217,7 +217,7 @@ pub fn conv2d_overlapped(p: &Conv2d, region: &mut [f32], x_at: usize, y_at: usiz
         x_at + order.planes * order.in_plane <= region.len() && y_at + order.planes * order.out_plane <= region.len();
     assert!(inside, "conv2d_overlapped: the input or the output ends past the region");
     let bias_rows = bias.map_or(Bias::None, Bias::Row);
-    if Kernels::current().depthwise_shared(p, region, (x_at, y_at), w, bias_rows) {
+    if Kernels::current().depthwise_shared(p, SharedRegion { region, x_at, y_at }, w, bias_rows) {
         return;
     }
     let taps = p.kernel_h * p.kernel_w;

@@ -38,7 +38,7 @@ use x86_64 as this_arch;
 pub(crate) use path::{KernelCall, Kernels};
 pub use path::{KernelPath, UnsupportedKernelPath};
 
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 use crate::quant::{
     Add, ChannelQuant, ConvertElem, FullyConnected, Pool2d, QuantElem, QuantInt, Quantization, Rounding,
@@ -126,21 +126,13 @@ impl Kernels {
         this_arch::depthwise(self.0, p, ops)
     }
 
-    /// Computes a depthwise convolution whose input and output share `region` (input from
-    /// element `at.0`, output from `at.1`: [`crate::conv2d_overlapped`]'s layout, under the
-    /// contract it checked: output plane `q` ends at or before input plane `q` starts) in one call
-    /// of this path's depthwise kernels and returns true, or returns false when the caller is to
-    /// run it in chunks of planes.
+    /// Computes a depthwise convolution whose input and output share one region (under the
+    /// contract [`crate::conv2d_overlapped`] checked: output plane `q` ends at or before input
+    /// plane `q` starts) in one call of this path's depthwise kernels and returns true, or returns
+    /// false when the caller is to run it in chunks of planes.
     #[inline(always)]
-    pub(crate) fn depthwise_shared(
-        self,
-        p: &Conv2d,
-        region: &mut [f32],
-        at: (usize, usize),
-        w: &[f32],
-        bias: Bias,
-    ) -> bool {
-        this_arch::depthwise_shared(self.0, p, region, at, w, bias)
+    pub(crate) fn depthwise_shared(self, p: &Conv2d, shared: SharedRegion, w: &[f32], bias: Bias) -> bool {
+        this_arch::depthwise_shared(self.0, p, shared, w, bias)
     }
 }
 

@@ -4,7 +4,7 @@
 //! module.
 
 use super::path::{KernelCall, KernelPath, Kernels};
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 
 /// The only path.
@@ -51,14 +51,7 @@ pub(super) fn depthwise(_path: KernelPath, _p: &Conv2d, _ops: ConvOperands) -> b
 
 /// No depthwise kernels (see [`depthwise`]).
 #[inline(always)]
-pub(super) fn depthwise_shared(
-    _path: KernelPath,
-    _p: &Conv2d,
-    _region: &mut [f32],
-    _at: (usize, usize),
-    _w: &[f32],
-    _bias: Bias,
-) -> bool {
+pub(super) fn depthwise_shared(_path: KernelPath, _p: &Conv2d, _shared: SharedRegion, _w: &[f32], _bias: Bias) -> bool {
     false
 }
 

@@ -27,7 +27,7 @@ pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_max_pool2d, q
 pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connected, quant_kernels};
 
 use super::path::{KernelCall, KernelPath, Kernels};
-use crate::conv_shape::{Conv2d, ConvOperands};
+use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 use depthwise_io::{DepthwiseOperands, Planes};
 use lanes::{Avx2, Avx512};
@@ -130,16 +130,9 @@ pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool
 
 /// See [`Kernels::depthwise_shared`].
 #[inline(always)]
-pub(super) fn depthwise_shared(
-    path: KernelPath,
-    p: &Conv2d,
-    region: &mut [f32],
-    at: (usize, usize),
-    w: &[f32],
-    bias: Bias,
-) -> bool {
-    let planes = Planes::Shared { region, x_at: at.0, y_at: at.1 };
-    depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes })
+pub(super) fn depthwise_shared(path: KernelPath, p: &Conv2d, shared: SharedRegion, w: &[f32], bias: Bias) -> bool {
+    let SharedRegion { region, x_at, y_at } = shared;
+    depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared { region, x_at, y_at } })
 }
 
 /// On the FMA paths, the channel-blocked kernel for whole blocks of 8 channels (channel
