@@ -4,6 +4,7 @@
 //! input plane `q` starts, which the caller has checked). The kernels read a plane, or a block
 //! of planes, completely before they write its outputs, so one call serves the whole region.
 
+use crate::conv_shape::SharedRegion;
 use crate::epilogue::Bias;
 
 /// The weights, bias and planes of one depthwise kernel call.
@@ -31,9 +32,9 @@ impl DepthwiseOperands<'_> {
 pub(super) enum Planes<'a> {
     /// Input `x` and output `y`, separate.
     Split { x: &'a [f32], y: &'a mut [f32] },
-    /// Input from element `x_at` of `region`, output from `y_at`, output plane `q` ending at or
-    /// before input plane `q`'s start.
-    Shared { region: &'a mut [f32], x_at: usize, y_at: usize },
+    /// Input and output in one region, output plane `q` ending at or before input plane `q`'s
+    /// start.
+    Shared(SharedRegion<'a>),
 }
 
 impl Planes<'_> {
@@ -41,7 +42,7 @@ impl Planes<'_> {
     /// block of planes before writing any of its outputs).
     #[inline(always)]
     pub fn shared(&self) -> bool {
-        matches!(self, Planes::Shared { .. })
+        matches!(self, Planes::Shared(_))
     }
 
     /// The input, from its first element.
@@ -49,7 +50,7 @@ impl Planes<'_> {
     pub fn x(&self) -> &[f32] {
         match self {
             Planes::Split { x, .. } => x,
-            Planes::Shared { region, x_at, .. } => &region[*x_at..],
+            Planes::Shared(s) => &s.region[s.x_at..],
         }
     }
 
@@ -58,7 +59,7 @@ impl Planes<'_> {
     pub fn y(&mut self) -> &mut [f32] {
         match self {
             Planes::Split { y, .. } => y,
-            Planes::Shared { region, y_at, .. } => &mut region[*y_at..],
+            Planes::Shared(s) => &mut s.region[s.y_at..],
         }
     }
 
@@ -69,9 +70,9 @@ impl Planes<'_> {
     pub fn plane(&mut self, x: (usize, usize), y: (usize, usize)) -> (&[f32], &mut [f32]) {
         match self {
             Planes::Split { x: xs, y: ys } => (&xs[x.0..][..x.1], &mut ys[y.0..][..y.1]),
-            Planes::Shared { region, x_at, y_at } => {
-                let (below, from_x) = region.split_at_mut(*x_at + x.0);
-                (&from_x[..x.1], &mut below[*y_at + y.0..][..y.1])
+            Planes::Shared(s) => {
+                let (below, from_x) = s.region.split_at_mut(s.x_at + x.0);
+                (&from_x[..x.1], &mut below[s.y_at + y.0..][..y.1])
             }
         }
     }
@@ -81,7 +82,7 @@ impl Planes<'_> {
     pub fn reborrow(&mut self) -> Planes<'_> {
         match self {
             Planes::Split { x, y } => Planes::Split { x, y },
-            Planes::Shared { region, x_at, y_at } => Planes::Shared { region, x_at: *x_at, y_at: *y_at },
+            Planes::Shared(s) => Planes::Shared(SharedRegion { region: s.region, x_at: s.x_at, y_at: s.y_at }),
         }
     }
 }

@@ -131,8 +131,7 @@ pub(super) fn depthwise(path: KernelPath, p: &Conv2d, ops: ConvOperands) -> bool
 /// See [`Kernels::depthwise_shared`].
 #[inline(always)]
 pub(super) fn depthwise_shared(path: KernelPath, p: &Conv2d, shared: SharedRegion, w: &[f32], bias: Bias) -> bool {
-    let SharedRegion { region, x_at, y_at } = shared;
-    depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared { region, x_at, y_at } })
+    depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared(shared) })
 }
 
 /// On the FMA paths, the channel-blocked kernel for whole blocks of 8 channels (channel
