@@ -1,6 +1,6 @@
 //! Rank-generic reductions (ONNX Reduce*).
 
-use crate::util::{contiguous_strides, fold_contig, Layout};
+use crate::util::{contiguous_strides, fold_contig, fold_contig_group, Layout, LANES};
 
 /// Description of a reduction.
 ///
@@ -69,9 +69,24 @@ fn reduce_impl(
             }
         });
     } else {
+        // Each output one contiguous run of a few values: outputs folded `FEW_GROUP` at a time.
+        let grouped = rl.rank == 1 && rs == 1 && rn < FEW_VALUES;
         ol.for_each_outer([0; 2], |[yo, xo]| {
             let yr = &mut y[yo as usize..][..on];
-            for (t, yv) in yr.iter_mut().enumerate() {
+            let done = if grouped {
+                let mut groups = yr.chunks_exact_mut(FEW_GROUP);
+                for (g, yg) in (&mut groups).enumerate() {
+                    let run = |m: usize| &x[(xo + (g * FEW_GROUP + m) as isize * os) as usize..][..rn];
+                    let acc = fold_contig_group([init; FEW_GROUP], core::array::from_fn(run), init, map, comb);
+                    for (yv, a) in yg.iter_mut().zip(acc) {
+                        *yv = fin(a, count);
+                    }
+                }
+                on - groups.into_remainder().len()
+            } else {
+                0
+            };
+            for (t, yv) in yr.iter_mut().enumerate().skip(done) {
                 let mut acc = init;
                 rl.for_each_outer([xo + t as isize * os], |[ro]| {
                     acc = fold_run(acc, x, ro as usize, rn, rs as usize, init, map, comb);
@@ -81,6 +96,13 @@ fn reduce_impl(
         });
     }
 }
+
+/// Reductions of fewer values than this per output, each one contiguous run, fold
+/// [`FEW_GROUP`] outputs at a time (a global pooling's few positions left by the layers before).
+const FEW_VALUES: usize = 2 * LANES;
+
+/// Outputs folded together when each reduces fewer than [`FEW_VALUES`] values.
+const FEW_GROUP: usize = 8;
 
 /// Folds `n` elements of `x` starting at `start` with stride `step`.
 #[inline(always)]

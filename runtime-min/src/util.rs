@@ -145,20 +145,41 @@ pub(crate) fn fold_contig(
     map: impl Fn(f32) -> f32,
     comb: impl Fn(f32, f32) -> f32,
 ) -> f32 {
-    let mut lanes = [init; LANES];
-    let chunks = xs.chunks_exact(LANES);
-    let rem = chunks.remainder();
-    for ch in chunks {
-        for (l, &v) in lanes.iter_mut().zip(ch) {
-            *l = comb(*l, map(v));
+    let [r] = fold_contig_group([acc], [xs], init, map, comb);
+    r
+}
+
+/// [`fold_contig`] of `M` slices of one length (the first's) at once, each folded by the same operations in the
+/// same order (so with the same bits), as `M` independent chains: a fold of a few values is
+/// bound by its chain's latency, which `M` outputs in flight hide.
+#[inline(always)]
+pub(crate) fn fold_contig_group<const M: usize>(
+    acc: [f32; M],
+    xs: [&[f32]; M],
+    init: f32,
+    map: impl Fn(f32) -> f32,
+    comb: impl Fn(f32, f32) -> f32,
+) -> [f32; M] {
+    let split = xs.map(|x| x.as_chunks::<LANES>());
+    let (chunks, rest) = (split.map(|s| s.0), split.map(|s| s.1));
+    let mut lanes = [[init; M]; LANES];
+    for c in 0..chunks.first().map_or(0, |ch| ch.len()) {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            for (a, ch) in lane.iter_mut().zip(&chunks) {
+                *a = comb(*a, map(ch[c][l]));
+            }
         }
     }
     let mut r = acc;
-    for l in lanes {
-        r = comb(r, l);
+    for lane in lanes {
+        for (a, l) in r.iter_mut().zip(lane) {
+            *a = comb(*a, l);
+        }
     }
-    for &v in rem {
-        r = comb(r, map(v));
+    for i in 0..rest.first().map_or(0, |rs| rs.len()) {
+        for (a, rs) in r.iter_mut().zip(&rest) {
+            *a = comb(*a, map(rs[i]));
+        }
     }
     r
 }

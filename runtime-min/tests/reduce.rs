@@ -148,3 +148,30 @@ fn nan_propagates_through_max_min() {
     reduce_min(&p, &x, &mut y);
     assert!(y[0].is_nan());
 }
+
+/// Outputs that each reduce one short contiguous run (a global pooling of a 3x3 or 2x2 map) are
+/// folded several at a time: the same values, bit for bit, as reducing each output alone, and
+/// within the reference's tolerance. 21 outputs leave a partial group.
+#[test]
+fn few_values_per_output_fold_several_outputs_at_once() {
+    for (shape, axes) in
+        [(&[2usize, 21, 9][..], &[2usize][..]), (&[1, 12, 3, 3], &[2, 3]), (&[19, 4], &[1]), (&[9, 15], &[1])]
+    {
+        check(shape, axes, 0.0, 60 + shape.len() as u64);
+    }
+    let (outputs, run) = (21, 9);
+    let mut rng = Rng::new(61);
+    let mut x: Vec<f32> = (0..outputs * run).map(|_| rng.uniform(-2.0, 2.0)).collect();
+    x[3 * run + 4] = f32::NAN;
+    for (name, f, _) in ops() {
+        let all = Reduce { out_shape: &[outputs], out_in_strides: &[run], red_shape: &[run], red_strides: &[1] };
+        let mut y = vec![0.0f32; outputs];
+        f(&all, &x, &mut y);
+        for (o, &got) in y.iter().enumerate() {
+            let one = Reduce { out_shape: &[], out_in_strides: &[], red_shape: &[run], red_strides: &[1] };
+            let mut alone = [0.0f32];
+            f(&one, &x[o * run..][..run], &mut alone);
+            assert_eq!(got.to_bits(), alone[0].to_bits(), "{name}: output {o}");
+        }
+    }
+}
