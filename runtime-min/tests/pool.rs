@@ -143,29 +143,50 @@ fn pool3d() {
     }
 }
 
-/// Naive f32 pooling for windows inside the input (no padding, no dilation): every output folds
-/// its window in row-major order, the order the generic row-wise driver uses, so the kernels'
-/// results must match bit for bit (max: any NaN in the window gives NaN; average: the sum from
-/// 0 divided by the window size).
+/// Naive f32 pooling: every output folds the window taps inside the input in row-major order
+/// (depth, rows, columns), the order the row-wise driver uses, so the kernels' results must match
+/// bit for bit (max: any NaN in the window gives NaN; average: the sum from 0 divided by the
+/// count of taps inside the input, or with `count_include_pad` inside the padded extent).
 fn pool_in_order(p: &Pool2d, x: &[f32], is_max: bool) -> Vec<f32> {
+    // One axis: window tap `k` of output `o`'s input position, if inside, and whether it is
+    // inside the padded extent.
+    let tap = |o: usize, k: usize, s: usize, d: usize, pb: usize, pe: usize, len: usize| {
+        let i = (o * s + k * d) as isize - pb as isize;
+        ((0..len as isize).contains(&i).then_some(i as usize), i < (len + pe) as isize)
+    };
     let mut out = vec![];
     for plane in x.chunks_exact(p.in_d * p.in_h * p.in_w).take(p.batch * p.channels) {
         for od in 0..p.out_d {
             for oh in 0..p.out_h {
                 for ow in 0..p.out_w {
-                    let window = (0..p.kernel_d).flat_map(|kd| {
-                        (0..p.kernel_h).flat_map(move |kh| {
-                            (0..p.kernel_w).map(move |kw| {
-                                let (id, ih) = (od * p.stride_d + kd, oh * p.stride_h + kh);
-                                plane[(id * p.in_h + ih) * p.in_w + ow * p.stride_w + kw]
-                            })
-                        })
-                    });
+                    let (mut window, mut padded) = (vec![], 0);
+                    for kd in 0..p.kernel_d {
+                        let (id, d_pad) = tap(od, kd, p.stride_d, p.dilation_d, p.pad_front, p.pad_back, p.in_d);
+                        for kh in 0..p.kernel_h {
+                            let (ih, h_pad) = tap(oh, kh, p.stride_h, p.dilation_h, p.pad_top, p.pad_bottom, p.in_h);
+                            for kw in 0..p.kernel_w {
+                                let (iw, w_pad) =
+                                    tap(ow, kw, p.stride_w, p.dilation_w, p.pad_left, p.pad_right, p.in_w);
+                                padded += usize::from(d_pad && h_pad && w_pad);
+                                if let (Some(id), Some(ih), Some(iw)) = (id, ih, iw) {
+                                    window.push(plane[(id * p.in_h + ih) * p.in_w + iw]);
+                                }
+                            }
+                        }
+                    }
+                    let count = if p.count_include_pad { padded } else { window.len() };
                     out.push(if is_max {
-                        window
-                            .fold(f32::NEG_INFINITY, |m, v| if m.is_nan() || v.is_nan() { f32::NAN } else { m.max(v) })
+                        window.into_iter().fold(f32::NEG_INFINITY, |m, v| {
+                            if m.is_nan() || v.is_nan() {
+                                f32::NAN
+                            } else {
+                                m.max(v)
+                            }
+                        })
+                    } else if count == 0 {
+                        0.0
                     } else {
-                        window.fold(0.0, |s, v| s + v) / (p.kernel_d * p.kernel_h * p.kernel_w) as f32
+                        window.into_iter().fold(0.0, |s, v| s + v) / count as f32
                     });
                 }
             }
@@ -220,5 +241,27 @@ fn tiled_and_global_windows() {
         check_in_order(global((2, 8), (8, 8)), 81);
         check_in_order(global((1, 13), (3, 7)), 82);
         check_in_order(global((3, 1), (1, 1)), 83);
+    }
+}
+
+/// Padded windows three columns wide at column stride 1 and 2 (ResNet's 3x3 stride-2 max pool),
+/// which x86-64 folds in one pass per output row (blocks of 8 outputs, the last one overlapping
+/// the one before, rows of fewer outputs one by one, border columns tap by tap): the driver's
+/// order, bit for bit, at the top and bottom rows (fewer window rows), with dilated rows, ceil
+/// mode and a depth window of 1; and windows it does not take next to them.
+#[test]
+fn padded_windows_three_columns_wide() {
+    for cip in [false, true] {
+        let padded = |c, hw, k, s, d, pads, ceil| pool_params((1, c), hw, k, s, d, pads, ceil, cip);
+        check_in_order(padded(3, (32, 32), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false), 90);
+        check_in_order(padded(2, (9, 41), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false), 91);
+        check_in_order(padded(2, (7, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), false), 92);
+        check_in_order(padded(2, (11, 30), (3, 3), (1, 1), (1, 1), (2, 2, 2, 2), false), 93);
+        check_in_order(padded(2, (12, 20), (2, 3), (2, 2), (1, 1), (0, 1, 0, 1), true), 94);
+        check_in_order(padded(1, (13, 19), (3, 3), (2, 2), (2, 1), (2, 1, 2, 1), false), 95);
+        check_in_order(padded(1, (13, 19), (3, 3), (3, 3), (1, 1), (1, 1, 1, 1), false), 96);
+        check_in_order(padded(1, (13, 19), (4, 3), (2, 2), (1, 1), (1, 1, 1, 1), false), 97);
+        let hw = padded(2, (10, 17), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false);
+        check_in_order(params3d(hw, 3, 1, 1, 1, (0, 0), false), 98);
     }
 }
