@@ -342,9 +342,8 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
                 let accumulate = k0 > 0 || g.add_to_c;
                 // A whole row block of dense rows keeps its partial sums as vectors between passes.
                 let packed = i + mv <= g.m && g.c_rs == g.n;
-                let (packed_in, packed_out) = (packed && k0 > 0, packed && k0 + kc < g.k);
-                let blk =
-                    Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false, packed_in, packed_out };
+                let sums = Sums { packed_in: packed && k0 > 0, packed_out: packed && k0 + kc < g.k };
+                let blk = Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false, sums };
                 by_rows!(S, mr, rows_pass(g, b, c, &blk, &mut panels.b, &mut panels.tile));
                 i += mv;
             }
@@ -476,7 +475,7 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
     for j0 in (0..g.n).step_by(C) {
         let cols = Cols::<C>::run(j0, C.min(g.n - j0));
         let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
-        if blk.packed_in {
+        if blk.sums.packed_in {
             load_packed::<S, R, C>(g, c, i0, &cols, &mut acc);
         } else if blk.accumulate {
             load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
@@ -493,7 +492,7 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
                 micro::<S, R, C>(blk.panel(k1, rest), &bpack[..], C, &mut acc);
             }
         }
-        match blk.packed_out {
+        match blk.sums.packed_out {
             true => store_packed::<S, R, C>(g, c, i0, &cols, &acc),
             false => store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &acc),
         }
@@ -514,28 +513,27 @@ struct Block<'a> {
     /// A is read in place over all of `k` (its next rows lie `R * L` values on at every depth),
     /// and the first tile prefetches them ([`APanel::ahead`]).
     in_place: bool,
-    /// The partial sums of the earlier passes are in the block's part of C as whole vectors
-    /// ([`load_packed`]), not as C's values.
+    /// Where the pass finds and leaves its partial sums.
+    sums: Sums,
+}
+
+/// Where one pass of the row-vector kernels finds the partial sums of the passes before it and
+/// leaves its own: in the block's part of C as whole vectors ([`load_packed`], [`store_packed`])
+/// between the passes of a streamed product, otherwise as C's values.
+#[derive(Clone, Copy)]
+struct Sums {
+    /// The earlier passes' sums are packed (else in C's values, if [`Block::accumulate`]).
     packed_in: bool,
-    /// This pass leaves its sums that way, for a later pass to add to.
+    /// This pass leaves its sums packed, for a later pass to add to (else it stores C's values).
     packed_out: bool,
 }
 
-impl Block<'_> {
-    /// The fields of a block whose sums are always C's values.
-    const UNPACKED: Block<'static> = Block {
-        i0: 0,
-        mr: 0,
-        k0: 0,
-        kc: 0,
-        accumulate: false,
-        a: &[],
-        stride: 0,
-        in_place: false,
-        packed_in: false,
-        packed_out: false,
-    };
+impl Sums {
+    /// Sums always as C's values.
+    const IN_C: Sums = Sums { packed_in: false, packed_out: false };
+}
 
+impl Block<'_> {
     /// A's rows at depths `kb..kb + kc` of this pass.
     #[inline(always)]
     fn panel(&self, kb: usize, kc: usize) -> APanel<'_> {
@@ -586,12 +584,12 @@ impl Passes {
         if self.in_place {
             let a = &a[i0..];
             let accumulate = g.add_to_c;
-            return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, ..Block::UNPACKED };
+            return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, sums: Sums::IN_C };
         }
         let kc = KC.min(g.k - k0);
         pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
         let accumulate = k0 > 0 || g.add_to_c;
-        Block { i0, mr, k0, kc, accumulate, a: &apack[..], stride: R * S::L, in_place: false, ..Block::UNPACKED }
+        Block { i0, mr, k0, kc, accumulate, a: &apack[..], stride: R * S::L, in_place: false, sums: Sums::IN_C }
     }
 }
 
