@@ -274,3 +274,66 @@ fn a_band_of_output_rows_gives_the_bits_of_the_whole_convolution() {
         }
     }
 }
+
+/// Each output of a convolution as the FMA kernels compute it: the k-ascending chain of fused
+/// multiply-adds from zero over its im2col row (input channel, kernel row, kernel column; zero
+/// in the padding), then the bias added and the activation applied.
+fn fused_chain(p: &Conv2d, x: &[f32], w: &[f32], b: &[f32]) -> Vec<f32> {
+    let (icg, ocg) = (p.in_channels / p.groups, p.out_channels / p.groups);
+    let mut y = vec![];
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let g = oc / ocg;
+            for (oh, ow) in (0..p.out_h).flat_map(|oh| (0..p.out_w).map(move |ow| (oh, ow))) {
+                let mut acc = 0.0f32;
+                for (ic, kh, kw) in (0..icg)
+                    .flat_map(|ic| (0..p.kernel_h).flat_map(move |kh| (0..p.kernel_w).map(move |kw| (ic, kh, kw))))
+                {
+                    let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                    let iw = (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                    let inside = (0..p.in_h as isize).contains(&ih) && (0..p.in_w as isize).contains(&iw);
+                    let xv = match inside {
+                        true => x[((n * p.in_channels + g * icg + ic) * p.in_h + ih as usize) * p.in_w + iw as usize],
+                        false => 0.0,
+                    };
+                    acc = w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw].mul_add(xv, acc);
+                }
+                y.push(p.act.apply(acc + b[oc]));
+            }
+        }
+    }
+    y
+}
+
+/// Convolutions whose output rows are narrower than a row tile (KWS's first layer: 5 wide at
+/// stride 2, 10x4 taps, one input channel), which the implicit GEMM runs on its input staged by
+/// stride phase: the fused chains' bits on every FMA path. Strides (1, 1), (2, 1) and (1, 2),
+/// 8 output channels (one vector of AVX2), two groups, and next to them shapes it does not take
+/// (deeper than one panel, dilated rows, rows wider than half a tile) with the same bits.
+#[test]
+fn narrow_output_rows_give_the_fused_chain_bits() {
+    use Activation::{None as A0, Relu};
+    let cases = [
+        conv_params(1, 1, 64, (49, 10), (10, 4), (2, 2), (1, 1), (4, 1, 5, 1), 1, Relu),
+        conv_params(1, 3, 16, (6, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(1, 2, 24, (11, 4), (3, 3), (2, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
+        conv_params(1, 2, 24, (7, 9), (3, 3), (1, 2), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(2, 1, 8, (20, 8), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(1, 4, 32, (9, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, Relu),
+        conv_params(1, 16, 16, (6, 4), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0),
+        conv_params(1, 2, 16, (12, 4), (3, 3), (1, 1), (2, 1), (2, 1, 2, 1), 1, A0),
+        conv_params(1, 2, 16, (8, 12), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0),
+    ];
+    for (i, p) in cases.into_iter().enumerate() {
+        let mut rng = Rng::new(100 + i as u64);
+        let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+        let w = rng.vec(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w);
+        let b = rng.vec(p.out_channels);
+        let want = bits(&fused_chain(&p, &x, &w, &b));
+        for (path, y) in on_each_path(|| run_conv(&p, &x, &w, &b)) {
+            if path != KernelPath::Portable {
+                assert_eq!(bits(&y), want, "{p:?} on {}", path.name());
+            }
+        }
+    }
+}

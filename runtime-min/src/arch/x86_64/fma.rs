@@ -889,15 +889,151 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let positions = p.out_h * p.out_w;
     let g = conv_gemm(p, ocg, kk, positions);
     let mut panels = Panels::new();
+    let mut band = [MaybeUninit::uninit(); FMA_CONV_BAND];
+    if let Some(phases) = Phases::of::<S>(p, icg, kk) {
+        let staged = phases.stage(p, icg, xg, &mut band);
+        let mv = 2 * S::L;
+        for i0 in (0..g.m).step_by(mv) {
+            let mr = mv.min(g.m - i0);
+            by_rows!(S, mr, phase_block(p, &g, &phases, staged, wg, yg, i0, mr, &mut panels));
+            for r in i0..i0 + mr {
+                finish(&mut yg[r * g.c_rs..][..g.n], &g, bias, r, 0);
+            }
+        }
+        return;
+    }
     let Some(rows) = band_rows(p, icg) else {
         conv_rows::<S>(p, &g, xg, wg, bias, yg, 0, &mut panels);
         return;
     };
-    let mut band = [MaybeUninit::uninit(); FMA_CONV_BAND];
     for oh0 in (0..p.out_h).step_by(rows) {
         let q = pad_band(p, icg, xg, oh0, rows.min(p.out_h - oh0), &mut band);
         let gb = Gemm { n: q.conv.out_h * q.conv.out_w, ..g };
         conv_rows::<S>(&q.conv, &gb, q.x, wg, bias, yg, oh0 * p.out_w, &mut panels);
+    }
+}
+
+/// A convolution's input staged by stride phase for [`conv_implicit`], when its output rows are
+/// narrower than a row tile (KWS's first layer: 5 outputs wide at stride 2, 10x4 taps), so that
+/// no position would run on row tiles: every position instead gathered its own input values, and
+/// its tiles stored through 8x8 transposes of scattered columns. Staged, padding included, as
+/// `[channel][row phase][column phase][row][column]` with rows `wp` wide, every tap of an output
+/// row is one run of consecutive values: tap `(ic, kh, kw)` of output `(oh, ow)` is at
+/// [`Phases::tap`] `+ oh * wp + ow`. So one tile is one output row read like a row tile (its
+/// columns past `out_w` computed on the next values, never stored), the same k-ascending chains.
+struct Phases {
+    /// Values per staged row: the output row's width plus the taps' reach within a phase.
+    wp: usize,
+    /// Values per phase plane.
+    plane: usize,
+    /// The largest tap offset.
+    reach: usize,
+    /// Staged values, zeroed first: the phase planes, then room for the last tile's reads.
+    len: usize,
+}
+
+impl Phases {
+    /// The staging of `p`'s input, when it applies: strides 1 or 2, no dilation, depth at most
+    /// [`KC`] (one pass), rows at most half a wide tile wide, and the whole input fitting the
+    /// band buffer.
+    #[inline(always)]
+    fn of<S: Lanes>(p: &Conv2d, icg: usize, kk: usize) -> Option<Self> {
+        let (sh, sw) = (p.stride_h, p.stride_w);
+        let plain = (1..=2).contains(&sh) && (1..=2).contains(&sw) && p.dilation_h == 1 && p.dilation_w == 1;
+        let wp = p.out_w + (p.kernel_w - 1) / sw;
+        if !plain || kk > KC || wp > NB / 2 {
+            return None;
+        }
+        let plane = (p.out_h + (p.kernel_h - 1) / sh) * wp;
+        let phases = Phases { wp, plane, reach: 0, len: 0 };
+        let last_channel = (0..p.kernel_h).flat_map(|kh| (0..p.kernel_w).map(move |kw| (kh, kw)));
+        let reach = last_channel.map(|(kh, kw)| phases.tap(p, icg - 1, kh, kw)).max().unwrap_or(0);
+        let len = (icg * sh * sw * plane).max(reach + (p.out_h - 1) * wp + NB);
+        (len <= FMA_CONV_BAND).then_some(Phases { reach, len, ..phases })
+    }
+
+    /// Where tap `(ic, kh, kw)` of output `(0, 0)` is staged.
+    #[inline(always)]
+    fn tap(&self, p: &Conv2d, ic: usize, kh: usize, kw: usize) -> usize {
+        let (sh, sw) = (p.stride_h, p.stride_w);
+        ((ic * sh + kh % sh) * sw + kw % sw) * self.plane + kh / sh * self.wp + kw / sw
+    }
+
+    /// Copies the input into `buf`, zeros for the padding and the rest.
+    #[inline(always)]
+    fn stage<'a>(&self, p: &Conv2d, icg: usize, xg: &[f32], buf: &'a mut [MaybeUninit<f32>]) -> &'a [f32] {
+        let band = zeroed(buf, self.len);
+        let (sh, sw) = (p.stride_h, p.stride_w);
+        let planes = band[..icg * sh * sw * self.plane].chunks_exact_mut(self.plane);
+        for (i, plane) in planes.enumerate() {
+            let (ic, rp, cp) = (i / (sh * sw), i / sw % sh, i % sw);
+            for (r, row) in plane.chunks_exact_mut(self.wp).enumerate() {
+                let ih = (r * sh + rp) as isize - p.pad_top as isize;
+                if !(0..p.in_h as isize).contains(&ih) {
+                    continue;
+                }
+                let src = &xg[(ic * p.in_h + ih as usize) * p.in_w..][..p.in_w];
+                for (c, v) in row.iter_mut().enumerate() {
+                    let iw = (c * sw + cp) as isize - p.pad_left as isize;
+                    if let Some(&x) = usize::try_from(iw).ok().and_then(|iw| src.get(iw)) {
+                        *v = x;
+                    }
+                }
+            }
+        }
+        band
+    }
+}
+
+/// Output channels `i0..i0 + mr` of a convolution staged by [`Phases`]: one tile per output row,
+/// its `R * L` channels by `C` positions (the row's, then the next staged values).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn phase_block<S: Lanes, const R: usize, const C: usize>(
+    p: &Conv2d,
+    g: &Gemm,
+    phases: &Phases,
+    staged: &[f32],
+    wg: &[f32],
+    yg: &mut [f32],
+    i0: usize,
+    mr: usize,
+    panels: &mut Panels,
+) {
+    let Panels { a: apack, tile, .. } = panels;
+    // At most `KC` deep: one pass over all of `k`.
+    let blk = Passes::new::<S, R>(g, wg, i0).block::<S, R>(g, wg, i0, mr, 0, apack);
+    let panel = blk.panel(0, g.k);
+    let a = panel.checked::<S, R>();
+    let sw = p.stride_w;
+    for oh in 0..p.out_h {
+        let x = &staged[oh * phases.wp..][..phases.reach + C];
+        let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
+        let mut at = 0;
+        for ic in 0..g.k / (p.kernel_h * p.kernel_w) {
+            for kh in 0..p.kernel_h {
+                let row = phases.tap(p, ic, kh, 0);
+                for kw in 0..p.kernel_w {
+                    // Stride 1 or 2: `kw % sw` and `kw / sw` (see `Phases::tap`).
+                    let off = row + (kw & (sw - 1)) * phases.plane + (kw >> (sw - 1));
+                    // SAFETY: `at` is the offset of a depth below `k` (one stride per depth), so
+                    // the `R` vectors at `at` lie inside `a`.
+                    let av = unsafe { vectors_at::<S, R>(a, at) };
+                    for (c, acc_c) in acc.iter_mut().enumerate() {
+                        // SAFETY: `off <= phases.reach` and `c < C`: inside `x`.
+                        let xv = unsafe { *x.get_unchecked(off + c) };
+                        fma_column::<S, R>(acc_c, &av, S::splat(xv));
+                    }
+                    at += panel.stride;
+                }
+            }
+        }
+        // The tile's columns past the row hold values for the next row's first positions, which
+        // the next tile overwrites: stored as one run of `C` (through transposes, not value by
+        // value) wherever it stays inside the channel's row of C.
+        let j = oh * p.out_w;
+        let cols = if j + C <= g.n { Cols::run(j, C) } else { Cols::run(j, p.out_w) };
+        store_tile::<S, R, C>(g, yg, i0, mr, &cols, tile, &acc);
     }
 }
 
