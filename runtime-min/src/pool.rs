@@ -183,7 +183,7 @@ fn square2_row(y: &mut [f32], top: &[f32], bottom: &[f32], init: f32, comb: impl
 /// Shared row-wise driver: every output row is initialised to `init`, then
 /// combined (`comb(&mut y, x)`) with the strided input row segment of every
 /// window tap that lands inside the input; `fin(row, od, oh)` post-processes it. On x86-64, rows
-/// of windows three columns wide are folded in one pass instead ([`fold_row`], same order);
+/// of windows three columns wide are folded in one pass instead ([`RowFold`], same order);
 /// elsewhere the same instructions as before run on a microcontroller.
 #[inline(always)]
 fn pool_rows(
@@ -212,6 +212,7 @@ fn pool_rows(
     let x86 = cfg!(target_arch = "x86_64");
     let cached: [(usize, usize, usize); CACHED_COLUMN_TAPS] =
         core::array::from_fn(|kw| if x86 && kw < p.kernel_w { column(kw) } else { (0, 0, 0) });
+    let one_pass = if x86 { RowFold::of(p, &cached) } else { None };
     for (pi, yvol) in y[..planes * out_vol].chunks_exact_mut(out_vol).enumerate() {
         let xvol = &x[pi * in_vol..][..in_vol];
         for (od, yplane) in yvol.chunks_exact_mut(out_plane).enumerate() {
@@ -220,13 +221,14 @@ fn pool_rows(
             for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
                 let h_off = (oh * p.stride_h) as isize - p.pad_top as isize;
                 let (kh_lo, kh_hi) = valid_range(p.kernel_h, p.dilation_h, h_off, p.in_h);
-                if x86 && kd_hi - kd_lo == 1 {
+                if let Some(fold) =
+                    one_pass.as_ref().filter(|_| kd_hi - kd_lo == 1 && (1..=3).contains(&(kh_hi - kh_lo)))
+                {
                     let xplane = &xvol[(d_off + (kd_lo * p.dilation_d) as isize) as usize * in_plane..][..in_plane];
                     let rows = (kh_lo..kh_hi).map(|kh| (h_off + (kh * p.dilation_h) as isize) as usize * p.in_w);
-                    if fold_row(p, yrow, xplane, rows, &cached, init, comb) {
-                        fin(yrow, od, oh);
-                        continue;
-                    }
+                    fold.row(p, yrow, xplane, rows, init, comb);
+                    fin(yrow, od, oh);
+                    continue;
                 }
                 yrow.fill(init);
                 for kd in kd_lo..kd_hi {
@@ -252,63 +254,80 @@ fn pool_rows(
     }
 }
 
-/// One output row of a 2-D pooling with a 3-wide window at column stride 1 or 2 (ResNet's padded
-/// 3x3 stride-2 max pool) in one pass over its outputs, for [`pool_rows`] on x86-64: each output
-/// `init` combined with the window taps inside the input in the driver's order (rows, then
-/// columns), the columns whose three taps are all inside without a range check (which
-/// vectorises), the others tap by tap. `rows` are the offsets in `xplane` of the input rows the
-/// window covers, `taps` the driver's column taps. Returns false, writing nothing, for other
-/// windows or more than three rows. (A pass over the output row per tap, as the driver makes,
-/// stored and reloaded the outputs nine times: the pool ran at 130 us on ResNet-18's 64x32x32.)
-#[inline(always)]
-fn fold_row(
-    p: &Pool2d,
-    yrow: &mut [f32],
-    xplane: &[f32],
-    rows: impl ExactSizeIterator<Item = usize>,
-    taps: &[(usize, usize, usize); CACHED_COLUMN_TAPS],
-    init: f32,
-    comb: impl Fn(&mut f32, f32) + Copy,
-) -> bool {
-    if p.kernel_w != 3 || p.dilation_w != 1 || !(1..=2).contains(&p.stride_w) || !(1..=3).contains(&rows.len()) {
-        return false;
+/// One-pass rows of a 2-D pooling with a 3-wide window at column stride 1 or 2 (ResNet's padded
+/// 3x3 stride-2 max pool), for [`pool_rows`] on x86-64: each output `init` combined with the
+/// window taps inside the input in the driver's order (rows, then columns), the columns whose
+/// three taps are all inside without a range check (which vectorises), the others tap by tap.
+/// (A pass over the output row per tap, as the driver makes, stored and reloaded the outputs
+/// nine times: the pool ran at 130 us on ResNet-18's 64x32x32.)
+struct RowFold {
+    /// The driver's column taps: the outputs each lands inside the input for, and its input
+    /// column at the first of them.
+    taps: [(usize, usize, usize); 3],
+    /// Outputs `lo..hi` have all three taps inside.
+    lo: usize,
+    hi: usize,
+}
+
+impl RowFold {
+    /// The one-pass rows of `p` with the driver's column taps, or `None` for other windows.
+    #[inline(always)]
+    fn of(p: &Pool2d, taps: &[(usize, usize, usize); CACHED_COLUMN_TAPS]) -> Option<Self> {
+        if p.kernel_w != 3 || p.dilation_w != 1 || !(1..=2).contains(&p.stride_w) {
+            return None;
+        }
+        let taps = [taps[0], taps[1], taps[2]];
+        let lo = taps.iter().map(|t| t.0).max().unwrap_or(0).min(p.out_w);
+        let hi = taps.iter().map(|t| t.1).min().unwrap_or(0).max(lo).min(p.out_w);
+        Some(RowFold { taps, lo, hi })
     }
-    let mut offsets = [0; 3];
-    let n_rows = rows.len();
-    for (o, r) in offsets.iter_mut().zip(rows) {
-        *o = r;
-    }
-    // Outputs `lo..hi` have all three column taps inside; tap 0's input column at output `lo`.
-    let (lo, hi) = (taps[..3].iter().map(|t| t.0).max().unwrap_or(0), taps[..3].iter().map(|t| t.1).min().unwrap_or(0));
-    let (lo, hi) = (lo.min(yrow.len()), hi.max(lo).min(yrow.len()));
-    let at = |kw: usize, ow: usize| taps[kw].2 + (ow - taps[kw].0) * p.stride_w;
-    // The border outputs, tap by tap.
-    for ow in (0..lo).chain(hi..yrow.len()) {
-        let mut acc = init;
-        for &row in &offsets[..n_rows] {
-            for (kw, tap) in taps[..3].iter().enumerate() {
-                if (tap.0..tap.1).contains(&ow) {
-                    comb(&mut acc, xplane[row + at(kw, ow)]);
+
+    /// One output row from the input rows at offsets `rows` of `xplane` (one to three).
+    #[inline(always)]
+    fn row(
+        &self,
+        p: &Pool2d,
+        yrow: &mut [f32],
+        xplane: &[f32],
+        rows: impl ExactSizeIterator<Item = usize>,
+        init: f32,
+        comb: impl Fn(&mut f32, f32) + Copy,
+    ) {
+        let (lo, hi) = (self.lo, self.hi);
+        let mut offsets = [0; 3];
+        let n_rows = rows.len();
+        for (o, r) in offsets.iter_mut().zip(rows) {
+            *o = r;
+        }
+        // Tap `kw`'s input column at output `ow`.
+        let at = |kw: usize, ow: usize| self.taps[kw].2 + (ow - self.taps[kw].0) * p.stride_w;
+        // The border outputs, tap by tap.
+        for ow in (0..lo).chain(hi..yrow.len()) {
+            let mut acc = init;
+            for &row in &offsets[..n_rows] {
+                for (kw, tap) in self.taps.iter().enumerate() {
+                    if (tap.0..tap.1).contains(&ow) {
+                        comb(&mut acc, xplane[row + at(kw, ow)]);
+                    }
                 }
             }
+            yrow[ow] = acc;
         }
-        yrow[ow] = acc;
-    }
-    if lo < hi {
-        let first = at(0, lo);
-        let span = (hi - lo - 1) * p.stride_w + 3;
-        let rows: [&[f32]; 3] = core::array::from_fn(|r| &xplane[offsets[r.min(n_rows - 1)] + first..][..span]);
-        let y = &mut yrow[lo..hi];
-        match (n_rows, p.stride_w) {
-            (3, 1) => fold_interior::<3, 1>(y, rows, init, comb),
-            (3, _) => fold_interior::<3, 2>(y, rows, init, comb),
-            (2, 1) => fold_interior::<2, 1>(y, rows, init, comb),
-            (2, _) => fold_interior::<2, 2>(y, rows, init, comb),
-            (_, 1) => fold_interior::<1, 1>(y, rows, init, comb),
-            _ => fold_interior::<1, 2>(y, rows, init, comb),
+        if lo < hi {
+            let first = at(0, lo);
+            let span = (hi - lo - 1) * p.stride_w + 3;
+            let rows: [&[f32]; 3] = core::array::from_fn(|r| &xplane[offsets[r.min(n_rows - 1)] + first..][..span]);
+            let y = &mut yrow[lo..hi];
+            match (n_rows, p.stride_w) {
+                (3, 1) => fold_interior::<3, 1>(y, rows, init, comb),
+                (3, _) => fold_interior::<3, 2>(y, rows, init, comb),
+                (2, 1) => fold_interior::<2, 1>(y, rows, init, comb),
+                (2, _) => fold_interior::<2, 2>(y, rows, init, comb),
+                (_, 1) => fold_interior::<1, 1>(y, rows, init, comb),
+                _ => fold_interior::<1, 2>(y, rows, init, comb),
+            }
         }
     }
-    true
 }
 
 /// `y[i]`: `init` combined with `rows[r][i * S + kw]` for `r < R`, `kw < 3`, in that order;

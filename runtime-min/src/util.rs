@@ -149,9 +149,9 @@ pub(crate) fn fold_contig(
     r
 }
 
-/// [`fold_contig`] of `M` slices of one length (the first's) at once, each folded by the same operations in the
-/// same order (so with the same bits), as `M` independent chains: a fold of a few values is
-/// bound by its chain's latency, which `M` outputs in flight hide.
+/// [`fold_contig`] of `M` slices of one length (the first's) at once, each folded by the same
+/// operations in the same order (so with the same bits), as `M` independent chains: a fold of a
+/// few values is bound by its chain's latency, which `M` outputs in flight hide.
 #[inline(always)]
 pub(crate) fn fold_contig_group<const M: usize>(
     acc: [f32; M],

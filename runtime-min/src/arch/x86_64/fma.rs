@@ -952,11 +952,27 @@ impl Phases {
         (len <= FMA_CONV_BAND).then_some(Phases { reach, len, ..phases })
     }
 
-    /// Where tap `(ic, kh, kw)` of output `(0, 0)` is staged.
+    /// Where tap `(ic, kh, kw)` of output `(0, 0)` is staged: its kernel row's offset plus its
+    /// column's.
     #[inline(always)]
     fn tap(&self, p: &Conv2d, ic: usize, kh: usize, kw: usize) -> usize {
+        self.tap_row(p, ic, kh) + self.tap_column(p, kw)
+    }
+
+    /// Where tap `(ic, kh, 0)` of output `(0, 0)` is staged.
+    #[inline(always)]
+    fn tap_row(&self, p: &Conv2d, ic: usize, kh: usize) -> usize {
         let (sh, sw) = (p.stride_h, p.stride_w);
-        ((ic * sh + kh % sh) * sw + kw % sw) * self.plane + kh / sh * self.wp + kw / sw
+        (ic * sh + kh % sh) * sw * self.plane + kh / sh * self.wp
+    }
+
+    /// How far tap column `kw` is staged from column 0: its phase plane, and its column within
+    /// the phase (`kw % sw` and `kw / sw` for the column stride of 1 or 2 that [`Phases::of`]
+    /// admits, without a division: the innermost loop of [`phase_block`]).
+    #[inline(always)]
+    fn tap_column(&self, p: &Conv2d, kw: usize) -> usize {
+        let sw = p.stride_w;
+        (kw & (sw - 1)) * self.plane + (kw >> (sw - 1))
     }
 
     /// Copies the input into `buf`, zeros for the padding and the rest.
@@ -1005,17 +1021,15 @@ fn phase_block<S: Lanes, const R: usize, const C: usize>(
     let blk = Passes::new::<S, R>(g, wg, i0).block::<S, R>(g, wg, i0, mr, 0, apack);
     let panel = blk.panel(0, g.k);
     let a = panel.checked::<S, R>();
-    let sw = p.stride_w;
     for oh in 0..p.out_h {
         let x = &staged[oh * phases.wp..][..phases.reach + C];
         let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
         let mut at = 0;
         for ic in 0..g.k / (p.kernel_h * p.kernel_w) {
             for kh in 0..p.kernel_h {
-                let row = phases.tap(p, ic, kh, 0);
+                let row = phases.tap_row(p, ic, kh);
                 for kw in 0..p.kernel_w {
-                    // Stride 1 or 2: `kw % sw` and `kw / sw` (see `Phases::tap`).
-                    let off = row + (kw & (sw - 1)) * phases.plane + (kw >> (sw - 1));
+                    let off = row + phases.tap_column(p, kw);
                     // SAFETY: `at` is the offset of a depth below `k` (one stride per depth), so
                     // the `R` vectors at `at` lie inside `a`.
                     let av = unsafe { vectors_at::<S, R>(a, at) };
