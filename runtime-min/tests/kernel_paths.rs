@@ -66,13 +66,22 @@ fn conv_cases() -> Vec<Conv2d> {
         // The channel-blocked depthwise kernel: narrow planes (one run of positions), two blocks
         // and 4 channels left to the plane kernels, stride 2 with uneven padding and a Clip; wide
         // rows (eight columns at a time, the last overlapping) of which the last two columns are
-        // never read; 5x5 dilated, two images, an activation without a vector form; a plane of
-        // many bands (stride 2 across: wide rows at stride 1 stay on the plane kernels).
+        // never read; 5x5 dilated, two images, an activation without a vector form; planes of
+        // many bands, at stride 2 across and at stride 1.
         conv_params(1, 16, 16, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, Relu),
         conv_params(1, 20, 20, (33, 30), (3, 3), (2, 2), (1, 1), (1, 0, 2, 1), 20, clip),
         conv_params(1, 16, 16, (11, 20), (3, 3), (1, 3), (1, 1), (0, 0, 0, 0), 16, A0),
         conv_params(2, 8, 8, (12, 19), (5, 5), (1, 1), (2, 1), (2, 2, 2, 2), 8, leaky),
         conv_params(1, 8, 8, (200, 150), (3, 3), (1, 2), (1, 1), (1, 1, 1, 1), 8, Relu),
+        conv_params(1, 8, 8, (90, 100), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        // Outputs taken in groups across rows: 3x3 and 6x6 planes (groups of outputs
+        // spanning two and three rows, the last group and the last eight staged and unstaged
+        // positions overlapping the ones before), a 2x2 plane to one output (fewer than four
+        // outputs, fewer than eight positions), rows of 5 at stride 2 from a 10x10 plane.
+        conv_params(1, 16, 16, (3, 3), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, Relu),
+        conv_params(1, 8, 8, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 8, 8, (2, 2), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 24, 24, (10, 10), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 24, clip),
         // The implicit GEMM on padded bands of output rows: 10 bands; 6 at stride 2, dilated.
         conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
         conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0),

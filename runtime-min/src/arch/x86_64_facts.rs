@@ -48,12 +48,12 @@ pub(crate) const DEPTHWISE_BLOCKED_STAGE: usize = 8 * 1024;
 pub(crate) const DEPTHWISE_BLOCKED_OUT: usize = 2 * 1024;
 /// Bytes of the channel-blocked depthwise kernel's arrays: the staged band and its outputs
 /// (`f32`), an AVX2 vector (32 bytes) of weights per tap and one of bias, a stage offset per tap
-/// (8-byte words), and two vectors' worth of `f32` lanes on the widest vectors (the weights
-/// gathered, an activation's copy): 41.1 KiB.
+/// (8-byte words), and one vector's worth of `f32` lanes on the widest vectors (an activation's
+/// copy): 41.0 KiB.
 pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEPTHWISE_BLOCKED_OUT) * 4
     + (DEPTHWISE_BLOCKED_MAX_TAPS + 1) * 32
     + DEPTHWISE_BLOCKED_MAX_TAPS * 8
-    + 2 * MAX_LANES * 4;
+    + MAX_LANES * 4;
 
 /// Bytes of the depthwise kernels of a convolution with one input channel per group and
 /// `taps` taps on x86-64: the channel-blocked kernel's, or for 3x3 the larger of it and the

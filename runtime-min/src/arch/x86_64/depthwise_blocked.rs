@@ -40,13 +40,13 @@ struct Buffers {
 }
 
 // What the kernel facts say [`depthwise_blocked`]'s arrays take: the buffers, the weight vectors
-// of the largest kernel and the bias vector, its tap offsets, and the lanes of the weights
-// gathered and of an activation's copy.
+// of the largest kernel and the bias vector, its tap offsets, and the lanes of an activation's
+// copy.
 const _: () = assert!(
     core::mem::size_of::<Buffers>()
         + core::mem::size_of::<[__m256; MAX_TAPS + 1]>()
         + core::mem::size_of::<[usize; MAX_TAPS]>()
-        + 2 * core::mem::size_of::<[f32; MAX_LANES]>()
+        + core::mem::size_of::<[f32; MAX_LANES]>()
         == DEPTHWISE_BLOCKED_BYTES
 );
 
@@ -82,25 +82,18 @@ impl Bands {
 
 /// Whether [`depthwise_blocked`] computes convolution `p` with `ocg` output channels per group,
 /// its planes `shared` in one region or not: channel multiplier 1, at least one block of `L`
-/// channels, a 3x3 or 5x5 kernel, [`Bands::new`] has bands, and unless the plane kernels are as fast: a 3x3 kernel at stride
-/// 1 on output rows of [`PLANE_ROWS_FROM`] or more (measured on VWW's and MobileNetV2's 48-wide
-/// layers, 10-15% faster on the row-wise plane kernel than here, where the transposes cost as
-/// much as the arithmetic; 24 wide, as fast; narrower or strided, faster here, up to 2x).
+/// channels, a 3x3 or 5x5 kernel, and [`Bands::new`] has bands. At every width and stride it is
+/// faster than the plane kernels of [`super::depthwise`] (which take the channels left): up to
+/// 2x on narrow and strided planes, 10% on 48-wide rows at stride 1 (VWW's, MobileNetV2's
+/// bands), 1.5-2x on 64x64 and 112x112 planes.
 #[inline(always)]
 pub(super) fn blocked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
-    let is_3x3 = (p.kernel_h, p.kernel_w) == (3, 3);
-    let plane_rows = is_3x3 && p.stride_w == 1 && p.out_w >= PLANE_ROWS_FROM;
     ocg == 1
         && p.groups == p.in_channels
         && p.out_channels >= S::L
-        && (is_3x3 || (p.kernel_h, p.kernel_w) == (5, 5))
-        && !plane_rows
+        && matches!((p.kernel_h, p.kernel_w), (3, 3) | (5, 5))
         && Bands::new(p, shared).is_some()
 }
-
-/// The output width from which a 3x3 depthwise convolution at stride 1 stays on the plane
-/// kernels (see [`blocked_applies`]).
-const PLANE_ROWS_FROM: usize = 32;
 
 /// The first `out_channels / L * L` output channels of a depthwise convolution that
 /// [`blocked_applies`] to: `y[n, c] = act(bias[c] + conv(x[n, c], w[c]))`. Returns the channels
@@ -129,16 +122,7 @@ fn blocks<const T: usize>(p: &Conv2d, bands: Bands, w: &[f32], bias: Bias, mut p
     let blocks = p.out_channels / S::L;
     for block in 0..blocks {
         let c0 = block * S::L;
-        // One vector per tap: lane `ch` holds the tap's weight of channel `c0 + ch`.
-        let mut wv = [S::zero(); T];
-        for (t, v) in wv.iter_mut().enumerate() {
-            let mut lanes = [0.0; MAX_LANES];
-            for (ch, l) in lanes[..S::L].iter_mut().enumerate() {
-                let (w0, _, ws) = p.weights.gemm_operand(c0 + ch, 1, T);
-                *l = w[w0 + t * ws];
-            }
-            *v = S::load(&lanes);
-        }
+        let wv = tap_vectors::<T>(p, w, c0);
         let bv = match bias {
             Bias::Row(b) => S::load(&b[c0..]),
             _ => S::zero(),
@@ -160,6 +144,26 @@ fn blocks<const T: usize>(p: &Conv2d, bands: Bands, w: &[f32], bias: Bias, mut p
         }
     }
     blocks * S::L
+}
+
+/// One vector per tap of channels `c0..c0 + L`: lane `ch` holds the tap's weight of channel
+/// `c0 + ch`. With one output channel per group, channel `c0 + ch`'s `T` taps follow `c0`'s,
+/// `ch * T` after them, in both weight layouts: eight taps of the eight channels at a time are
+/// one [`transpose8`] of eight loads (the last eight overlapping the ones before), not 8 `T`
+/// lanes written one by one and read back as vectors (which waited on store forwarding).
+#[inline(always)]
+fn tap_vectors<const T: usize>(p: &Conv2d, w: &[f32], c0: usize) -> [__m256; T] {
+    const { assert!(T >= 8) };
+    let (w0, _, ws) = p.weights.gemm_operand(c0, 1, T);
+    debug_assert_eq!(ws, 1);
+    let block = &w[w0..][..S::L * T];
+    let mut wv = [S::zero(); T];
+    for t in (0..T).step_by(8) {
+        let t0 = t.min(T - 8);
+        let taps = transpose8(core::array::from_fn(|ch| S::load(&block[ch * T + t0..])));
+        wv[t0..t0 + 8].copy_from_slice(&taps);
+    }
+    wv
 }
 
 /// Which values one band covers: image `n`, channels `c0..c0 + L`, output rows `oh0..oh0 + bo`.
@@ -203,57 +207,73 @@ fn stage(p: &Conv2d, bands: Bands, at: Band, x: &[f32], stage: &mut [f32]) {
     if iw_end >= 8 {
         // Row by row, eight columns at a time, the last eight overlapping the ones before.
         for j in j0..j1 {
-            let at_row = plane(0, ih0 + j - j0);
-            let rows: [&[f32]; 8] = core::array::from_fn(|ch| &x[at_row + ch * in_plane..][..iw_end]);
+            // The row in the eight planes, `in_plane` apart (one slice: eight would not stay in
+            // registers).
+            let rows = &x[plane(0, ih0 + j - j0)..][..7 * in_plane + iw_end];
             let dst = &mut stage[(j * cols + left) * l..][..iw_end * l];
-            let mut c = 0;
-            loop {
+            for c in (0..iw_end).step_by(8) {
                 let c0 = c.min(iw_end - 8);
-                let columns = transpose8(core::array::from_fn(|ch| S::load(&rows[ch][c0..])));
+                // SAFETY: `ch * in_plane + c0 + 8 <= 7 * in_plane + iw_end = rows.len()`.
+                let columns = transpose8(core::array::from_fn(|ch| unsafe {
+                    S::load_ptr(rows.as_ptr().add(ch * in_plane + c0))
+                }));
                 for (k, v) in columns.into_iter().enumerate() {
                     S::store(&mut dst[(c0 + k) * l..], v);
                 }
-                if c0 == iw_end - 8 {
-                    break;
-                }
-                c += 8;
             }
         }
         return;
     }
     // Narrow rows: all the band's input rows as one run of positions (contiguous in each plane),
-    // eight at a time, each landing at its staged row and column.
+    // eight at a time (the last eight overlapping the ones before when the run is longer),
+    // position `q` landing at staged row `j0 + q / in_w`, column `left + q % in_w` (if inside
+    // the columns read).
     let run = (j1 - j0) * p.in_w;
     let planes: [&[f32]; 8] = core::array::from_fn(|ch| &x[plane(ch, ih0)..][..run]);
-    let (mut dst, mut iw) = ((j0 * cols + left) * l, 0);
-    let mut land = |stage: &mut [f32], v: __m256| {
-        if iw < iw_end {
-            S::store(&mut stage[dst + iw * l..], v);
+    // The staged row and input column of the next position to land.
+    let (mut row, mut iw) = (j0, 0);
+    let mut vectors = [S::zero(); 8];
+    for q in (0..run).step_by(8) {
+        // Eight positions (or, for a run under eight, the run), the last eight overlapping the
+        // ones before.
+        let q0 = match run < 8 {
+            true => {
+                for (at, v) in vectors[..run].iter_mut().enumerate() {
+                    let mut lanes = [0.0; 8];
+                    for (l, plane) in lanes.iter_mut().zip(&planes) {
+                        *l = plane[at];
+                    }
+                    *v = S::load(&lanes);
+                }
+                0
+            }
+            false => {
+                let q0 = q.min(run - 8);
+                if q0 < q {
+                    (row, iw) = (j0 + q0 / p.in_w, q0 % p.in_w);
+                }
+                vectors = transpose8(core::array::from_fn(|ch| S::load(&planes[ch][q0..])));
+                q0
+            }
+        };
+        for &v in &vectors[..(run - q0).min(8)] {
+            if iw < iw_end {
+                S::store(&mut stage[(row * cols + left + iw) * l..], v);
+            }
+            iw += 1;
+            if iw == p.in_w {
+                (row, iw) = (row + 1, 0);
+            }
         }
-        iw += 1;
-        if iw == p.in_w {
-            (dst, iw) = (dst + cols * l, 0);
-        }
-    };
-    let whole = run / 8 * 8;
-    for q0 in (0..whole).step_by(8) {
-        for v in transpose8(core::array::from_fn(|ch| S::load(&planes[ch][q0..]))) {
-            land(stage, v);
-        }
-    }
-    for q in whole..run {
-        let mut lanes = [0.0; 8];
-        for (l, plane) in lanes.iter_mut().zip(&planes) {
-            *l = plane[q];
-        }
-        land(stage, S::load(&lanes));
     }
 }
 
 /// Output rows `rows` of a staged band into `out` (position `(oh, ow)` at
 /// `out[((oh - rows.start) * out_w + ow) * L..]`, the `L` channels side by side), the activation
-/// applied: `T` taps, [`POSITIONS`] outputs at a time (independent chains of additions; one
-/// alone waits on each addition's latency).
+/// applied: `T` taps, several outputs at a time (independent chains of additions; one alone
+/// waits on each addition's latency), taken in that order over the rows, so that narrow rows
+/// (3x3 and 6x6 planes) fill the chains too: groups of 8 from [`WIDE_FROM`] outputs, else of 4,
+/// one by one under 4 ([`groups`]).
 #[inline(always)]
 fn compute<const T: usize>(
     p: &Conv2d,
@@ -268,45 +288,109 @@ fn compute<const T: usize>(
     // Offset in the stage of each tap from an output's top-left staged value.
     let offsets: [usize; T] =
         core::array::from_fn(|t| ((t / p.kernel_w) * p.dilation_h * cols + (t % p.kernel_w) * p.dilation_w) * l);
-    let step = p.stride_w * l;
-    // Every tap of every output of the band lies inside the staged rows.
-    assert!(((rows.end - 1) * p.stride_h * cols + (p.out_w - 1) * p.stride_w) * l + offsets[T - 1] + l <= stage.len());
-    for (oh, orow) in rows.clone().zip(out[..rows.len() * p.out_w * l].chunks_exact_mut(p.out_w * l)) {
-        let row = oh * p.stride_h * cols * l;
-        let mut ow = 0;
-        for o in orow.chunks_exact_mut(POSITIONS * l) {
-            let acc = outputs::<T, POSITIONS>(wv, bv, stage, row + ow * step, step, &offsets);
-            store_act(p, &acc, o);
-            ow += POSITIONS;
+    let at = Taps { cols, offsets: &offsets };
+    // Every tap of every output of the rows lies inside the staged rows.
+    assert!(at.first(p, rows.end - 1, p.out_w - 1) + offsets[T - 1] + l <= stage.len());
+    let positions = rows.len() * p.out_w;
+    let out = &mut out[..positions * l];
+    match positions {
+        n if n >= WIDE_FROM => groups::<T, 8>(p, rows, at, wv, bv, stage, out),
+        n if n >= 4 => groups::<T, 4>(p, rows, at, wv, bv, stage, out),
+        _ => groups::<T, 1>(p, rows, at, wv, bv, stage, out),
+    }
+}
+
+/// The outputs from which [`compute`] keeps 8 in flight rather than 4: 10-15% faster on
+/// MobileNetV2's and VWW's bands and 12x12 planes (72 to 288 outputs); on a 6x6 plane (36
+/// outputs, 40 computed in groups of 8) no faster, and a 3x3 plane would compute 16.
+const WIDE_FROM: usize = 48;
+
+/// Where an output's taps lie in a staged band.
+#[derive(Clone, Copy)]
+struct Taps<'a, const T: usize> {
+    /// Staged columns per staged row.
+    cols: usize,
+    /// Offset of each tap from an output's top-left staged value.
+    offsets: &'a [usize; T],
+}
+
+impl<const T: usize> Taps<'_, T> {
+    /// The top-left staged value of output `(oh, ow)`.
+    #[inline(always)]
+    fn first(&self, p: &Conv2d, oh: usize, ow: usize) -> usize {
+        (oh * p.stride_h * self.cols + ow * p.stride_w) * S::L
+    }
+}
+
+/// [`compute`]'s outputs in groups of `P` (at least `P` of them) in order over the rows, the
+/// last group overlapping the one before when fewer than `P` are left (its shared outputs are
+/// computed twice, the same way, into the same place).
+#[inline(always)]
+fn groups<const T: usize, const P: usize>(
+    p: &Conv2d,
+    rows: Range<usize>,
+    at: Taps<'_, T>,
+    wv: &[__m256; T],
+    bv: __m256,
+    stage: &[f32],
+    out: &mut [f32],
+) {
+    let (l, step) = (S::L, p.stride_w * S::L);
+    let positions = rows.len() * p.out_w;
+    // Output `i` of the rows is `(oh, ow)`, advanced without dividing (a division per output
+    // took as long as a 3x3 output's arithmetic).
+    let (mut i, mut oh, mut ow) = (0, rows.start, 0);
+    loop {
+        let (mut qh, mut qw) = (oh, ow);
+        let starts = match ow + P <= p.out_w {
+            // The group inside one row: its outputs `step` apart.
+            true => {
+                let base = at.first(p, oh, ow);
+                qw += P;
+                core::array::from_fn(|q| base + q * step)
+            }
+            // Across rows.
+            false => core::array::from_fn(|_| {
+                if qw == p.out_w {
+                    (qh, qw) = (qh + 1, 0);
+                }
+                qw += 1;
+                at.first(p, qh, qw - 1)
+            }),
+        };
+        if qw == p.out_w {
+            (qh, qw) = (qh + 1, 0);
         }
-        for o in orow[ow * l..].chunks_exact_mut(l) {
-            let acc = outputs::<T, 1>(wv, bv, stage, row + ow * step, step, &offsets);
-            store_act(p, &acc, o);
-            ow += 1;
+        store_act(p, &outputs::<T, P>(wv, bv, stage, starts, at.offsets), &mut out[i * l..][..P * l]);
+        if i == positions - P {
+            break;
+        }
+        // The next group, or the last one, overlapping this one.
+        i += P;
+        (oh, ow) = (qh, qw);
+        if i > positions - P {
+            i = positions - P;
+            (oh, ow) = (rows.start + i / p.out_w, i % p.out_w);
         }
     }
 }
 
-/// Outputs [`compute`] keeps in flight.
-const POSITIONS: usize = 4;
-
-/// `P` outputs, `step` apart in the stage from `first`: `bias + w0 * x0 + w1 * x1 + ...`. The
-/// caller has checked that every tap lies inside `stage`.
+/// `P` outputs, the `q`-th with its top-left staged value at `starts[q]`: `bias + w0 * x0 + w1 *
+/// x1 + ...`. The caller has checked that every tap lies inside `stage`.
 #[inline(always)]
 fn outputs<const T: usize, const P: usize>(
     wv: &[__m256; T],
     bv: __m256,
     stage: &[f32],
-    first: usize,
-    step: usize,
+    starts: [usize; P],
     offsets: &[usize; T],
 ) -> [__m256; P] {
     let mut acc = [bv; P];
     let at = stage.as_ptr();
     for (&wt, &off) in wv.iter().zip(offsets) {
-        for (q, a) in acc.iter_mut().enumerate() {
-            // SAFETY: the caller's check: `first + q * step + off + L <= stage.len()`.
-            let x = unsafe { S::load_ptr(at.add(first + q * step + off)) };
+        for (a, &start) in acc.iter_mut().zip(&starts) {
+            // SAFETY: the caller's check: `start + off + L <= stage.len()`.
+            let x = unsafe { S::load_ptr(at.add(start + off)) };
             *a = S::add(*a, S::mul(wt, x));
         }
     }
@@ -348,16 +432,21 @@ fn unstage(p: &Conv2d, at: Band, out: &[f32], y: &mut [f32]) {
     let len = at.bo * p.out_w;
     let start = (at.n * p.out_channels + at.c0) * out_plane + at.oh0 * p.out_w;
     let y = &mut y[start..][..7 * out_plane + len];
-    let whole = len / 8 * 8;
-    for q0 in (0..whole).step_by(8) {
+    if len < 8 {
+        for q in 0..len {
+            for ch in 0..8 {
+                y[ch * out_plane + q] = out[q * 8 + ch];
+            }
+        }
+        return;
+    }
+    // Eight positions at a time, the last eight overlapping the ones before (writing the same
+    // values again).
+    for q in (0..len).step_by(8) {
+        let q0 = q.min(len - 8);
         let planes = transpose8(core::array::from_fn(|k| S::load(&out[(q0 + k) * 8..])));
         for (ch, v) in planes.into_iter().enumerate() {
             S::store(&mut y[ch * out_plane + q0..], v);
-        }
-    }
-    for q in whole..len {
-        for ch in 0..8 {
-            y[ch * out_plane + q] = out[q * 8 + ch];
         }
     }
 }
