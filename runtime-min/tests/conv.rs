@@ -304,6 +304,19 @@ fn implicit_gemm_row_tiles() {
     // blocks of 8 and 4 columns), 3 input channels at stride 2: a first layer's shape.
     let p = conv_params(1, 3, 8, (33, 58), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
     check(p, true, 93);
+    // Rows that leave more than half a tile after their whole runs, whose last row tile overlaps
+    // the one before it where weights are read in place (`KMajor`; OIHW weights 144 deep take two
+    // passes, whose tiles add to partial sums and do not overlap): the same bits either way.
+    // 32-wide rows in tiles of 12 (AVX-512, 16 channels), 11-wide rows in tiles of 6 (24
+    // channels), 22-wide rows in tiles of 12 (AVX2, 8 channels), stride 2 to 20-wide rows.
+    let p = conv_params(1, 16, 16, (32, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, true, 94);
+    let p = conv_params(1, 16, 24, (11, 11), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, true, 95);
+    let p = conv_params(1, 16, 8, (22, 22), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Activation::Relu);
+    check(p, false, 96);
+    let p = conv_params(1, 16, 16, (40, 40), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0);
+    check(p, true, 97);
 }
 
 #[test]

@@ -21,7 +21,7 @@ const FMA_PANELS: usize = (32 * 128 + 128 * 12 + 12 * 32) * 4;
 /// The FMA panels and the implicit GEMM's padded band of input rows.
 const FMA_CONV: usize = FMA_PANELS + 16 * 1024 * 4;
 const DEPTHWISE_PLANE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 2 * 16;
-const DEPTHWISE_BLOCKED: usize = (8192 + 2048) * 4 + 26 * 32 + 25 * 8 + 16 * 4;
+const DEPTHWISE_BLOCKED: usize = (8192 + 2048) * 4 + 26 * 64 + 16 * 16 * 4 + 25 * 8 + 16 * 4;
 
 #[test]
 fn targets_from_cfg_values() {

@@ -82,6 +82,10 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 8, 8, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
         conv_params(1, 8, 8, (2, 2), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 8, A0),
         conv_params(1, 24, 24, (10, 10), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 24, clip),
+        // Blocks of 16 channels on AVX-512, then one of 8, then the plane kernels: 3x3 on a
+        // narrow plane (runs under 16 positions), 5x5 on wide rows.
+        conv_params(1, 43, 43, (3, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 43, Relu),
+        conv_params(1, 40, 40, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 40, leaky),
         // The implicit GEMM on padded bands of output rows: 10 bands; 6 at stride 2, dilated.
         conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
         conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0),
@@ -342,6 +346,62 @@ fn narrow_output_rows_give_the_fused_chain_bits() {
         for (path, y) in on_each_path(|| run_conv(&p, &x, &w, &b)) {
             if path != KernelPath::Portable {
                 assert_eq!(bits(&y), want, "{p:?} on {}", path.name());
+            }
+        }
+    }
+}
+
+/// Pointwise convolutions and matrix products whose columns run on the FMA column tiles (two
+/// vectors of positions per tile, their epilogue in registers) and the columns left on row tiles:
+/// on every FMA path, the bits of the fused chains with the scalar epilogue (alpha, bias, then
+/// the activation), for every activation (those without a vector form through a copy of the
+/// lanes, Clip with `min > max` among them), with a NaN among the inputs.
+#[test]
+fn column_tiles_give_the_fused_chain_bits_with_every_activation() {
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Clip { min: -0.25, max: 0.5 },
+        Activation::Clip { min: 0.5, max: -0.25 },
+        Activation::LeakyRelu { alpha: 0.1 },
+        Activation::HardSwish,
+        Activation::Sigmoid,
+    ];
+    for (i, act) in acts.into_iter().enumerate() {
+        // 70 and 65 positions: whole tiles on both paths, then columns left; 8 and 16 rows: the
+        // tiles of 4 rows.
+        for (c, oc, hw) in [(16, 24, (7, 10)), (32, 8, (5, 13)), (5, 16, (2, 35))] {
+            let p = conv_params(1, c, oc, hw, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, act);
+            let mut rng = Rng::new(200 + i as u64);
+            let mut x = rng.vec(c * hw.0 * hw.1);
+            x[3 * hw.0 * hw.1 / 2] = f32::NAN;
+            let (w, b) = (rng.vec(oc * c), rng.vec(oc));
+            let want = bits(&fused_chain(&p, &x, &w, &b));
+            for (path, y) in on_each_path(|| run_conv(&p, &x, &w, &b)) {
+                if path != KernelPath::Portable {
+                    assert_eq!(bits(&y), want, "{p:?} on {}", path.name());
+                }
+            }
+        }
+        // A matrix product with a scale and a bias per column.
+        let (m, n, k) = (12, 70, 9);
+        let p = MatMul { alpha: 0.75, act, ..MatMul::row_major(m, n, k) };
+        let mut rng = Rng::new(300 + i as u64);
+        let (a, b, bias) = (rng.vec(m * k), rng.vec(k * n), rng.vec(n));
+        let want: Vec<u32> = (0..m * n)
+            .map(|o| {
+                let (r, j) = (o / n, o % n);
+                let acc = (0..k).fold(0.0f32, |acc, kk| a[r * k + kk].mul_add(b[kk * n + j], acc));
+                act.apply(0.75 * acc + bias[j]).to_bits()
+            })
+            .collect();
+        for (path, c) in on_each_path(|| {
+            let mut c = vec![f32::NAN; m * n];
+            matmul(&p, &a, &b, Some(&bias), &mut c);
+            c
+        }) {
+            if path != KernelPath::Portable {
+                assert_eq!(bits(&c), want, "{m}x{n}x{k} {act:?} on {}", path.name());
             }
         }
     }

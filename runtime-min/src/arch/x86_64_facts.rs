@@ -46,12 +46,13 @@ pub(crate) const DEPTHWISE_BLOCKED_MAX_TAPS: usize = 25;
 pub(crate) const DEPTHWISE_BLOCKED_STAGE: usize = 8 * 1024;
 /// Floats of the channel-blocked depthwise kernel's band of outputs.
 pub(crate) const DEPTHWISE_BLOCKED_OUT: usize = 2 * 1024;
-/// Bytes of the channel-blocked depthwise kernel's arrays: the staged band and its outputs
-/// (`f32`), an AVX2 vector (32 bytes) of weights per tap and one of bias, a stage offset per tap
-/// (8-byte words), and one vector's worth of `f32` lanes on the widest vectors (an activation's
-/// copy): 41.0 KiB.
+/// Bytes of the channel-blocked depthwise kernel's arrays: the staged band and its outputs, a
+/// vector of weights per tap and one of bias, and a band's positions transposed (`f32`, on the
+/// widest vectors), a stage offset per tap (8-byte words), and one vector's worth of `f32` lanes
+/// (an activation's copy): 42.9 KiB.
 pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEPTHWISE_BLOCKED_OUT) * 4
-    + (DEPTHWISE_BLOCKED_MAX_TAPS + 1) * 32
+    + (DEPTHWISE_BLOCKED_MAX_TAPS + 1) * MAX_LANES * 4
+    + MAX_LANES * MAX_LANES * 4
     + DEPTHWISE_BLOCKED_MAX_TAPS * 8
     + MAX_LANES * 4;
 

@@ -7,6 +7,7 @@
 //! the CPU and the OS support them. They are `#[inline(always)]`, so that they (and the intrinsics
 //! they call) are compiled into those entry points with the features on.
 
+use crate::Activation;
 use core::arch::x86_64::*;
 
 /// One instruction set's `f32` vectors.
@@ -25,6 +26,12 @@ pub(crate) trait Lanes {
     fn add(a: Self::V, b: Self::V) -> Self::V;
     /// `a * b + c`, rounded once.
     fn fma(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+    /// Lane by lane `a > b ? a : b`: `b` where either is NaN (x86's `maxps`).
+    fn max(a: Self::V, b: Self::V) -> Self::V;
+    /// Lane by lane `a < b ? a : b`: `b` where either is NaN (x86's `minps`).
+    fn min(a: Self::V, b: Self::V) -> Self::V;
+    /// Lane by lane `v < 0 ? w : v` (`v` where it is NaN).
+    fn where_negative(v: Self::V, w: Self::V) -> Self::V;
     /// Loads the first `L` floats of `s` (which has at least `L`).
     fn load(s: &[f32]) -> Self::V;
     /// Stores `v` into the first `L` floats of `d` (which has at least `L`).
@@ -34,6 +41,10 @@ pub(crate) trait Lanes {
     /// # Safety
     /// `p` points to `L` readable floats.
     unsafe fn load_ptr(p: *const f32) -> Self::V;
+    /// `dst[k * ds + i] = src[i * ss + k]` for `i < L` and `k < n` (`1 <= n <= L`): `L` rows of
+    /// `n` values, `ss` apart in `src`, transposed into `n` rows of `L` values, `ds` apart in
+    /// `dst` (rows of fewer than `L` values read with a masked load: nothing past them).
+    fn transpose(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize);
     /// Writes rows `0..mr` of a register tile of `C` consecutive columns, column `c` holding its
     /// rows in the `R` vectors `acc[c]`, as runs: row `r` to `rows[r * rs..][..C]`. Returns false,
     /// writing nothing, where this instruction set has no transposes for the tile.
@@ -47,7 +58,7 @@ pub(crate) trait Lanes {
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $load:ident, $store:ident, $store_rows:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $transpose:ident, $store_rows:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
@@ -77,6 +88,20 @@ macro_rules! lanes {
                 unsafe { $fma(a, b, c) }
             }
             #[inline(always)]
+            fn max(a: $v, b: $v) -> $v {
+                // SAFETY: as in `zero`.
+                unsafe { $max(a, b) }
+            }
+            #[inline(always)]
+            fn min(a: $v, b: $v) -> $v {
+                // SAFETY: as in `zero`.
+                unsafe { $min(a, b) }
+            }
+            #[inline(always)]
+            fn where_negative(v: $v, w: $v) -> $v {
+                $where_negative(v, w)
+            }
+            #[inline(always)]
             fn load(s: &[f32]) -> $v {
                 let s = &s[..$l];
                 // SAFETY: as in `zero`; the pointer is to `L` floats, and unaligned loads have no
@@ -93,6 +118,10 @@ macro_rules! lanes {
                 let d = &mut d[..$l];
                 // SAFETY: as in `load`, with an exclusive borrow.
                 unsafe { $store(d.as_mut_ptr(), v) }
+            }
+            #[inline(always)]
+            fn transpose(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) {
+                $transpose(src, ss, n, dst, ds)
             }
             #[inline(always)]
             fn store_rows<const R: usize, const C: usize>(
@@ -118,8 +147,12 @@ lanes!(
     _mm256_mul_ps,
     _mm256_add_ps,
     _mm256_fmadd_ps,
+    _mm256_max_ps,
+    _mm256_min_ps,
+    where_negative_avx2,
     _mm256_loadu_ps,
     _mm256_storeu_ps,
+    transpose_avx2,
     store_rows_avx2
 );
 
@@ -134,10 +167,82 @@ lanes!(
     _mm512_mul_ps,
     _mm512_add_ps,
     _mm512_fmadd_ps,
+    _mm512_max_ps,
+    _mm512_min_ps,
+    where_negative_avx512,
     _mm512_loadu_ps,
     _mm512_storeu_ps,
+    transpose_avx512,
     store_rows_avx512
 );
+
+/// [`Lanes::where_negative`] on AVX2: a blend on an ordered less-than (false for NaN).
+#[inline(always)]
+fn where_negative_avx2(v: __m256, w: __m256) -> __m256 {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_blendv_ps(v, w, _mm256_cmp_ps::<_CMP_LT_OQ>(v, _mm256_setzero_ps())) }
+}
+
+/// [`Lanes::where_negative`] on AVX-512: a masked blend on an ordered less-than (false for NaN).
+#[inline(always)]
+fn where_negative_avx512(v: __m512, w: __m512) -> __m512 {
+    // SAFETY: the module invariant.
+    unsafe { _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(v, _mm512_setzero_ps()), v, w) }
+}
+
+/// The activation of every lane of `v` in registers, with the bits of [`Activation::apply`]
+/// (NaN included), where it has a vector form: None, ReLU (`v < 0 ? 0 : v` is `max(0, v)`),
+/// Clip with `min <= max` (`max(min, v)`, then `min(max, that)`), LeakyRelu. `None` for the
+/// others, which the caller applies on a copy of the lanes.
+#[inline(always)]
+pub(super) fn activate<S: Lanes>(act: Activation, v: S::V) -> Option<S::V> {
+    match act {
+        Activation::None => Some(v),
+        Activation::Relu => Some(S::max(S::zero(), v)),
+        Activation::Clip { min, max } if min <= max => Some(S::min(S::splat(max), S::max(S::splat(min), v))),
+        Activation::LeakyRelu { alpha } => Some(S::where_negative(v, S::mul(S::splat(alpha), v))),
+        _ => None,
+    }
+}
+
+/// [`Lanes::transpose`] on AVX2: eight loads (masked below eight values), [`transpose8`], `n`
+/// stores.
+#[inline(always)]
+fn transpose_avx2(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) {
+    assert!((1..=8).contains(&n) && 7 * ss + n <= src.len() && (n - 1) * ds + 8 <= dst.len());
+    let mut rows = [Avx2::zero(); 8];
+    // SAFETY: the module invariant; row `i` reads `src[i * ss..][..n]` (the mask keeps a short
+    // row's load to its `n` values) and result `k` writes `dst[k * ds..][..8]`, inside the
+    // slices by the assertion.
+    unsafe {
+        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        for (i, row) in rows.iter_mut().enumerate() {
+            let at = src.as_ptr().add(i * ss);
+            *row = if n == 8 { _mm256_loadu_ps(at) } else { _mm256_maskload_ps(at, mask) };
+        }
+        for (k, v) in transpose8(rows).into_iter().enumerate().take(n) {
+            _mm256_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+        }
+    }
+}
+
+/// [`Lanes::transpose`] on AVX-512: sixteen loads (masked below sixteen values),
+/// [`transpose16`], `n` stores.
+#[inline(always)]
+fn transpose_avx512(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) {
+    assert!((1..=16).contains(&n) && 15 * ss + n <= src.len() && (n - 1) * ds + 16 <= dst.len());
+    let mut rows = [Avx512::zero(); 16];
+    let mask = ((1u32 << n) - 1) as __mmask16;
+    // SAFETY: as in `transpose_avx2` (masked-off lanes are neither read nor faulted on).
+    unsafe {
+        for (i, row) in rows.iter_mut().enumerate() {
+            *row = _mm512_maskz_loadu_ps(mask, src.as_ptr().add(i * ss));
+        }
+        for (k, v) in transpose16(rows).into_iter().enumerate().take(n) {
+            _mm512_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+        }
+    }
+}
 
 /// [`Lanes::store_rows`] on AVX2, for tiles of up to 16 columns: each vector of 8 rows of up to 8
 /// columns is transposed ([`transpose8`], missing columns zero) and each of its rows stored as
@@ -182,10 +287,75 @@ fn store_rows8<const R: usize, const C: usize, const C0: usize>(
     }
 }
 
-/// [`Lanes::store_rows`] on AVX-512: no transposes (the caller writes the tile value by value).
+/// [`Lanes::store_rows`] on AVX-512, for tiles of up to 16 columns: each vector of 16 rows is
+/// transposed ([`transpose16`], missing columns zero) and each of its rows stored as one masked
+/// run of `C` values (writing a tile value by value through the stack took a sixth of a 3x3
+/// convolution's time).
 #[inline(always)]
-fn store_rows_avx512<const R: usize, const C: usize>(_: &[[__m512; R]; C], _: usize, _: &mut [f32], _: usize) -> bool {
-    false
+fn store_rows_avx512<const R: usize, const C: usize>(
+    acc: &[[__m512; R]; C],
+    mr: usize,
+    rows: &mut [f32],
+    rs: usize,
+) -> bool {
+    if C > 16 {
+        return false;
+    }
+    let mask = ((1u32 << C) - 1) as __mmask16;
+    // Constant indices only, as in `store_rows_avx2`.
+    for v in 0..R {
+        let mut columns = [Avx512::zero(); 16];
+        for (column, acc_c) in columns.iter_mut().zip(acc) {
+            *column = acc_c[v];
+        }
+        let t = transpose16(columns);
+        for (i, row) in t.into_iter().enumerate().take(mr.saturating_sub(v * 16)) {
+            let dst = &mut rows[(v * 16 + i) * rs..][..C];
+            // SAFETY: the module invariant; the mask writes lanes `0..C`, all inside `dst`
+            // (masked-off lanes are neither written nor faulted on).
+            unsafe { _mm512_mask_storeu_ps(dst.as_mut_ptr(), mask, row) }
+        }
+    }
+    true
+}
+
+/// The 16 x 16 transpose: lane `i` of vector `k` of the result is lane `k` of vector `i` of
+/// `rows`. Pairs of rows interleaved, then fours, within 128-bit lanes; then the 4 x 4 grid of
+/// 128-bit lanes transposed.
+#[inline(always)]
+fn transpose16(rows: [__m512; 16]) -> [__m512; 16] {
+    // Loops, not `array::from_fn`: a closure is compiled without the target features, and where
+    // LLVM did not inline it, its intrinsics became calls.
+    let mut t = [Avx512::zero(); 16];
+    let mut s = [Avx512::zero(); 16];
+    let mut out = [Avx512::zero(); 16];
+    // SAFETY: the module invariant (the features are on and supported).
+    unsafe {
+        for i in (0..16).step_by(2) {
+            t[i] = _mm512_unpacklo_ps(rows[i], rows[i + 1]);
+            t[i + 1] = _mm512_unpackhi_ps(rows[i], rows[i + 1]);
+        }
+        // `s[4 * g + j]`, lane `L`: column `4 * L + j` of rows `4 * g..4 * g + 4`.
+        for g in (0..16).step_by(4) {
+            s[g] = _mm512_shuffle_ps::<0x44>(t[g], t[g + 2]);
+            s[g + 1] = _mm512_shuffle_ps::<0xEE>(t[g], t[g + 2]);
+            s[g + 2] = _mm512_shuffle_ps::<0x44>(t[g + 1], t[g + 3]);
+            s[g + 3] = _mm512_shuffle_ps::<0xEE>(t[g + 1], t[g + 3]);
+        }
+        // For each `j`, the 128-bit lanes of `s[j], s[4 + j], s[8 + j], s[12 + j]` transposed:
+        // result `4 * L + j` is lane `L` of each.
+        for j in 0..4 {
+            let u0 = _mm512_shuffle_f32x4::<0x44>(s[j], s[4 + j]);
+            let u1 = _mm512_shuffle_f32x4::<0xEE>(s[j], s[4 + j]);
+            let u2 = _mm512_shuffle_f32x4::<0x44>(s[8 + j], s[12 + j]);
+            let u3 = _mm512_shuffle_f32x4::<0xEE>(s[8 + j], s[12 + j]);
+            out[j] = _mm512_shuffle_f32x4::<0x88>(u0, u2);
+            out[4 + j] = _mm512_shuffle_f32x4::<0xDD>(u0, u2);
+            out[8 + j] = _mm512_shuffle_f32x4::<0x88>(u1, u3);
+            out[12 + j] = _mm512_shuffle_f32x4::<0xDD>(u1, u3);
+        }
+    }
+    out
 }
 
 /// The 8 x 8 transpose: lane `i` of vector `k` of the result is lane `k` of vector `i` of `rows`.

@@ -71,7 +71,7 @@ macro_rules! entry_points {
             /// [`depthwise_blocked::depthwise_blocked`].
             #[target_feature(enable = $features)]
             pub(super) fn depthwise_blocked(p: &Conv2d, ops: DepthwiseOperands) -> usize {
-                depthwise_blocked::depthwise_blocked(p, ops)
+                depthwise_blocked::depthwise_blocked::<$lanes>(p, ops)
             }
 
             /// A kernel call's whole body.
@@ -134,10 +134,10 @@ pub(super) fn depthwise_shared(path: KernelPath, p: &Conv2d, shared: SharedRegio
     depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared(shared) })
 }
 
-/// On the FMA paths, the channel-blocked kernel for whole blocks of 8 channels (channel
-/// multiplier 1, 3x3 or 5x5; AVX2 vectors on both paths), then the 3x3 plane kernels for the
-/// channels left (elsewhere the direct convolution is faster or as fast). Returns false where
-/// neither applies.
+/// On the FMA paths, the channel-blocked kernel for whole blocks of channels (channel multiplier
+/// 1, 3x3 or 5x5; blocks of 8, or on AVX-512 of 16 and then 8), then the 3x3 plane kernels for
+/// the channels left (elsewhere the direct convolution is faster or as fast). Returns false
+/// where neither applies.
 #[inline(always)]
 fn depthwise_on(path: KernelPath, p: &Conv2d, mut ops: DepthwiseOperands) -> bool {
     let is_3x3 = p.kernel_h == 3 && p.kernel_w == 3;
