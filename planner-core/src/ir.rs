@@ -7,6 +7,7 @@
 pub use crate::ops::Op;
 use crate::ops::Operands;
 pub use crate::tensor::{strides_of, DType, Data, Quant, Tensor, TensorId, TensorKind};
+use crate::weights::WeightAlign;
 
 /// One step of the schedule.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +62,8 @@ pub struct Graph {
     /// With [`Io::Arena`], the graph inputs (indices into `inputs`, ascending) that stay in the
     /// caller's buffers all the same (a DMA target): passed to `run_in`, never in the arena.
     pub caller_inputs: Vec<usize>,
+    /// Where the weight blob aligns each constant, for the target compiled for.
+    pub weight_align: WeightAlign,
 }
 
 /// Where a graph's inputs and outputs live (`io:` in `model!`).

@@ -14,6 +14,7 @@ use proc_macro2::{Group, Literal, TokenStream, TokenTree};
 use sramfit_planner_core::codegen::{self, CodegenOptions};
 use sramfit_planner_core::compile;
 use sramfit_planner_core::request::{PoolSpec, Request};
+use sramfit_planner_core::target::Target;
 
 /// Lines of context around each change in a mismatch report, and the most lines it shows.
 const CONTEXT: usize = 3;
@@ -37,10 +38,12 @@ fn branch_merge_in_pools() {
 }
 
 /// The formatted expansion of `model` (relative to this crate, in `pools` when there are any)
-/// with the weights replaced.
+/// with the weights replaced, for x86-64 whatever the host (the target decides the weights'
+/// alignment).
 fn expansion(model: &str, pools: &[PoolSpec]) -> String {
     let mut request = Request::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(model));
     request.pools = pools.to_vec();
+    request.target = Target::new("x86_64-unknown-linux-gnu");
     let program = compile::compile_model(&request).expect("the model compiles").into_program();
     let options = CodegenOptions::default();
     assert!(options.track_files.is_empty() && options.weights_file.is_none(), "machine-independent expansion");

@@ -21,9 +21,14 @@ pub fn emit_static(layout: &WeightLayout, file: Option<&Path>) -> TokenStream {
             quote!(*#lit)
         }
     };
+    let align = Literal::usize_unsuffixed(layout.align.0);
+    let doc = format!(
+        " The model's weights: little-endian values, each tensor {}-byte aligned, read in place.",
+        layout.align.0
+    );
     quote! {
-        /// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
-        #[repr(C, align(16))]
+        #[doc = #doc]
+        #[repr(C, align(#align))]
         #[allow(dead_code)]
         struct Weights([u8; #len]);
         #[allow(dead_code)]

@@ -128,6 +128,7 @@ pub fn compile(request: &Request, bound: &Bound) -> Result<DynamicProgram, Compi
             fail(node.map(|(name, _)| name), at(format!("the model does not compile{what} ({message})")))
         })?;
         graph.io = spec.io;
+        graph.weight_align = crate::weights::WeightAlign::for_target(&spec.target);
         let prepared = pipeline::prepare(graph, &spec.optimizations)?;
         let k = key(&prepared);
         let class = match classes.iter().position(|c| c.key == k) {

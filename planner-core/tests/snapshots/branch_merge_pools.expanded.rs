@@ -5,7 +5,7 @@
  | arena (`ARENA_BYTES`) | 25600 |
  | lower bound (`LOWER_BOUND_BYTES`, peak at step 2) | 24576 |
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
- | weights in flash (`WEIGHT_BYTES`) | 3904 |
+ | weights in flash (`WEIGHT_BYTES`) | 4064 |
 
  Planner: greedy_by_size. Steps: 5. Rewrites: 0 activation(s) fused into the preceding kernel, 1 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.
 
@@ -25,7 +25,7 @@ pub const LOWER_BOUND_BYTES: usize = 24576usize;
 /// Arena bytes without any reuse (every buffer its own region), for comparison.
 pub const NAIVE_BYTES: usize = 41856usize;
 /// Bytes of weights kept in read-only memory (flash).
-pub const WEIGHT_BYTES: usize = 3904usize;
+pub const WEIGHT_BYTES: usize = 4064usize;
 /// Shapes of the graph inputs, in graph order.
 pub const INPUT_SHAPES: &[&[usize]] = &[&[1usize, 4usize, 16usize, 16usize]];
 /// Shapes of the graph outputs, in graph order.
@@ -44,12 +44,12 @@ pub const INPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
 pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
     ::core::option::Option::None,
 ];
-/// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
-#[repr(C, align(16))]
+/// The model's weights: little-endian values, each tensor 64-byte aligned, read in place.
+#[repr(C, align(64))]
 #[allow(dead_code)]
-struct Weights([u8; 3904usize]);
+struct Weights([u8; 4064usize]);
 #[allow(dead_code)]
-static WEIGHTS: Weights = Weights(*b"<3904 bytes, fnv1a64 fab08d02cb1da57e>");
+static WEIGHTS: Weights = Weights(*b"<4064 bytes, fnv1a64 c77b4fc0133206fe>");
 /// Bytes of pool `fast` its plan uses (declared 9216 bytes; 2 buffers).
 pub const POOL_FAST_BYTES: usize = 9216usize;
 /// The memory of pool `fast`: exactly [`POOL_FAST_BYTES`], 16-byte aligned.
@@ -241,7 +241,7 @@ pub fn run_in(
     /** Step 0: `conv0` (Conv -> conv2d)
  - in:  `input` [1, 4, 16, 16] f32 @ caller's input 0
  - in:  `conv0.weight.0.packed` [296] f32 @ flash 0..1184
- - in:  `conv0.bias.0` [8] f32 @ flash 1184..1216
+ - in:  `conv0.bias.0` [8] f32 @ flash 1216..1248
  - out: `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
  - scratch: pool fast 0..9216 (step 0 only)
 
@@ -272,7 +272,7 @@ pub fn run_in(
             &input[..],
             ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 0usize, 296usize),
             Some(
-                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1184usize, 8usize),
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1216usize, 8usize),
             ),
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
@@ -288,8 +288,8 @@ pub fn run_in(
     }
     /** Step 1: `branch_a` (Conv -> conv2d)
  - in:  `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
- - in:  `branch_a.weight.0.packed` [584] f32 @ flash 1216..3552
- - in:  `branch_a.bias.0` [8] f32 @ flash 3552..3584
+ - in:  `branch_a.weight.0.packed` [584] f32 @ flash 1280..3616
+ - in:  `branch_a.bias.0` [8] f32 @ flash 3648..3680
  - out: `branch_a` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 1..4)
  - scratch: pool slow 8192..16256 (step 1 only)
 
@@ -322,9 +322,9 @@ pub fn run_in(
                     f32,
                 >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
             },
-            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1216usize, 584usize),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1280usize, 584usize),
             Some(
-                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3552usize, 8usize),
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3648usize, 8usize),
             ),
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
@@ -340,8 +340,8 @@ pub fn run_in(
     }
     /** Step 2: `branch_b.einsum` (EinSum -> conv2d)
  - in:  `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
- - in:  `branch_b.einsum.weights.packed` [72] f32 @ flash 3584..3872
- - in:  `branch_b.einsum.folded_bias` [8] f32 @ flash 3872..3904
+ - in:  `branch_b.einsum.weights.packed` [72] f32 @ flash 3712..4000
+ - in:  `branch_b.einsum.folded_bias` [8] f32 @ flash 4032..4064
  - out: `branch_b` [1, 8, 16, 16] f32 @ pool slow 8192..16384 (live steps 2..3)
 
  SAFETY: every arena slice here is a buffer live at step 2; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other. Each pool was planned and verified on its own buffers, and each is a `static` of its own: slices of different pools never share a byte.*/
@@ -373,9 +373,9 @@ pub fn run_in(
                     f32,
                 >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
             },
-            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3584usize, 72usize),
+            ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3712usize, 72usize),
             Some(
-                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3872usize, 8usize),
+                ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 4032usize, 8usize),
             ),
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<

@@ -34,8 +34,8 @@ pub const INPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
 pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
     ::core::option::Option::None,
 ];
-/// The model's weights: little-endian values, each tensor 16-byte aligned, read in place.
-#[repr(C, align(16))]
+/// The model's weights: little-endian values, each tensor 64-byte aligned, read in place.
+#[repr(C, align(64))]
 #[allow(dead_code)]
 struct Weights([u8; 1184usize]);
 #[allow(dead_code)]
