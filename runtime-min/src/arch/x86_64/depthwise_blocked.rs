@@ -38,8 +38,8 @@ use core::ops::Range;
 struct Buffers {
     stage: [MaybeUninit<f32>; DEPTHWISE_BLOCKED_STAGE],
     out: [MaybeUninit<f32>; DEPTHWISE_BLOCKED_OUT],
-    taps: [f32; (MAX_TAPS + 1) * MAX_LANES],
-    narrow: [f32; MAX_LANES * MAX_LANES],
+    taps: [MaybeUninit<f32>; (MAX_TAPS + 1) * MAX_LANES],
+    narrow: [MaybeUninit<f32>; MAX_LANES * MAX_LANES],
 }
 
 // What the kernel facts say [`depthwise_blocked`]'s arrays take: the buffers, the tap offsets,
@@ -107,8 +107,8 @@ pub(super) fn depthwise_blocked<S: Lanes>(p: &Conv2d, ops: DepthwiseOperands) ->
     let mut buffers = Buffers {
         stage: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_STAGE],
         out: [MaybeUninit::uninit(); DEPTHWISE_BLOCKED_OUT],
-        taps: [0.0; (MAX_TAPS + 1) * MAX_LANES],
-        narrow: [0.0; MAX_LANES * MAX_LANES],
+        taps: [MaybeUninit::uninit(); (MAX_TAPS + 1) * MAX_LANES],
+        narrow: [MaybeUninit::uninit(); MAX_LANES * MAX_LANES],
     };
     let done = by_taps::<S>(p, w, bias, planes.reborrow(), &mut buffers, 0);
     match S::L > Avx2::L {
@@ -146,9 +146,11 @@ fn blocks<S: Lanes, const T: usize>(
         return from;
     }
     let Buffers { stage: stage_buf, out: out_buf, taps, narrow } = buffers;
-    // The parts a layer uses, zeroed once (zeroing all 40 KiB took longer than a small layer).
+    // The parts a layer uses, zeroed once (zeroing all 40 KiB took longer than a small layer;
+    // initialised as the struct's fields, LLVM built the buffers elsewhere and copied them in).
     let stage_buf = zeroed(stage_buf, p.rows_read(bands.rows) * bands.cols * l);
     let out_buf = zeroed(out_buf, bands.out_rows * p.out_w * l);
+    let (taps, narrow) = (zeroed(taps, T * l), zeroed(narrow, l * l));
     for block in 0..blocks {
         let c0 = from + block * l;
         tap_vectors::<S, T>(p, w, c0, taps);

@@ -175,6 +175,15 @@ impl<'a> Epilogue<'a> {
         (g.epilogue && vector).then_some(Epilogue { alpha: g.alpha, bias, act: g.act })
     }
 
+    /// [`Epilogue::of`] for the row-vector tiles, on instruction sets with registers to spare
+    /// (AVX-512's 32): the AVX2 tiles keep 12 accumulators and 3 operands in its 16, and with
+    /// the epilogue's bias vectors beside them LLVM spilled accumulators in the depth loop (VWW's
+    /// 256-channel pointwise layer at 3x3, 1.4x slower); they store sums and [`finish`] follows.
+    #[inline(always)]
+    fn in_row_tiles<S: Lanes>(g: &Gemm, bias: Bias<'a>) -> Option<Self> {
+        Epilogue::of::<S>(g, bias).filter(|_| S::REGISTERS >= 32)
+    }
+
     /// `v`'s lanes scaled, their bias lanes `b` added (none for [`Bias::None`]), activated.
     #[inline(always)]
     fn apply<S: Lanes>(&self, v: S::V, b: Option<S::V>) -> S::V {
@@ -218,9 +227,16 @@ impl<'a> Epilogue<'a> {
             for (r, rb) in row_bias.iter_mut().enumerate() {
                 let start = i0 + r * S::L;
                 let rows = start..(i0 + mr).clamp(start, start + S::L);
-                let mut lanes = [0.0; MAX_LANES];
-                lanes[..rows.len()].copy_from_slice(&b[rows]);
-                *rb = Some(S::load(&lanes));
+                // A whole vector of rows loaded in place (a copy of a run's length was a
+                // `memcpy` call per tile); a block's last rows through a copy.
+                *rb = Some(match rows.len() == S::L {
+                    true => S::load(&b[start..]),
+                    false => {
+                        let mut lanes = [0.0; MAX_LANES];
+                        lanes[..rows.len()].copy_from_slice(&b[rows]);
+                        S::load(&lanes)
+                    }
+                });
             }
         }
         for (acc_c, &j) in acc.iter_mut().zip(&cols.j) {
@@ -424,7 +440,7 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
         }
     }
     let mut panels = Panels::new();
-    let epilogue = Epilogue::of::<S>(g, bias);
+    let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
     if streams::<S>(g, a, i0) {
         // Depth outer, rows inner: A is read in order, `STREAM_KC` rows of it at a time.
         for k0 in (0..g.k).step_by(STREAM_KC) {
@@ -1008,7 +1024,7 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     if let Some(phases) = Phases::of::<S>(p, icg, kk) {
         let staged = phases.stage(p, icg, xg, &mut band);
         let mv = 2 * S::L;
-        let epilogue = Epilogue::of::<S>(&g, bias);
+        let epilogue = Epilogue::in_row_tiles::<S>(&g, bias);
         for i0 in (0..g.m).step_by(mv) {
             let mr = mv.min(g.m - i0);
             by_rows!(S, mr, phase_block(p, &g, &phases, staged, wg, yg, i0, mr, epilogue, &mut panels));
@@ -1186,7 +1202,7 @@ fn conv_rows<S: Lanes>(
     panels: &mut Panels,
 ) {
     let mv = 2 * S::L;
-    let epilogue = Epilogue::of::<S>(g, bias);
+    let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
     let mut i0 = 0;
     while i0 < g.m {
         let mr = mv.min(g.m - i0);

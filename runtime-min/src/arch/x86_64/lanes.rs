@@ -16,6 +16,8 @@ pub(crate) trait Lanes {
     type V: Copy;
     /// Lanes per vector.
     const L: usize;
+    /// Vector registers.
+    const REGISTERS: usize;
     /// All lanes zero.
     fn zero() -> Self::V;
     /// All lanes `v`.
@@ -58,10 +60,11 @@ pub(crate) trait Lanes {
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $transpose:ident, $store_rows:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $transpose:ident, $store_rows:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
+            const REGISTERS: usize = $registers;
             #[inline(always)]
             fn zero() -> $v {
                 // SAFETY: the module invariant (the features are on and supported).
@@ -142,6 +145,7 @@ lanes!(
     Avx2,
     __m256,
     8,
+    16,
     _mm256_setzero_ps,
     _mm256_set1_ps,
     _mm256_mul_ps,
@@ -162,6 +166,7 @@ lanes!(
     Avx512,
     __m512,
     16,
+    32,
     _mm512_setzero_ps,
     _mm512_set1_ps,
     _mm512_mul_ps,
@@ -220,8 +225,13 @@ fn transpose_avx2(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) 
             let at = src.as_ptr().add(i * ss);
             *row = if n == 8 { _mm256_loadu_ps(at) } else { _mm256_maskload_ps(at, mask) };
         }
-        for (k, v) in transpose8(rows).into_iter().enumerate().take(n) {
-            _mm256_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+        // A constant trip count: over the first `n` only, LLVM made the stores one `memcpy`
+        // call of `n` vectors (where `ds` is a vector's width), slower than the transposes.
+        let t = transpose8(rows);
+        for (k, &v) in t.iter().enumerate() {
+            if k < n {
+                _mm256_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+            }
         }
     }
 }
@@ -238,8 +248,12 @@ fn transpose_avx512(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize
         for (i, row) in rows.iter_mut().enumerate() {
             *row = _mm512_maskz_loadu_ps(mask, src.as_ptr().add(i * ss));
         }
-        for (k, v) in transpose16(rows).into_iter().enumerate().take(n) {
-            _mm512_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+        // A constant trip count, as in `transpose_avx2`.
+        let t = transpose16(rows);
+        for (k, &v) in t.iter().enumerate() {
+            if k < n {
+                _mm512_storeu_ps(dst.as_mut_ptr().add(k * ds), v);
+            }
         }
     }
 }
