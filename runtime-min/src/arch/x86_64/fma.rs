@@ -49,7 +49,8 @@ const MN_SHORT: usize = 4;
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
 /// Two tiles: with B column-contiguous, blocks of two vectors of columns run on [`gemm_cols`]
-/// (vectors along the columns, A and B read in place, no packing, C stored as whole vectors);
+/// (vectors along the columns, A and B read in place, no packing, C stored as whole vectors; on
+/// AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last vector is masked);
 /// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
 /// read in place when its rows are contiguous, as with weights packed at build time, else
 /// packed). Both compute each element as the same k-ascending chain of fused multiply-adds, so
@@ -63,23 +64,29 @@ const MN_SHORT: usize = 4;
 #[inline(always)]
 pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let nn = 2 * S::L;
-    let n_main = match g.b_cs == 1 && (g.a_cs == 1 || g.k <= COLS_MAX_K_STRIDED) {
+    let cols = g.b_cs == 1 && (g.a_cs == 1 || g.k <= COLS_MAX_K_STRIDED);
+    let n_main = match cols {
         true => g.n - g.n % nn,
         false => 0,
     };
-    if n_main > 0 {
+    let tail = match cols && S::REGISTERS >= 32 && g.n - n_main >= TAIL_MIN {
+        true => g.n - n_main,
+        false => 0,
+    };
+    if n_main + tail > 0 {
         match g.m < 24 && !g.m.is_multiple_of(MN) && g.m.is_multiple_of(MN_SHORT) {
-            true => gemm_cols::<S, MN_SHORT>(g, n_main, a, b, bias, c),
-            false => gemm_cols::<S, MN>(g, n_main, a, b, bias, c),
+            true => gemm_cols::<S, MN_SHORT>(g, n_main, tail, a, b, bias, c),
+            false => gemm_cols::<S, MN>(g, n_main, tail, a, b, bias, c),
         }
     }
-    if n_main < g.n {
-        let rest = Gemm { n: g.n - n_main, ..*g };
+    let done = n_main + tail;
+    if done < g.n {
+        let rest = Gemm { n: g.n - done, ..*g };
         let bias = match bias {
-            Bias::Col(v) => Bias::Col(&v[n_main..]),
+            Bias::Col(v) => Bias::Col(&v[done..]),
             other => other,
         };
-        gemm_rows::<S>(&rest, a, &b[n_main * g.b_cs..], bias, &mut c[n_main..]);
+        gemm_rows::<S>(&rest, a, &b[done * g.b_cs..], bias, &mut c[done..]);
     }
 }
 
@@ -89,67 +96,151 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
 /// about 10% slower.
 const COLS_MAX_K_STRIDED: usize = 64;
 
-/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows ([`MN`] or [`MN_SHORT`]) by two vectors of
-/// columns: every step broadcasts one value of each of `ROWS` rows of A and multiplies two vectors
-/// of a row of B. Needs `b_cs == 1`; A's rows any stride.
+/// The fewest columns left after the whole tiles of [`gemm_cols`] that it computes itself, in
+/// one more tile whose last vector is masked, where the instruction set has registers to spare
+/// (AVX-512; its masked loads and stores cost what the plain ones do): fewer go to the row
+/// tiles. KWS's 125 positions are 3 tiles of 32 and 29 columns left; MobileNetV2's 12x12 maps
+/// leave 16.
+const TAIL_MIN: usize = 8;
+
+/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows ([`MN`] or
+/// [`MN_SHORT`]) by two vectors of columns, then the `tail` columns after them (fewer than two
+/// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
+/// masked: every step broadcasts one value of each row of A and multiplies the vectors of a row
+/// of B. Needs `b_cs == 1`; A's rows any stride.
 #[inline(always)]
-fn gemm_cols<S: Lanes, const ROWS: usize>(g: &Gemm, n_main: usize, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
-    let (k, l) = (g.k, S::L);
+#[allow(clippy::too_many_arguments)]
+fn gemm_cols<S: Lanes, const ROWS: usize>(
+    g: &Gemm,
+    n_main: usize,
+    tail: usize,
+    a: &[f32],
+    b: &[f32],
+    bias: Bias,
+    c: &mut [f32],
+) {
     let epilogue = Epilogue::of::<S>(g, bias);
-    let mut i0 = 0;
-    while i0 < g.m {
-        let mr = ROWS.min(g.m - i0);
-        let a_tile = &a[i0 * g.a_rs..];
-        // Rows past `mr` repeat the last one: computed, never stored. With A's rows adjacent
-        // (weights packed at build time) and the whole tile inside `a`, they are read as they
-        // lie (constant offsets, one pointer for all rows).
-        let adjacent = g.a_rs == 1 && (k - 1) * g.a_cs + ROWS <= a_tile.len();
-        let mut j0 = 0;
-        while j0 < n_main {
-            let mut acc = [[S::zero(); 2]; ROWS];
-            if g.add_to_c {
-                for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
-                    let (lo, hi) = c[(i0 + r) * g.c_rs + j0..][..2 * l].split_at(l);
-                    *acc_r = [S::load(lo), S::load(hi)];
-                }
-            }
-            let b_tile = &b[j0..];
-            match adjacent {
-                true => cols_micro::<S, ROWS>(g, a_tile, core::array::from_fn(|r| r), b_tile, &mut acc),
-                false => {
-                    let offsets = core::array::from_fn(|r| r.min(mr - 1) * g.a_rs);
-                    cols_micro::<S, ROWS>(g, a_tile, offsets, b_tile, &mut acc)
-                }
-            }
-            for (r, &acc_r) in acc.iter().enumerate().take(mr) {
-                let crow = &mut c[(i0 + r) * g.c_rs + j0..][..2 * l];
-                let vectors = match (g.epilogue, epilogue) {
-                    (false, _) => Some(acc_r),
-                    (true, Some(e)) => Some(e.row::<S, 2>(i0 + r, j0, acc_r)),
-                    (true, None) => None,
-                };
-                match vectors {
-                    Some([v0, v1]) => {
-                        let (lo, hi) = crow.split_at_mut(l);
-                        S::store(lo, v0);
-                        S::store(hi, v1);
+    let run = ColumnRun { g, a, b, bias, epilogue };
+    if n_main > 0 {
+        run.tiles::<S, ROWS, 2, false>(0, n_main, c);
+    }
+    match tail {
+        0 => {}
+        t if t > S::L => run.tiles::<S, ROWS, 2, true>(n_main, t, c),
+        t if t == S::L => run.tiles::<S, 12, 1, false>(n_main, t, c),
+        t => run.tiles::<S, 12, 1, true>(n_main, t, c),
+    }
+}
+
+/// What the column tiles of one product share.
+struct ColumnRun<'a> {
+    g: &'a Gemm,
+    a: &'a [f32],
+    b: &'a [f32],
+    bias: Bias<'a>,
+    epilogue: Option<Epilogue<'a>>,
+}
+
+impl ColumnRun<'_> {
+    /// Columns `j0..j0 + n` of C in tiles of `ROWS` rows by `V` vectors of columns; `MASKED`:
+    /// `n` is less than `V` vectors, one tile whose last vector holds `n - (V - 1) * L` columns
+    /// (loaded, computed and stored masked).
+    #[inline(always)]
+    fn tiles<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
+        &self,
+        j0: usize,
+        n: usize,
+        c: &mut [f32],
+    ) {
+        let ColumnRun { g, a, b, bias, epilogue } = *self;
+        let (k, l) = (g.k, S::L);
+        // Columns in the last vector of each tile.
+        let last = n - (V - 1) * l;
+        debug_assert!(MASKED == (last < l) && (MASKED || n.is_multiple_of(V * l)));
+        let width = if MASKED { n } else { V * l };
+        let mut i0 = 0;
+        while i0 < g.m {
+            let mr = ROWS.min(g.m - i0);
+            let a_tile = &a[i0 * g.a_rs..];
+            // Rows past `mr` repeat the last one: computed, never stored. With A's rows adjacent
+            // (weights packed at build time) and the whole tile inside `a`, they are read as they
+            // lie (constant offsets, one pointer for all rows).
+            let adjacent = g.a_rs == 1 && (k - 1) * g.a_cs + ROWS <= a_tile.len();
+            for j in (j0..j0 + n).step_by(V * l) {
+                let mut acc = [[S::zero(); V]; ROWS];
+                if g.add_to_c {
+                    for (r, acc_r) in acc.iter_mut().enumerate().take(mr) {
+                        let crow = &c[(i0 + r) * g.c_rs + j..][..width];
+                        *acc_r = load_row::<S, V, MASKED>(crow, last);
                     }
-                    // An activation without a vector form, on a local copy (on C itself, LLVM
-                    // wrote a ReLU as a masked store of the negative lanes, slow on AMD cores).
-                    None => {
-                        let mut vals = [0.0; 2 * MAX_LANES];
-                        let vals = &mut vals[..2 * l];
-                        let (lo, hi) = vals.split_at_mut(l);
-                        S::store(lo, acc_r[0]);
-                        S::store(hi, acc_r[1]);
-                        finish_inlined(vals, g, bias, i0 + r, j0);
-                        crow.copy_from_slice(vals);
+                }
+                let b_tile = &b[j..];
+                match adjacent {
+                    true => {
+                        let offsets = core::array::from_fn(|r| r);
+                        cols_micro::<S, ROWS, V, MASKED>(g, a_tile, offsets, b_tile, last, &mut acc)
+                    }
+                    false => {
+                        let offsets = core::array::from_fn(|r| r.min(mr - 1) * g.a_rs);
+                        cols_micro::<S, ROWS, V, MASKED>(g, a_tile, offsets, b_tile, last, &mut acc)
+                    }
+                }
+                for (r, &acc_r) in acc.iter().enumerate().take(mr) {
+                    let crow = &mut c[(i0 + r) * g.c_rs + j..][..width];
+                    let vectors = match (g.epilogue, epilogue) {
+                        (false, _) => Some(acc_r),
+                        (true, Some(e)) => Some(e.row::<S, V, MASKED>(i0 + r, j, acc_r, last)),
+                        (true, None) => None,
+                    };
+                    match vectors {
+                        Some(vs) => store_row::<S, V, MASKED>(crow, vs, last),
+                        // An activation without a vector form, on a local copy (on C itself,
+                        // LLVM wrote a ReLU as a masked store of the negative lanes, slow on
+                        // AMD cores).
+                        None => {
+                            let mut vals = [0.0; 2 * MAX_LANES];
+                            for (v, &x) in acc_r.iter().enumerate() {
+                                S::store(&mut vals[v * l..], x);
+                            }
+                            let vals = &mut vals[..width];
+                            finish_inlined(vals, g, bias, i0 + r, j);
+                            crow.copy_from_slice(vals);
+                        }
                     }
                 }
             }
-            j0 += 2 * l;
+            i0 += ROWS;
         }
-        i0 += ROWS;
+    }
+}
+
+/// `V` vectors of `row` (the last one's first `last` values only, when `MASKED`).
+#[inline(always)]
+fn load_row<S: Lanes, const V: usize, const MASKED: bool>(row: &[f32], last: usize) -> [S::V; V] {
+    let l = S::L;
+    let mut out = [S::zero(); V];
+    for (v, o) in out.iter_mut().enumerate() {
+        *o = match MASKED && v == V - 1 {
+            true => {
+                let part = &row[v * l..][..last];
+                // SAFETY: `part` holds `last` floats.
+                unsafe { S::load_first_ptr(part.as_ptr(), last) }
+            }
+            false => S::load(&row[v * l..]),
+        };
+    }
+    out
+}
+
+/// Stores `V` vectors into `row` (the last one's first `last` lanes only, when `MASKED`).
+#[inline(always)]
+fn store_row<S: Lanes, const V: usize, const MASKED: bool>(row: &mut [f32], vs: [S::V; V], last: usize) {
+    let l = S::L;
+    for (v, &x) in vs.iter().enumerate() {
+        match MASKED && v == V - 1 {
+            true => S::store_first(&mut row[v * l..], x, last),
+            false => S::store(&mut row[v * l..], x),
+        }
     }
 }
 
@@ -196,16 +287,27 @@ impl<'a> Epilogue<'a> {
         activate::<S>(self.act, v).unwrap_or(v)
     }
 
-    /// [`Epilogue::apply`] on `N` vectors of C's row `i` from column `j0` (a column tile's row).
-    /// (Loops, not closures: a closure is compiled without the entry point's target features,
-    /// and where LLVM did not inline it, its intrinsics became calls.)
+    /// [`Epilogue::apply`] on `V` vectors of C's row `i` from column `j0` (a column tile's row;
+    /// when `MASKED`, the last vector's first `last` columns only). (Loops, not closures: a
+    /// closure is compiled without the entry point's target features, and where LLVM did not
+    /// inline it, its intrinsics became calls.)
     #[inline(always)]
-    fn row<S: Lanes, const N: usize>(&self, i: usize, j0: usize, mut acc: [S::V; N]) -> [S::V; N] {
+    fn row<S: Lanes, const V: usize, const MASKED: bool>(
+        &self,
+        i: usize,
+        j0: usize,
+        mut acc: [S::V; V],
+        last: usize,
+    ) -> [S::V; V] {
+        let cols = match self.bias {
+            Bias::Col(b) => Some(load_row::<S, V, MASKED>(&b[j0..], last)),
+            _ => None,
+        };
         for (n, v) in acc.iter_mut().enumerate() {
             let b = match self.bias {
                 Bias::None => None,
                 Bias::Row(b) => Some(S::splat(b[i])),
-                Bias::Col(b) => Some(S::load(&b[j0 + n * S::L..])),
+                Bias::Col(_) => cols.map(|c| c[n]),
             };
             *v = self.apply::<S>(*v, b);
         }
@@ -251,31 +353,41 @@ impl<'a> Epilogue<'a> {
     }
 }
 
-/// `acc[r] += sum over kk < k of a[offsets[r] + kk * a_cs] * b[kk * b_rs..][..2 * L]`: the depth
-/// loop of one column-vector tile, with all bounds checked before it (the accumulators stay in
-/// registers: with a bounds check or a slice per row in the loop, LLVM spilled them).
+/// `acc[r] += sum over kk < k of a[offsets[r] + kk * a_cs] * b[kk * b_rs..][..V * L]` (when
+/// `MASKED`, the last vector's first `last` values of each row of B only, the rest zero): the
+/// depth loop of one column-vector tile, with all bounds checked before it (the accumulators stay
+/// in registers: with a bounds check or a slice per row in the loop, LLVM spilled them).
 #[inline(always)]
-fn cols_micro<S: Lanes, const ROWS: usize>(
+fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
     g: &Gemm,
     a: &[f32],
     offsets: [usize; ROWS],
     b: &[f32],
-    acc: &mut [[S::V; 2]; ROWS],
+    last: usize,
+    acc: &mut [[S::V; V]; ROWS],
 ) {
     let (k, l) = (g.k, S::L);
-    let last = (k - 1) * g.a_cs;
-    assert!(offsets.iter().all(|&o| o + last < a.len()) && (k - 1) * g.b_rs + 2 * l <= b.len());
+    let a_last = (k - 1) * g.a_cs;
+    let width = (V - 1) * l + if MASKED { last } else { l };
+    assert!(offsets.iter().all(|&o| o + a_last < a.len()) && (k - 1) * g.b_rs + width <= b.len());
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
     for kk in 0..k {
-        // SAFETY: `kk < k`, so `kk * b_rs + 2 * L <= b.len()` and `offsets[r] + kk * a_cs <
-        // a.len()` (the assertion above).
+        // SAFETY: `kk < k`, so `kk * b_rs + width <= b.len()` (the last vector's masked load
+        // reads `last` values) and `offsets[r] + kk * a_cs < a.len()` (the assertion above).
         unsafe {
             let brow = bp.add(kk * g.b_rs);
-            let (b0, b1) = (S::load_ptr(brow), S::load_ptr(brow.add(l)));
+            let mut bv = [S::zero(); V];
+            for (v, x) in bv.iter_mut().enumerate() {
+                *x = match MASKED && v == V - 1 {
+                    true => S::load_first_ptr(brow.add(v * l), last),
+                    false => S::load_ptr(brow.add(v * l)),
+                };
+            }
             for (acc_r, &o) in acc.iter_mut().zip(&offsets) {
                 let av = S::splat(*ap.add(o + kk * g.a_cs));
-                acc_r[0] = S::fma(av, b0, acc_r[0]);
-                acc_r[1] = S::fma(av, b1, acc_r[1]);
+                for (acc_v, &x) in acc_r.iter_mut().zip(&bv) {
+                    *acc_v = S::fma(av, x, *acc_v);
+                }
             }
         }
     }

@@ -43,6 +43,14 @@ pub(crate) trait Lanes {
     /// # Safety
     /// `p` points to `L` readable floats.
     unsafe fn load_ptr(p: *const f32) -> Self::V;
+    /// Loads the `n` floats at `p` (`n <= L`) into the first lanes, the others zero, reading
+    /// nothing past them.
+    ///
+    /// # Safety
+    /// `p` points to `n` readable floats.
+    unsafe fn load_first_ptr(p: *const f32, n: usize) -> Self::V;
+    /// Stores the first `n` lanes of `v` (`n <= L`) into `d[..n]`, writing nothing past them.
+    fn store_first(d: &mut [f32], v: Self::V, n: usize);
     /// `dst[k * ds + i] = src[i * ss + k]` for `i < L` and `k < n` (`1 <= n <= L`): `L` rows of
     /// `n` values, `ss` apart in `src`, transposed into `n` rows of `L` values, `ds` apart in
     /// `dst` (rows of fewer than `L` values read with a masked load: nothing past them).
@@ -60,7 +68,7 @@ pub(crate) trait Lanes {
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $transpose:ident, $store_rows:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $store_rows:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
@@ -117,6 +125,15 @@ macro_rules! lanes {
                 unsafe { $load(p) }
             }
             #[inline(always)]
+            unsafe fn load_first_ptr(p: *const f32, n: usize) -> $v {
+                // SAFETY: the caller's promise that `p` points to `n` floats.
+                unsafe { $load_first(p, n) }
+            }
+            #[inline(always)]
+            fn store_first(d: &mut [f32], v: $v, n: usize) {
+                $store_first(&mut d[..n], v)
+            }
+            #[inline(always)]
             fn store(d: &mut [f32], v: $v) {
                 let d = &mut d[..$l];
                 // SAFETY: as in `load`, with an exclusive borrow.
@@ -156,6 +173,8 @@ lanes!(
     where_negative_avx2,
     _mm256_loadu_ps,
     _mm256_storeu_ps,
+    load_first_avx2,
+    store_first_avx2,
     transpose_avx2,
     store_rows_avx2
 );
@@ -177,6 +196,8 @@ lanes!(
     where_negative_avx512,
     _mm512_loadu_ps,
     _mm512_storeu_ps,
+    load_first_avx512,
+    store_first_avx512,
     transpose_avx512,
     store_rows_avx512
 );
@@ -210,6 +231,54 @@ pub(super) fn activate<S: Lanes>(act: Activation, v: S::V) -> Option<S::V> {
     }
 }
 
+/// The AVX2 mask of the first `n` lanes (`n <= 8`).
+#[inline(always)]
+fn first_lanes_avx2(n: usize) -> __m256i {
+    // SAFETY: the module invariant.
+    unsafe { _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)) }
+}
+
+/// [`Lanes::load_first_ptr`] on AVX2: a masked load.
+///
+/// # Safety
+/// `p` points to `n <= 8` readable floats.
+#[inline(always)]
+unsafe fn load_first_avx2(p: *const f32, n: usize) -> __m256 {
+    // SAFETY: the module invariant; the mask reads only the first `n` floats.
+    unsafe { _mm256_maskload_ps(p, first_lanes_avx2(n)) }
+}
+
+/// [`Lanes::store_first`] on AVX2: a masked store of `d.len() <= 8` lanes.
+#[inline(always)]
+fn store_first_avx2(d: &mut [f32], v: __m256) {
+    // SAFETY: the module invariant; the mask writes only the first `d.len()` floats.
+    unsafe { _mm256_maskstore_ps(d.as_mut_ptr(), first_lanes_avx2(d.len()), v) }
+}
+
+/// The AVX-512 mask of the first `n` lanes (`n <= 16`).
+#[inline(always)]
+fn first_lanes_avx512(n: usize) -> __mmask16 {
+    ((1u32 << n) - 1) as __mmask16
+}
+
+/// [`Lanes::load_first_ptr`] on AVX-512: a masked load (masked-off lanes are neither read nor
+/// faulted on).
+///
+/// # Safety
+/// `p` points to `n <= 16` readable floats.
+#[inline(always)]
+unsafe fn load_first_avx512(p: *const f32, n: usize) -> __m512 {
+    // SAFETY: the module invariant; the mask reads only the first `n` floats.
+    unsafe { _mm512_maskz_loadu_ps(first_lanes_avx512(n), p) }
+}
+
+/// [`Lanes::store_first`] on AVX-512: a masked store of `d.len() <= 16` lanes.
+#[inline(always)]
+fn store_first_avx512(d: &mut [f32], v: __m512) {
+    // SAFETY: the module invariant; the mask writes only the first `d.len()` floats.
+    unsafe { _mm512_mask_storeu_ps(d.as_mut_ptr(), first_lanes_avx512(d.len()), v) }
+}
+
 /// [`Lanes::transpose`] on AVX2: eight loads (masked below eight values), [`transpose8`], `n`
 /// stores.
 #[inline(always)]
@@ -220,7 +289,7 @@ fn transpose_avx2(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) 
     // row's load to its `n` values) and result `k` writes `dst[k * ds..][..8]`, inside the
     // slices by the assertion.
     unsafe {
-        let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(n as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        let mask = first_lanes_avx2(n);
         for (i, row) in rows.iter_mut().enumerate() {
             let at = src.as_ptr().add(i * ss);
             *row = if n == 8 { _mm256_loadu_ps(at) } else { _mm256_maskload_ps(at, mask) };
@@ -242,7 +311,7 @@ fn transpose_avx2(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) 
 fn transpose_avx512(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize) {
     assert!((1..=16).contains(&n) && 15 * ss + n <= src.len() && (n - 1) * ds + 16 <= dst.len());
     let mut rows = [Avx512::zero(); 16];
-    let mask = ((1u32 << n) - 1) as __mmask16;
+    let mask = first_lanes_avx512(n);
     // SAFETY: as in `transpose_avx2` (masked-off lanes are neither read nor faulted on).
     unsafe {
         for (i, row) in rows.iter_mut().enumerate() {
@@ -315,7 +384,7 @@ fn store_rows_avx512<const R: usize, const C: usize>(
     if C > 16 {
         return false;
     }
-    let mask = ((1u32 << C) - 1) as __mmask16;
+    let mask = first_lanes_avx512(C);
     // Constant indices only, as in `store_rows_avx2`.
     for v in 0..R {
         let mut columns = [Avx512::zero(); 16];
