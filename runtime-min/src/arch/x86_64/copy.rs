@@ -1,6 +1,6 @@
-//! Short copies without a library call: the rows of small planes (KWS's 25x5 maps, MobileNetV2's
-//! 6x6 and 3x3 ones, int8 output rows) are copied once or twice per channel, and one `memcpy`
-//! call per row cost more than the arithmetic on it.
+//! Copies without a library call: the rows of small planes (KWS's 25x5 maps, MobileNetV2's 6x6
+//! and 3x3 ones, int8 output rows) are copied once or twice per channel, and one `memcpy` call
+//! per row cost more than the arithmetic on it; a deinterleave for a constant step.
 
 /// `dst.copy_from_slice(&src[..dst.len()])`, for rows shorter than 16 elements 8, 4, 2 and 1 at a
 /// time (copies of a constant length, which compile to moves).
@@ -23,5 +23,18 @@ pub(super) fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
             }
             i += width;
         }
+    }
+}
+
+/// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised
+/// deinterleave for a constant step).
+#[inline(always)]
+pub(super) fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
+    let (chunks, rest) = src.as_chunks::<S>();
+    for (d, chunk) in dst.iter_mut().zip(chunks) {
+        *d = chunk[0];
+    }
+    if let Some(&v) = rest.first() {
+        dst[chunks.len()] = v;
     }
 }

@@ -18,7 +18,7 @@
 
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
-use super::copy::copy_short;
+use super::copy::{copy_every, copy_short};
 use super::depthwise_io::DepthwiseOperands;
 use crate::arch::x86_64_facts::{
     DEPTHWISE_PLANE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE,
@@ -205,19 +205,6 @@ pub(super) fn zeroed(buf: &mut [MaybeUninit<f32>], len: usize) -> &mut [f32] {
     // SAFETY: every element of `buf` was just initialised, and `MaybeUninit<f32>` has the layout
     // of `f32`.
     unsafe { &mut *(buf as *mut [MaybeUninit<f32>] as *mut [f32]) }
-}
-
-/// `dst[i] = src[i * S]` for all `i < dst.len() = src.len().div_ceil(S)` (a vectorised
-/// deinterleave for a constant step).
-#[inline(always)]
-fn copy_every<const S: usize>(dst: &mut [f32], src: &[f32]) {
-    let (chunks, rest) = src.as_chunks::<S>();
-    for (d, chunk) in dst.iter_mut().zip(chunks) {
-        *d = chunk[0];
-    }
-    if let Some(&v) = rest.first() {
-        dst[chunks.len()] = v;
-    }
 }
 
 /// One output plane before the activation, row by row: `yplane = b + conv(xplane, wk)` with `wk`
