@@ -164,43 +164,31 @@ fn fma_rate() -> (f64, &'static str, usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
-        /// `n` rounds of 16 chains of `_mm512_fmadd_ps`.
-        #[target_feature(enable = "avx512f")]
-        fn chains512(n: u64) -> f32 {
-            let (b, c) = (_mm512_set1_ps(std::hint::black_box(0.999_999)), _mm512_set1_ps(1e-7));
-            let mut acc = [_mm512_set1_ps(1.0); 16];
-            for _ in 0..n {
-                for a in acc.iter_mut() {
-                    *a = _mm512_fmadd_ps(*a, b, c);
+        /// `fn $name(n)`: `n` rounds of 16 independent chains of `$fmadd` on `$set1` vectors,
+        /// compiled with `$features` (the accumulators go to `black_box`, so nothing is dropped).
+        macro_rules! chains {
+            ($name:ident, $features:literal, $set1:ident, $fmadd:ident) => {
+                #[target_feature(enable = $features)]
+                fn $name(n: u64) {
+                    let (b, c) = ($set1(std::hint::black_box(0.999_999)), $set1(1e-7));
+                    let mut acc = [$set1(1.0); 16];
+                    for _ in 0..n {
+                        for a in acc.iter_mut() {
+                            *a = $fmadd(*a, b, c);
+                        }
+                    }
+                    std::hint::black_box(acc);
                 }
-            }
-            acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum()
+            };
         }
-        /// `n` rounds of 16 chains of `_mm256_fmadd_ps`.
-        #[target_feature(enable = "avx2,fma")]
-        fn chains256(n: u64) -> f32 {
-            let (b, c) = (_mm256_set1_ps(std::hint::black_box(0.999_999)), _mm256_set1_ps(1e-7));
-            let mut acc = [_mm256_set1_ps(1.0); 16];
-            for _ in 0..n {
-                for a in acc.iter_mut() {
-                    *a = _mm256_fmadd_ps(*a, b, c);
-                }
-            }
-            let mut lanes = [0.0f32; 8];
-            acc.iter()
-                .map(|&a| {
-                    // SAFETY: `lanes` holds 8 floats.
-                    unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), a) };
-                    lanes.iter().sum::<f32>()
-                })
-                .sum()
-        }
-        let time = |f: &dyn Fn(u64) -> f32| {
+        chains!(chains512, "avx512f", _mm512_set1_ps, _mm512_fmadd_ps);
+        chains!(chains256, "avx2,fma", _mm256_set1_ps, _mm256_fmadd_ps);
+        let time = |f: &dyn Fn(u64)| {
             let n = 1_000_000;
             (0..5)
                 .map(|_| {
                     let start = Instant::now();
-                    std::hint::black_box(f(std::hint::black_box(n)));
+                    f(std::hint::black_box(n));
                     (n * 16) as f64 / start.elapsed().as_nanos() as f64
                 })
                 .fold(0.0, f64::max)

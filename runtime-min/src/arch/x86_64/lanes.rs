@@ -66,6 +66,19 @@ pub(crate) trait Lanes {
     ) -> bool;
 }
 
+/// The two-operand methods of [`Lanes`] on vectors `$v`, each its intrinsic.
+macro_rules! binary_ops {
+    ($v:ty; $($name:ident => $intrinsic:ident),* $(,)?) => {
+        $(
+            #[inline(always)]
+            fn $name(a: $v, b: $v) -> $v {
+                // SAFETY: the module invariant (the features are on and supported).
+                unsafe { $intrinsic(a, b) }
+            }
+        )*
+    };
+}
+
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
     ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $store_rows:ident) => {
@@ -83,30 +96,11 @@ macro_rules! lanes {
                 // SAFETY: as in `zero`.
                 unsafe { $splat(v) }
             }
-            #[inline(always)]
-            fn mul(a: $v, b: $v) -> $v {
-                // SAFETY: as in `zero`.
-                unsafe { $mul(a, b) }
-            }
-            #[inline(always)]
-            fn add(a: $v, b: $v) -> $v {
-                // SAFETY: as in `zero`.
-                unsafe { $add(a, b) }
-            }
+            binary_ops!($v; mul => $mul, add => $add, max => $max, min => $min);
             #[inline(always)]
             fn fma(a: $v, b: $v, c: $v) -> $v {
                 // SAFETY: as in `zero`.
                 unsafe { $fma(a, b, c) }
-            }
-            #[inline(always)]
-            fn max(a: $v, b: $v) -> $v {
-                // SAFETY: as in `zero`.
-                unsafe { $max(a, b) }
-            }
-            #[inline(always)]
-            fn min(a: $v, b: $v) -> $v {
-                // SAFETY: as in `zero`.
-                unsafe { $min(a, b) }
             }
             #[inline(always)]
             fn where_negative(v: $v, w: $v) -> $v {
