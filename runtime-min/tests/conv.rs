@@ -317,6 +317,12 @@ fn implicit_gemm_row_tiles() {
     check(p, false, 96);
     let p = conv_params(1, 16, 16, (40, 40), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 97);
+    // Rows of whole tiles of 12 (AVX-512: two vectors of channels by 12 positions, then one
+    // vector for the 8 channels left), at stride 1 and 2.
+    let p = conv_params(1, 8, 40, (6, 26), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1, Activation::Relu);
+    check(p, true, 98);
+    let p = conv_params(1, 8, 36, (9, 49), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0);
+    check(p, true, 99);
 }
 
 #[test]
