@@ -326,6 +326,33 @@ fn implicit_gemm_row_tiles() {
 }
 
 #[test]
+fn implicit_gemm_column_tiles() {
+    // Rows of whole two-vector tiles (32 or 64 positions on AVX-512) or one vector wide (16: two
+    // rows a tile, an odd last row alone), stride 1 along the rows: on AVX-512 these run on the
+    // column tiles (vectors of positions read from the input rows in place, or from the padded
+    // band's rows), the weights broadcast from their k-major rows; OIHW weights run the row
+    // tiles, whose bits `check` compares them with. Tiles of 8 output channels (16 channels),
+    // of 12 (24, and 20: the last block's rows past the 20th computed, never stored), stride 2
+    // and dilation 2 down the rows with a 5x5 kernel, groups, every activation with and without
+    // a vector form. (Every window is deeper than 64 values: shallower ones take the im2col path.)
+    let relu = Activation::Relu;
+    let cases = [
+        (conv_params(1, 16, 16, (32, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 9, 24, (15, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), true),
+        (conv_params(1, 8, 20, (5, 66), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1, relu), false),
+        (conv_params(1, 3, 16, (17, 36), (5, 5), (2, 1), (2, 1), (0, 0, 0, 0), 1, A0), true),
+        (conv_params(2, 16, 32, (7, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
+    ];
+    for (i, (p, with_bias)) in cases.into_iter().enumerate() {
+        check(p, with_bias, 110 + i as u64);
+    }
+    for (i, act) in ACTS.iter().enumerate() {
+        let p = conv_params(1, 8, 12, (3, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, *act);
+        check(p, i % 2 == 0, 115 + i as u64);
+    }
+}
+
+#[test]
 fn empty() {
     let p = conv_params(0, 3, 4, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 90);
