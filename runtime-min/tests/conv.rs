@@ -93,6 +93,13 @@ fn check(p: Conv2d, with_bias: bool, seed: u64) {
 
 const A0: Activation = Activation::None;
 
+/// [`check`] of each case (a convolution, with bias or not), seeds from `seed` on.
+fn check_all<const N: usize>(cases: [(Conv2d, bool); N], seed: u64) {
+    for (i, (p, with_bias)) in cases.into_iter().enumerate() {
+        check(p, with_bias, seed + i as u64);
+    }
+}
+
 #[test]
 fn pointwise_gemm_without_scratch() {
     let p = conv_params(2, 5, 7, (6, 5), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, A0);
@@ -326,6 +333,22 @@ fn implicit_gemm_row_tiles() {
 }
 
 #[test]
+fn streamed_weights_few_columns() {
+    // Products of at most 4 columns (output positions) over 64K weights or more, which the FMA
+    // kernels stream depth by depth with the partial sums beside them (k-major weights; OIHW
+    // ones run the row tiles, whose bits `check` compares them with): 4, 3 (the scratch of 3
+    // positions) and 2 columns, more rows than one chunk of sums holds (1100 output channels),
+    // depths not a multiple of the 4 per update (63), and im2col blocks adding to C (288 deep).
+    let relu = Activation::Relu;
+    let cases = [
+        (conv_params(1, 7, 1100, (2, 2), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 7, 1100, (2, 1), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), false),
+        (conv_params(1, 32, 520, (2, 2), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+    ];
+    check_all(cases, 130);
+}
+
+#[test]
 fn implicit_gemm_column_tiles() {
     // Rows of whole two-vector tiles (32 or 64 positions on AVX-512) or one vector wide (16: two
     // rows a tile, an odd last row alone), stride 1 along the rows: on AVX-512 these run on the
@@ -343,9 +366,7 @@ fn implicit_gemm_column_tiles() {
         (conv_params(1, 3, 16, (17, 36), (5, 5), (2, 1), (2, 1), (0, 0, 0, 0), 1, A0), true),
         (conv_params(2, 16, 32, (7, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
     ];
-    for (i, (p, with_bias)) in cases.into_iter().enumerate() {
-        check(p, with_bias, 110 + i as u64);
-    }
+    check_all(cases, 110);
     for (i, act) in ACTS.iter().enumerate() {
         let p = conv_params(1, 8, 12, (3, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, *act);
         check(p, i % 2 == 0, 115 + i as u64);

@@ -626,36 +626,26 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
         }
     }
     let mut panels = Panels::new();
-    let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
     if streams::<S>(g, a, i0) {
-        // Depth outer, rows inner: A is read in order, `STREAM_KC` rows of it at a time.
-        for k0 in (0..g.k).step_by(STREAM_KC) {
-            let kc = STREAM_KC.min(g.k - k0);
-            let mut i = i0;
-            while i < g.m {
-                let mr = mv.min(g.m - i);
-                // The same rows of the next pass, on their way while this one computes.
-                for kk in k0 + STREAM_KC..(k0 + 2 * STREAM_KC).min(g.k) {
-                    prefetch_rows(a, kk * g.a_cs + i, mv);
-                }
-                let a = &a[i + k0 * g.a_cs..];
-                let accumulate = k0 > 0 || g.add_to_c;
-                // A whole row block of dense rows keeps its partial sums as vectors between passes.
-                let packed = i + mv <= g.m && g.c_rs == g.n;
-                let sums = Sums { packed_in: packed && k0 > 0, packed_out: packed && k0 + kc < g.k };
-                let last = epilogue.filter(|_| k0 + kc == g.k);
-                let blk = Block { i0: i, mr, k0, kc, accumulate, a, stride: g.a_cs, in_place: false, sums, last };
-                by_rows!(S, mr, rows_pass(g, b, c, &blk, &mut panels.b, &mut panels.tile));
-                i += mv;
+        match g.n {
+            4 => streamed::<S, 4>(g, a, b, c, i0, &mut panels.a),
+            3 => streamed::<S, 3>(g, a, b, c, i0, &mut panels.a),
+            2 => streamed::<S, 2>(g, a, b, c, i0, &mut panels.a),
+            _ => streamed::<S, 1>(g, a, b, c, i0, &mut panels.a),
+        }
+        if g.epilogue {
+            for r in i0..g.m {
+                finish(&mut c[r * g.c_rs..][..g.n], g, bias, r, 0);
             }
         }
-    } else {
-        let mut i = i0;
-        while i < g.m {
-            let mr = mv.min(g.m - i);
-            by_rows!(S, mr, rows_block(g, a, b, c, i, mr, epilogue, &mut panels));
-            i += mv;
-        }
+        return;
+    }
+    let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
+    let mut i = i0;
+    while i < g.m {
+        let mr = mv.min(g.m - i);
+        by_rows!(S, mr, rows_block(g, a, b, c, i, mr, epilogue, &mut panels));
+        i += mv;
     }
     if g.epilogue && epilogue.is_none() {
         for r in i0..g.m {
@@ -664,22 +654,110 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
     }
 }
 
-/// Depth of one pass of [`gemm_rows`] over a streamed A ([`streams`]).
-const STREAM_KC: usize = 16;
+/// Depths of A that [`streamed`] multiplies per load and store of its partial sums.
+const STREAM_DEPTHS: usize = 4;
+
+/// How many depths ahead [`streamed`] asks for the lines of A it will read.
+const STREAM_AHEAD: usize = 16;
+
+/// `C = A * B` (plus C with `add_to_c`), rows `i0..` of C, for a product of `N` columns whose A
+/// [`streams`]: depth outer, A read row after row in order (whole rows of the k-major weights, a
+/// few sequential runs at a time, which the hardware prefetchers follow), the partial sums of a
+/// chunk of rows kept in `sums` (column `c`'s at `sums[c * chunk..]`, vectors along the rows)
+/// and updated [`STREAM_DEPTHS`] depths per load and store. Each element is the k-ascending
+/// chain of fused multiply-adds of the row tiles; the caller applies the epilogue.
+#[inline(always)]
+fn streamed<S: Lanes, const N: usize>(g: &Gemm, a: &[f32], b: &[f32], c: &mut [f32], i0: usize, sums: &mut [f32]) {
+    let l = S::L;
+    // Rows per chunk: whole vectors, all columns' sums in `sums`.
+    let chunk = (sums.len() / N) / l * l;
+    let mut r0 = i0;
+    while r0 < g.m {
+        let rows = chunk.min(g.m - r0);
+        let width = rows.next_multiple_of(l);
+        for (col, part) in sums.chunks_exact_mut(chunk).take(N).enumerate() {
+            for (r, v) in part[..width].iter_mut().enumerate() {
+                *v = match g.add_to_c && r < rows {
+                    true => c[(r0 + r) * g.c_rs + col],
+                    false => 0.0,
+                };
+            }
+        }
+        // `streams` checked that every row block's A lies inside `a`: the last vector's rows too.
+        assert!((g.k - 1) * g.a_cs + r0 + width <= a.len() && (g.k - 1) * g.b_rs + N <= b.len());
+        let mut k0 = 0;
+        while k0 + STREAM_DEPTHS <= g.k {
+            stream_depths::<S, N, STREAM_DEPTHS>(g, a, b, k0, r0, width, chunk, sums);
+            k0 += STREAM_DEPTHS;
+        }
+        while k0 < g.k {
+            stream_depths::<S, N, 1>(g, a, b, k0, r0, width, chunk, sums);
+            k0 += 1;
+        }
+        for (col, part) in sums.chunks_exact(chunk).take(N).enumerate() {
+            for (r, &v) in part[..rows].iter().enumerate() {
+                c[(r0 + r) * g.c_rs + col] = v;
+            }
+        }
+        r0 += rows;
+    }
+}
+
+/// [`streamed`]'s partial sums of rows `r0..r0 + width` updated over depths `k0..k0 + D`: per
+/// vector of rows, its `N` sums loaded, `D` vectors of A times B's broadcast values added in
+/// depth order, the sums stored.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn stream_depths<S: Lanes, const N: usize, const D: usize>(
+    g: &Gemm,
+    a: &[f32],
+    b: &[f32],
+    k0: usize,
+    r0: usize,
+    width: usize,
+    chunk: usize,
+    sums: &mut [f32],
+) {
+    let l = S::L;
+    let bv: [[S::V; N]; D] = core::array::from_fn(|d| core::array::from_fn(|col| S::splat(b[(k0 + d) * g.b_rs + col])));
+    assert!((k0 + D - 1) * g.a_cs + r0 + width <= a.len() && (N - 1) * chunk + width <= sums.len());
+    let (ap, sp) = (a.as_ptr(), sums.as_mut_ptr());
+    for v in (0..width).step_by(l) {
+        // SAFETY: `v + l <= width`, so each sum's vector lies inside `sums` and each depth's row of
+        // A inside `a` (the assertion above).
+        unsafe {
+            let mut acc: [S::V; N] = core::array::from_fn(|col| S::load_ptr(sp.add(col * chunk + v)));
+            for (d, bd) in bv.iter().enumerate() {
+                let at = (k0 + d) * g.a_cs + r0 + v;
+                _mm_prefetch::<_MM_HINT_T0>(ap.wrapping_add(at + STREAM_AHEAD * g.a_cs).cast());
+                let av = S::load_ptr(ap.add(at));
+                for (x, &bc) in acc.iter_mut().zip(bd) {
+                    *x = S::fma(av, bc, *x);
+                }
+            }
+            for (col, &x) in acc.iter().enumerate() {
+                S::store(core::slice::from_raw_parts_mut(sp.add(col * chunk + v), l), x);
+            }
+        }
+    }
+}
 
 /// Values of A from which [`gemm_rows`], reading A in place for at most [`STREAM_MAX_N`]
-/// columns, goes over its depth in the outer loop. With so few columns each value of A feeds a
-/// few multiply-adds, and an A that is not in cache is read at memory speed: ResNet-18's last
-/// convolutions (9 MiB of weights each, 4 output positions, products of 512 x 128 per im2col
-/// block). Row blocks outer, the kernels read each block's rows over all of `k`, a few values
-/// every `a_cs`, a stride of kilobytes that the hardware prefetchers do not follow across pages
-/// (measured 3.4 ms for one such layer with its weights streamed from DRAM); depth outer, they
-/// read `STREAM_KC` whole rows of A side by side, each in order (2.6 ms). With more columns,
-/// reloading the partial sums cost more than it saved (MobileNetV2's last pointwise layer, 9
-/// columns, ran 2x slower).
+/// columns, goes over its depth in the outer loop ([`streamed`]). With so few columns each value
+/// of A feeds a few multiply-adds, and an A that is not in cache is read at memory speed:
+/// ResNet-18's last convolutions (9 MiB of weights each, 4 output positions, products of 512 x
+/// 128 per im2col block). Row blocks outer, the kernels read each block's rows over all of `k`,
+/// a few values every `a_cs`, a stride of kilobytes that the hardware prefetchers do not follow
+/// across pages (measured 3.4 ms for one such layer with its weights streamed from DRAM); depth
+/// outer, in passes of 16 depths over row tiles of two vectors by 6 columns, 2.6 ms (AVX2); in
+/// [`streamed`], whole rows of A in order, 1.15 against 1.4 ms with its weights from memory,
+/// 0.5 against 0.9 ms from L3 (AVX-512, Zen 4). With more columns, reloading the partial sums
+/// cost more than it saved (MobileNetV2's last pointwise layer, 9 columns, ran 2x slower).
 const STREAM_MIN: usize = 64 * 1024;
 
-/// The most columns of a product whose A [`gemm_rows`] streams.
+/// The most columns of a product whose A [`gemm_rows`] streams. (With 9, on AVX-512, the
+/// partial sums' loads and stores made MobileNetV2's last pointwise layer and VWW's 256-channel
+/// one at 3x3, weights in cache, 1.35 and 1.5x slower than the row tiles.)
 const STREAM_MAX_N: usize = 4;
 
 /// Whether [`gemm_rows`] streams A (rows `i0..` of it): at most [`STREAM_MAX_N`] columns, A read
@@ -778,9 +856,7 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
     for j0 in (0..g.n).step_by(C) {
         let cols = Cols::<C>::run(j0, C.min(g.n - j0));
         let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
-        if blk.sums.packed_in {
-            load_packed::<S, R, C>(g, c, i0, &cols, &mut acc);
-        } else if blk.accumulate {
+        if blk.accumulate {
             load_tile::<S, R, C>(g, c, i0, mr, &cols, tile, &mut acc);
         }
         for (kb, kc) in blk.b_blocks() {
@@ -795,10 +871,7 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
                 micro::<S, R, C>(blk.panel(k1, rest), &bpack[..], C, &mut acc);
             }
         }
-        match blk.sums.packed_out {
-            true => store_packed::<S, R, C>(g, c, i0, &cols, &acc),
-            false => store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, blk.last, acc),
-        }
+        store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, blk.last, acc);
     }
 }
 
@@ -816,27 +889,9 @@ struct Block<'a> {
     /// A is read in place over all of `k` (its next rows lie `R * L` values on at every depth),
     /// and the first tile prefetches them ([`APanel::ahead`]).
     in_place: bool,
-    /// Where the pass finds and leaves its partial sums.
-    sums: Sums,
     /// The epilogue its tiles apply as they store C, on the last pass of a product whose
     /// epilogue has a vector form.
     last: Option<Epilogue<'a>>,
-}
-
-/// Where one pass of the row-vector kernels finds the partial sums of the passes before it and
-/// leaves its own: in the block's part of C as whole vectors ([`load_packed`], [`store_packed`])
-/// between the passes of a streamed product, otherwise as C's values.
-#[derive(Clone, Copy)]
-struct Sums {
-    /// The earlier passes' sums are packed (else in C's values, if [`Block::accumulate`]).
-    packed_in: bool,
-    /// This pass leaves its sums packed, for a later pass to add to (else it stores C's values).
-    packed_out: bool,
-}
-
-impl Sums {
-    /// Sums always as C's values.
-    const IN_C: Sums = Sums { packed_in: false, packed_out: false };
 }
 
 impl Block<'_> {
@@ -891,15 +946,14 @@ impl Passes {
     ) -> Block<'a> {
         if self.in_place {
             let (a, accumulate, last) = (&a[i0..], g.add_to_c, epilogue);
-            let sums = Sums::IN_C;
-            return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, sums, last };
+            return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, last };
         }
         let kc = KC.min(g.k - k0);
         pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
         let accumulate = k0 > 0 || g.add_to_c;
         let last = epilogue.filter(|_| k0 + kc == g.k);
-        let (a, stride, sums) = (&apack[..], R * S::L, Sums::IN_C);
-        Block { i0, mr, k0, kc, accumulate, a, stride, in_place: false, sums, last }
+        let (a, stride) = (&apack[..], R * S::L);
+        Block { i0, mr, k0, kc, accumulate, a, stride, in_place: false, last }
     }
 }
 
@@ -962,50 +1016,6 @@ impl<const C: usize> Cols<C> {
     fn run_start(&self) -> Option<usize> {
         let j0 = self.j[0];
         (self.n == C && (0..C).all(|c| self.j[c] == j0 + c)).then_some(j0)
-    }
-}
-
-/// The part of C that a whole row block `i0..i0 + R * L` of dense rows (`c_rs == n`) takes,
-/// `R * L * n` values, holding the block's partial sums between the passes of a streamed product
-/// ([`streams`]) as whole vectors: column `j`'s `R` vectors from `j * R * L` on. Loaded and
-/// stored so, they need none of the per-value gathers of [`load_tile`] and [`store_tile`] (which
-/// took a quarter of ResNet-18's last convolutions, 4 columns of partial sums a pass).
-#[inline(always)]
-fn packed_sums<S: Lanes, const R: usize>(g: &Gemm, i0: usize) -> core::ops::Range<usize> {
-    i0 * g.n..(i0 + R * S::L) * g.n
-}
-
-/// Loads the partial sums of the tile's columns from the block's part of C ([`packed_sums`]).
-#[inline(always)]
-fn load_packed<S: Lanes, const R: usize, const C: usize>(
-    g: &Gemm,
-    c: &[f32],
-    i0: usize,
-    cols: &Cols<C>,
-    acc: &mut Acc<S::V, R, C>,
-) {
-    let sums = &c[packed_sums::<S, R>(g, i0)];
-    for (&j, acc_c) in cols.j.iter().zip(acc.iter_mut()).take(cols.n) {
-        for (r, v) in acc_c.iter_mut().enumerate() {
-            *v = S::load(&sums[(j * R + r) * S::L..]);
-        }
-    }
-}
-
-/// Stores the partial sums of the tile's columns into the block's part of C ([`packed_sums`]).
-#[inline(always)]
-fn store_packed<S: Lanes, const R: usize, const C: usize>(
-    g: &Gemm,
-    c: &mut [f32],
-    i0: usize,
-    cols: &Cols<C>,
-    acc: &Acc<S::V, R, C>,
-) {
-    let sums = &mut c[packed_sums::<S, R>(g, i0)];
-    for (&j, acc_c) in cols.j.iter().zip(acc.iter()).take(cols.n) {
-        for (r, &v) in acc_c.iter().enumerate() {
-            S::store(&mut sums[(j * R + r) * S::L..], v);
-        }
     }
 }
 
