@@ -357,7 +357,8 @@ fn implicit_gemm_column_tiles() {
     // tiles, whose bits `check` compares them with. Tiles of 8 output channels (16 channels),
     // of 12 (24, and 20: the last block's rows past the 20th computed, never stored), stride 2
     // and dilation 2 down the rows with a 5x5 kernel, groups, every activation with and without
-    // a vector form. (Every window is deeper than 64 values: shallower ones take the im2col path.)
+    // a vector form, and a first layer's shallow window (3 channels, 27 deep), which would
+    // otherwise take the im2col path.
     let relu = Activation::Relu;
     let cases = [
         (conv_params(1, 16, 16, (32, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
@@ -365,11 +366,12 @@ fn implicit_gemm_column_tiles() {
         (conv_params(1, 8, 20, (5, 66), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1, relu), false),
         (conv_params(1, 3, 16, (17, 36), (5, 5), (2, 1), (2, 1), (0, 0, 0, 0), 1, A0), true),
         (conv_params(2, 16, 32, (7, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
+        (conv_params(1, 3, 16, (9, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
     ];
     check_all(cases, 110);
     for (i, act) in ACTS.iter().enumerate() {
         let p = conv_params(1, 8, 12, (3, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, *act);
-        check(p, i % 2 == 0, 115 + i as u64);
+        check(p, i % 2 == 0, 120 + i as u64);
     }
 }
 

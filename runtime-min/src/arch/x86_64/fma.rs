@@ -1216,7 +1216,8 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let positions = p.out_h * p.out_w;
     let g = conv_gemm(p, ocg, kk, positions);
     let mut band = [MaybeUninit::uninit(); FMA_CONV_BAND];
-    if let Some(rows) = im2col_rows::<S>(p, &g) {
+    let on_cols = conv_cols_fit::<S>(p, &g);
+    if let Some(rows) = im2col_rows::<S>(p, &g).filter(|_| !on_cols) {
         for oh0 in (0..p.out_h).step_by(rows) {
             let bo = rows.min(p.out_h - oh0);
             let cols = im2col_band::<S>(p, icg, xg, oh0, bo, &mut band);
@@ -1242,7 +1243,6 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
         }
         return;
     }
-    let on_cols = conv_cols_fit::<S>(p, &g);
     let Some(rows) = band_rows(p, icg) else {
         match on_cols {
             true => conv_cols::<S>(p, &g, xg, wg, bias, yg),
@@ -1264,9 +1264,10 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
 /// Whether [`conv_implicit`] runs `p` (its GEMM `g`) on [`conv_cols`]: on instruction sets with
 /// registers to spare (AVX-512), for weights packed k-major, output rows of whole tiles (a
 /// multiple of two vectors wide, or one vector wide: two rows a tile) read at column stride 1
-/// from adjacent columns. Measured on AVX-512 (Zen 4), against the row tiles: ResNet-8's 16-
-/// channel 32x32 layer 59 to 49 us; rows leaving a masked tile ran slower (MNIST's 24-wide rows
-/// 17.5 to 22 us, a 37-wide row 1.6x slower).
+/// from adjacent columns, shallow windows too (ahead of the im2col path: no im2col copy).
+/// Measured on AVX-512 (Zen 4), against the row tiles: ResNet-8's 16-channel 32x32 layer 59 to
+/// 49 us; against the im2col path, its 3-channel first layer 15 to 11 us; rows leaving a masked
+/// tile ran slower (MNIST's 24-wide rows 17.5 to 22 us, a 37-wide row 1.6x slower).
 #[inline(always)]
 fn conv_cols_fit<S: Lanes>(p: &Conv2d, g: &Gemm) -> bool {
     let whole = p.out_w.is_multiple_of(2 * S::L) || p.out_w == S::L;
