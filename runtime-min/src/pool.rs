@@ -70,11 +70,20 @@ pub struct Pool2d {
 /// driver's order (row-major from `init`), so results are bit-identical to [`pool_rows`].
 /// Returns `false` (and leaves `y` alone) for any other pooling.
 ///
-/// - **Global** (one output per plane, window = plane): [`global_fold`], several planes at a time.
+/// - **Global** (one output per plane, window = plane): [`global_fold`], several planes at a time;
+///   an average's sums first on the kernel path's vectors where it has them (`sums`:
+///   [`Kernels::plane_sums`], the same additions in the same order).
 /// - **Non-overlapping k x k, stride k** (k = 2 or 3, e.g. a 2x2 stride-2 max pool): whole output
 ///   rows at a time with the window columns as fixed-size chunks ([`tile_rows`]).
 #[inline(always)]
-fn pool_tiles(p: &Pool2d, x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mut f32, f32) + Copy) -> bool {
+fn pool_tiles(
+    p: &Pool2d,
+    x: &[f32],
+    y: &mut [f32],
+    init: f32,
+    comb: impl Fn(&mut f32, f32) + Copy,
+    sums: Option<Kernels>,
+) -> bool {
     let flat_depth = p.kernel_d == 1 && p.stride_d == 1 && p.pad_front == 0 && p.in_d == p.out_d;
     let plain = flat_depth
         && p.pad_top == 0
@@ -95,7 +104,10 @@ fn pool_tiles(p: &Pool2d, x: &[f32], y: &mut [f32], init: f32, comb: impl Fn(&mu
         && p.out_w * p.kernel_w <= p.in_w
         && !y.is_empty();
     match p.kernel_w {
-        _ if global => global_fold(x, y, init, comb),
+        _ if global => {
+            let done = sums.map_or(0, |k| k.plane_sums(x, y));
+            global_fold(&x[done * p.in_h * p.in_w..], &mut y[done..], init, comb)
+        }
         2 if tiled => tile_rows::<2>(p, x, y, init, comb),
         3 if tiled => tile_rows::<3>(p, x, y, init, comb),
         _ => return false,
@@ -400,10 +412,10 @@ struct PoolCall<'a, const MAX: bool> {
 
 impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
     #[inline(always)]
-    fn run(self, _kernels: Kernels) {
+    fn run(self, kernels: Kernels) {
         match MAX {
             true => max_pool2d_on(self.p, self.x, self.y),
-            false => avg_pool2d_on(self.p, self.x, self.y),
+            false => avg_pool2d_on(self.p, self.x, self.y, kernels),
         }
     }
 }
@@ -413,7 +425,7 @@ impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
 fn max_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     // A select, not a conditional store: it vectorises.
     let comb = |d: &mut f32, v: f32| *d = if v > *d || v.is_nan() { v } else { *d };
-    if !pool_tiles(p, x, y, f32::NEG_INFINITY, comb) {
+    if !pool_tiles(p, x, y, f32::NEG_INFINITY, comb, None) {
         pool_rows(p, x, y, f32::NEG_INFINITY, comb, |_, _, _| {});
     }
 }
@@ -431,9 +443,9 @@ pub fn avg_pool2d(p: &Pool2d, x: &[f32], y: &mut [f32]) {
 
 /// [`avg_pool2d`]'s body.
 #[cfg_attr(target_arch = "x86_64", inline(always))]
-fn avg_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
+fn avg_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32], kernels: Kernels) {
     let add = |d: &mut f32, v: f32| *d += v;
-    if pool_tiles(p, x, y, 0.0, add) {
+    if pool_tiles(p, x, y, 0.0, add, Some(kernels)) {
         // Every window lies inside the input: the same count everywhere.
         let cnt = (p.kernel_h * p.kernel_w) as f32;
         for v in &mut y[..p.batch * p.channels * p.out_d * p.out_h * p.out_w] {

@@ -417,3 +417,22 @@ fn column_tiles_give_the_fused_chain_bits_with_every_activation() {
         }
     }
 }
+
+/// Global average pooling: every path gives the portable fold's bits (the x86-64 paths sum
+/// blocks of 8 or 16 planes in vectors, the same additions in the same order), for KWS's 64
+/// planes of 125 values, blocks with planes left over, and planes of one value.
+#[test]
+fn global_average_pooling_gives_the_portable_bits_on_every_path() {
+    for (i, (c, hw)) in [(64, (25, 5)), (37, (1, 17)), (40, (5, 5)), (19, (1, 1))].into_iter().enumerate() {
+        let p = pool_params((2, c), hw, hw, (1, 1), (1, 1), (0, 0, 0, 0), false, false);
+        let x = Rng::new(140 + i as u64).vec(2 * c * hw.0 * hw.1);
+        let results = on_each_path(|| {
+            let mut y = vec![f32::NAN; 2 * c];
+            avg_pool2d(&p, &x, &mut y);
+            y
+        });
+        for (path, y) in &results {
+            assert_eq!(bits(y), bits(&results[0].1), "{p:?}: {} vs {}", path.name(), results[0].0.name());
+        }
+    }
+}

@@ -215,7 +215,8 @@ fn check_in_order(p: Pool2d, seed: u64) {
 }
 
 /// The fast paths: non-overlapping k x k stride-k windows (k = 2, 3, any leftover rows and
-/// columns dropped) and global pooling (planes folded in groups of 8 plus a remainder), and
+/// columns dropped) and global pooling (planes folded in groups of 8 plus a remainder; an
+/// average's sums on x86-64 in vectors of planes), and
 /// shapes next to them that take the row-wise driver.
 #[test]
 fn tiled_and_global_windows() {
@@ -241,6 +242,12 @@ fn tiled_and_global_windows() {
         check_in_order(global((2, 8), (8, 8)), 81);
         check_in_order(global((1, 13), (3, 7)), 82);
         check_in_order(global((3, 1), (1, 1)), 83);
+        // Averages whose sums x86-64 takes a block of 8 or 16 planes at a time: blocks and
+        // planes left, planes of 1, 17 and 25 values (transposed 16 positions at a time, the
+        // last run shorter).
+        check_in_order(global((1, 37), (1, 17)), 84);
+        check_in_order(global((2, 40), (5, 5)), 85);
+        check_in_order(global((1, 16), (1, 1)), 86);
     }
 }
 

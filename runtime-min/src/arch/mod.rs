@@ -119,6 +119,14 @@ impl Kernels {
         this_arch::conv_implicit(self.0, p, ops)
     }
 
+    /// `y[c] = 0.0 + x[c * plane] + x[c * plane + 1] + ...` (`plane = x.len() / y.len()`, added
+    /// in that order) for the first planes, on this path's vectors; returns how many (0 on the
+    /// portable path), the rest being the caller's.
+    #[inline(always)]
+    pub(crate) fn plane_sums(self, x: &[f32], y: &mut [f32]) -> usize {
+        this_arch::plane_sums(self.0, x, y)
+    }
+
     /// Computes a depthwise convolution (one input channel per group) on this path's depthwise
     /// kernels and returns true, or returns false when the portable direct convolution is to run.
     #[inline(always)]

@@ -30,6 +30,12 @@ pub(super) fn gemm(_path: KernelPath, _g: &Gemm, _a: &[f32], _b: &[f32], _bias: 
     false
 }
 
+/// No plane sums: the portable fold sums every plane.
+#[inline(always)]
+pub(super) fn plane_sums(_path: KernelPath, _x: &[f32], _y: &mut [f32]) -> usize {
+    0
+}
+
 /// No implicit-GEMM convolution.
 #[inline(always)]
 pub(super) fn implicit_conv(_path: KernelPath, _ocg: usize, _tile: usize, _positions: usize) -> bool {

@@ -21,6 +21,7 @@ mod detect;
 mod fma;
 mod int8;
 mod lanes;
+mod plane_sums;
 
 pub(super) use detect::{current, detected, force};
 pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_max_pool2d, quant_quantize};
@@ -74,6 +75,12 @@ macro_rules! entry_points {
                 depthwise_blocked::depthwise_blocked::<$lanes>(p, ops)
             }
 
+            /// [`plane_sums::plane_sums`].
+            #[target_feature(enable = $features)]
+            pub(super) fn plane_sums(x: &[f32], y: &mut [f32]) -> usize {
+                plane_sums::plane_sums::<$lanes>(x, y)
+            }
+
             /// A kernel call's whole body.
             #[target_feature(enable = $features)]
             pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
@@ -99,6 +106,17 @@ pub(super) fn gemm(path: KernelPath, g: &Gemm, a: &[f32], b: &[f32], bias: Bias,
         KernelPath::Avx512 => unsafe { avx512::gemm(g, a, b, bias, c) },
     }
     true
+}
+
+/// See [`Kernels::plane_sums`].
+#[inline(always)]
+pub(super) fn plane_sums(path: KernelPath, x: &[f32], y: &mut [f32]) -> usize {
+    match path {
+        KernelPath::Portable => 0,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::plane_sums(x, y) },
+        KernelPath::Avx512 => unsafe { avx512::plane_sums(x, y) },
+    }
 }
 
 /// See [`Kernels::implicit_conv`]: on the FMA paths, for at least [`FMA_MIN_ROWS`] output
