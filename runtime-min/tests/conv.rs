@@ -335,8 +335,8 @@ fn implicit_gemm_row_tiles() {
 #[test]
 fn row_tiles_as_wide_as_the_product() {
     // Products of 7 to 12 columns (pointwise layers on maps of 7 to 12 positions: MobileNetV2's
-    // and VWW's 3x3 maps) and of 16, which AVX-512 computes in tiles of two vectors of rows by
-    // all the columns (16: by 8) when A's rows are read in place (k-major weights; OIHW ones run
+    // and VWW's 3x3 maps), of 16 and of multiples of 12, which AVX-512 computes in tiles of two
+    // vectors of rows by all the columns (16: by 8; multiples of 12: by 12) when A's rows are read in place (k-major weights; OIHW ones run
     // the column tiles, whose bits `check` compares them with); 40 output channels, so a block
     // of 8 rows is left to the one-vector tiles; a 3x3 layer on a 3x3 map whose im2col blocks
     // add to C.
@@ -350,6 +350,8 @@ fn row_tiles_as_wide_as_the_product() {
         (pw((1, 11)), false),
         (pw((3, 4)), true),
         (pw((4, 4)), true),
+        (pw((4, 6)), false),
+        (pw((6, 6)), true),
         (conv_params(1, 20, 40, (3, 3), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), true),
     ];
     check_all(cases, 150);
