@@ -9,10 +9,11 @@
 use crate::arch::arm_facts::{DEPTHWISE_STACK_BYTES as ARM_DSP_DEPTHWISE_BYTES, STACK_BYTES as ARM_DSP_BYTES};
 use crate::arch::x86_64_facts::{
     depthwise_bytes, FMA_CONV_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES, INT8_DEPTHWISE_BYTES,
+    PLANE_SUMS_FLOATS,
 };
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
-use crate::pool::GLOBAL_PLANES;
+use crate::pool::{CACHED_COLUMN_TAPS, GLOBAL_PLANES};
 use crate::quant::depthwise::CHANNEL_BLOCK;
 use crate::resize::RESIZE_BLOCK;
 use crate::softmax::SOFTMAX_STACK_BYTES;
@@ -105,9 +106,15 @@ pub const fn matmul_stack_bytes(p: &MatMul, t: Target) -> usize {
 }
 
 /// Stack bytes of [`max_pool2d`](crate::max_pool2d)'s and [`avg_pool2d`](crate::avg_pool2d)'s
-/// local arrays (any target): the accumulators of the planes a global pooling folds side by side.
-pub const fn pool2d_stack_bytes(_t: Target) -> usize {
-    core::mem::size_of::<[f32; GLOBAL_PLANES]>()
+/// local arrays on `t`: the accumulators of the planes a global pooling folds side by side; on
+/// x86-64 also the row-wise driver's cached column taps (three words each) and the transposed
+/// block of planes whose sums a global average takes in vectors.
+pub const fn pool2d_stack_bytes(t: Target) -> usize {
+    let folds = core::mem::size_of::<[f32; GLOBAL_PLANES]>();
+    match t {
+        Target::Portable { .. } => folds,
+        Target::X86_64 => folds + CACHED_COLUMN_TAPS * 3 * 8 + PLANE_SUMS_FLOATS * 4,
+    }
 }
 
 /// Stack bytes of [`softmax`](crate::softmax)'s and [`log_softmax`](crate::log_softmax)'s local

@@ -393,7 +393,7 @@ const FOLD_BLOCK: usize = 8;
 /// output row and input row (their divisions took a third of a 3x3 stride-2 max pool's time).
 /// Elsewhere every row computes them, as before: no stack array, the same instructions on a
 /// microcontroller.
-const CACHED_COLUMN_TAPS: usize = 8;
+pub(crate) const CACHED_COLUMN_TAPS: usize = 8;
 
 /// ONNX MaxPool (see [`Pool2d`]): the maximum over the window positions
 /// that lie inside the input (padding never wins). An output whose window

@@ -75,6 +75,8 @@ fn other_kernel_families_stack() {
     assert_eq!(softmax_stack_bytes(CORTEX_M), 2 * 64 * 4);
     // Global pooling's accumulators of 8 planes folded side by side.
     assert_eq!(pool2d_stack_bytes(CORTEX_M), 8 * 4);
+    // On x86-64 also 8 cached column taps of three words and a 16x16 block of planes.
+    assert_eq!(pool2d_stack_bytes(Target::X86_64), 8 * 4 + 8 * 3 * 8 + 16 * 16 * 4);
     assert_eq!(resize_stack_bytes(CORTEX_M), 64 * (2 * 4 + 4));
     assert_eq!(resize_stack_bytes(Target::X86_64), 64 * (2 * 8 + 4));
     assert_eq!(rank_generic_stack_bytes(CORTEX_M), 62 * 4);

@@ -40,6 +40,10 @@ pub(crate) const DEPTHWISE_TILE: usize = 16;
 /// slices of those arrays a layer uses (a pointer and a length each; all 8-byte words): 32.2 KiB.
 pub(crate) const DEPTHWISE_PLANE_BYTES: usize = 2 * (DEPTHWISE_PLANE_MAX + DEPTHWISE_TILE) * 4 + (9 + 2 + 4) * 8;
 
+/// Floats of global average pooling's transposed block of planes (`plane_sums.rs`): `L`
+/// positions of `L` planes, on the widest vectors.
+pub(crate) const PLANE_SUMS_FLOATS: usize = MAX_LANES * MAX_LANES;
+
 /// Most taps (`kernel_h * kernel_w`) of a depthwise convolution the channel-blocked kernel runs.
 pub(crate) const DEPTHWISE_BLOCKED_MAX_TAPS: usize = 25;
 /// Floats of the channel-blocked depthwise kernel's staged input band (`[row][column][channel]`).

@@ -6,7 +6,7 @@
 //! lane one plane's chain (KWS's 64 planes of 125 values: 3.4 to about 0.5 us).
 
 use super::lanes::Lanes;
-use crate::arch::x86_64_facts::MAX_LANES;
+use crate::arch::x86_64_facts::PLANE_SUMS_FLOATS;
 
 /// `y[c] = 0.0 + x[c * plane] + x[c * plane + 1] + ...` (`plane = x.len() / y.len()`, in that
 /// order) for the first planes, a whole number of blocks of `L`; returns how many (the rest are
@@ -20,7 +20,7 @@ pub(super) fn plane_sums<S: Lanes>(x: &[f32], y: &mut [f32]) -> usize {
     }
     let plane = x.len() / y.len();
     // Position `i0 + i` of the block's planes at `lanes[i * L..]`.
-    let mut lanes = [0.0; MAX_LANES * MAX_LANES];
+    let mut lanes = [0.0; PLANE_SUMS_FLOATS];
     for (yc, block) in y[..planes].chunks_exact_mut(l).zip(x.chunks_exact(l * plane)) {
         let mut acc = S::zero();
         for i0 in (0..plane).step_by(l) {
