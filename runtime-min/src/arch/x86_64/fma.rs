@@ -400,9 +400,9 @@ impl<'a> Epilogue<'a> {
 
 /// `acc[r] += sum over kk < k of a[offsets[r] + kk * a_cs] * b[row(kk)..]`'s `V` vectors,
 /// `row(kk)` the offset of B's row `kk` and the vectors `vector` apart ([`BRows`]; when `MASKED`,
-/// the last vector's first `last` values of each row of B only, the rest zero): the depth loop of one column-vector tile, with all bounds
-/// checked before it (the accumulators stay in registers: with a bounds check or a slice per row
-/// in the loop, LLVM spilled them).
+/// the last vector's first `last` values of each row of B only, the rest zero): the depth loop
+/// of one column-vector tile, with all bounds checked before it (the accumulators stay in
+/// registers: with a bounds check or a slice per row in the loop, LLVM spilled them).
 #[inline(always)]
 fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
     g: &Gemm,
@@ -424,7 +424,8 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
         for t in 0..rows.len {
             // SAFETY: the `at`-th depth's row of B starts at `run + t * step <= rows.last()`, so
             // its vectors end within `width` of that, inside `b` (the last vector's masked load
-            // reads `last` values); `at < k`, so `offsets[r] + at * a_cs < a.len()` (the assertions above).
+            // reads `last` values); `at < k`, so `offsets[r] + at * a_cs < a.len()` (the
+            // assertions above).
             unsafe {
                 let brow = bp.add(run + t * rows.step);
                 let mut bv = [S::zero(); V];
