@@ -627,34 +627,31 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
         }
     }
     let mut panels = Panels::new();
-    if streams::<S>(g, a, i0) {
+    // A streamed product stores sums; `finish` applies the epilogue after it.
+    let streamed_a = streams::<S>(g, a, i0);
+    let epilogue = Epilogue::in_row_tiles::<S>(g, bias).filter(|_| !streamed_a);
+    if streamed_a {
         match g.n {
             4 => streamed::<S, 4>(g, a, b, c, i0, &mut panels.a),
             3 => streamed::<S, 3>(g, a, b, c, i0, &mut panels.a),
             2 => streamed::<S, 2>(g, a, b, c, i0, &mut panels.a),
             _ => streamed::<S, 1>(g, a, b, c, i0, &mut panels.a),
         }
-        if g.epilogue {
-            for r in i0..g.m {
-                finish(&mut c[r * g.c_rs..][..g.n], g, bias, r, 0);
+    } else {
+        let mut i = i0;
+        while i < g.m {
+            let mr = mv.min(g.m - i);
+            match exact_columns::<S>(g.n, mr) {
+                7 => rows_block::<S, 2, 7>(g, a, b, c, i, mr, epilogue, &mut panels),
+                8 => rows_block::<S, 2, 8>(g, a, b, c, i, mr, epilogue, &mut panels),
+                9 => rows_block::<S, 2, 9>(g, a, b, c, i, mr, epilogue, &mut panels),
+                10 => rows_block::<S, 2, 10>(g, a, b, c, i, mr, epilogue, &mut panels),
+                11 => rows_block::<S, 2, 11>(g, a, b, c, i, mr, epilogue, &mut panels),
+                12 => rows_block::<S, 2, 12>(g, a, b, c, i, mr, epilogue, &mut panels),
+                _ => by_rows!(S, mr, rows_block(g, a, b, c, i, mr, epilogue, &mut panels)),
             }
+            i += mv;
         }
-        return;
-    }
-    let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
-    let mut i = i0;
-    while i < g.m {
-        let mr = mv.min(g.m - i);
-        match exact_columns::<S>(g.n, mr) {
-            7 => rows_block::<S, 2, 7>(g, a, b, c, i, mr, epilogue, &mut panels),
-            8 => rows_block::<S, 2, 8>(g, a, b, c, i, mr, epilogue, &mut panels),
-            9 => rows_block::<S, 2, 9>(g, a, b, c, i, mr, epilogue, &mut panels),
-            10 => rows_block::<S, 2, 10>(g, a, b, c, i, mr, epilogue, &mut panels),
-            11 => rows_block::<S, 2, 11>(g, a, b, c, i, mr, epilogue, &mut panels),
-            12 => rows_block::<S, 2, 12>(g, a, b, c, i, mr, epilogue, &mut panels),
-            _ => by_rows!(S, mr, rows_block(g, a, b, c, i, mr, epilogue, &mut panels)),
-        }
-        i += mv;
     }
     if g.epilogue && epilogue.is_none() {
         for r in i0..g.m {
@@ -1323,16 +1320,13 @@ fn conv_cols<S: Lanes>(p: &Conv2d, g: &Gemm, x: &[f32], w: &[f32], bias: Bias, y
         plane: p.in_h * p.in_w,
     };
     let run = ColumnRun { g, a: w, b: x, bias, epilogue: Epilogue::of::<S>(g, bias), rows };
-    // Output rows per call, and the whole two-vector tiles and the columns after them in one.
-    let (step, n_main, tail) = match stacked {
-        true => (2, 2 * l, 0),
-        false => (1, p.out_w, 0),
-    };
+    // Output rows per call: one row of whole two-vector tiles, or two rows one vector wide.
+    let step = if stacked { 2 } else { 1 };
     let mut oh = 0;
     while oh < p.out_h {
         let (j, b0) = (oh * p.out_w, oh * row_in);
         // The last of an odd number of one-vector rows: a tile of one vector.
-        let (n_main, tail) = if oh + step > p.out_h { (0, l) } else { (n_main, tail) };
+        let (n_main, tail) = if oh + step > p.out_h { (0, l) } else { (step * p.out_w, 0) };
         match g.m.is_multiple_of(CONV_COLS_ROWS) || !g.m.is_multiple_of(8) {
             true => run.columns::<S, CONV_COLS_ROWS>(j, n_main, tail, b0, y),
             false => run.columns::<S, 8>(j, n_main, tail, b0, y),
