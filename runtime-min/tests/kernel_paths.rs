@@ -150,6 +150,58 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
     }
 }
 
+/// Stride-1 depthwise convolutions with output rows as wide as the input's, which AVX-512 runs on
+/// the planes where they are (masked loads) where the channel-blocked kernel would take all
+/// channels: KWS's 25x5 planes, a plane of exactly four vectors and one of four vectors and a
+/// lane, 5x5 and dilated kernels, padding only above (an output taller than the input) and on
+/// one side, a 48x48 plane of 144 vectors, two images, every activation with a vector form; and
+/// beside them layers the other kernels take: a sigmoid, channels left over from the blocks of
+/// 8, a 1x5 kernel, a channel multiplier of 2.
+fn stride_one_depthwise_cases() -> Vec<Conv2d> {
+    use Activation::{None as A0, Relu};
+    let clip = Activation::Clip { min: -0.5, max: 0.5 };
+    let leaky = Activation::LeakyRelu { alpha: 0.1 };
+    vec![
+        conv_params(1, 64, 64, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 64, Relu),
+        conv_params(1, 8, 8, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 16, 16, (5, 13), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, clip),
+        conv_params(1, 8, 8, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 8, leaky),
+        conv_params(1, 16, 16, (14, 14), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 16, Relu),
+        conv_params(1, 8, 8, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 8, A0),
+        conv_params(1, 8, 8, (12, 10), (3, 3), (1, 1), (1, 1), (0, 2, 0, 0), 8, Relu),
+        conv_params(1, 8, 8, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
+        conv_params(2, 8, 8, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 8, 8, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Activation::Sigmoid),
+        conv_params(1, 12, 12, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 12, clip),
+        conv_params(1, 8, 8, (9, 23), (1, 5), (1, 1), (1, 1), (0, 2, 0, 2), 8, A0),
+        conv_params(1, 8, 16, (10, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, clip),
+    ]
+}
+
+/// The FMA paths give the same bits on [`stride_one_depthwise_cases`] (AVX-512's masked kernel
+/// and AVX2's channel-blocked kernel add the taps outside the input as `w * 0`), and every path
+/// the values of the portable direct convolution (`==`: it skips those taps, so a zero sum may
+/// differ in sign).
+#[test]
+fn stride_one_depthwise_gives_the_portable_values() {
+    for (i, p) in stride_one_depthwise_cases().into_iter().enumerate() {
+        let mut rng = Rng::new(i as u64 + 300);
+        let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+        let w = rng.vec(p.out_channels * p.kernel_h * p.kernel_w);
+        let b = rng.vec(p.out_channels);
+        let results = on_each_path(|| run_conv(&p, &x, &w, &b));
+        let dispatched = {
+            let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+            run_conv(&p, &x, &w, &b)
+        };
+        check_fma_paths_agree(&format!("{p:?}"), &results, &dispatched);
+        let (_, portable) = results.iter().find(|(path, _)| *path == KernelPath::Portable).unwrap();
+        for (path, y) in &results {
+            assert!(y.iter().zip(portable).all(|(a, b)| a == b), "{p:?}: {} vs portable", path.name());
+        }
+    }
+}
+
 #[test]
 fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
     // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles

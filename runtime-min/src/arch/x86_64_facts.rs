@@ -60,12 +60,23 @@ pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEP
     + DEPTHWISE_BLOCKED_MAX_TAPS * 8
     + MAX_LANES * 4;
 
+/// Masks of the AVX-512 stride-1 depthwise kernel (`depthwise_masked.rs`): one per vector of 16
+/// outputs of a plane and tap; a layer needing more runs the other kernels.
+pub(crate) const DEPTHWISE_MASKS: usize = 2048;
+/// Bytes of the stride-1 depthwise kernel's tables: its masks (`u16`) and an offset per tap
+/// (8-byte words): 4.2 KiB.
+pub(crate) const DEPTHWISE_MASKED_BYTES: usize = DEPTHWISE_MASKS * 2 + DEPTHWISE_BLOCKED_MAX_TAPS * 8;
+
 /// Bytes of the depthwise kernels of a convolution with one input channel per group and
-/// `taps` taps on x86-64: the channel-blocked kernel's, or for 3x3 the larger of it and the
-/// padded-plane kernel's (each is an entry point of its own, one frame at a time); 0 when
-/// neither may run.
+/// `taps` taps on x86-64: the largest of the channel-blocked kernel's and the stride-1 kernel's
+/// (both for at most [`DEPTHWISE_BLOCKED_MAX_TAPS`] taps) and for 3x3 the padded-plane
+/// kernel's (each is an entry point of its own, one frame at a time); 0 when none may run.
 pub(crate) const fn depthwise_bytes(kernel_h: usize, kernel_w: usize) -> usize {
-    let blocked = if kernel_h * kernel_w <= DEPTHWISE_BLOCKED_MAX_TAPS { DEPTHWISE_BLOCKED_BYTES } else { 0 };
+    let blocked = match kernel_h * kernel_w <= DEPTHWISE_BLOCKED_MAX_TAPS {
+        true if DEPTHWISE_BLOCKED_BYTES > DEPTHWISE_MASKED_BYTES => DEPTHWISE_BLOCKED_BYTES,
+        true => DEPTHWISE_MASKED_BYTES,
+        false => 0,
+    };
     match (kernel_h, kernel_w) {
         (3, 3) if DEPTHWISE_PLANE_BYTES > blocked => DEPTHWISE_PLANE_BYTES,
         _ => blocked,

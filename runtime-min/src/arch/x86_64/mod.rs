@@ -17,6 +17,7 @@ mod copy;
 mod depthwise;
 mod depthwise_blocked;
 mod depthwise_io;
+mod depthwise_masked;
 mod detect;
 mod fma;
 mod int8;
@@ -93,6 +94,12 @@ macro_rules! entry_points {
 entry_points!(avx2, Avx2, "avx2,fma");
 entry_points!(avx512, Avx512, "avx512f,avx2,fma");
 
+/// [`depthwise_masked::depthwise_masked`], compiled with AVX-512F (it has no AVX2 form).
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn depthwise_masked_avx512(p: &Conv2d, ops: DepthwiseOperands) {
+    depthwise_masked::depthwise_masked(p, ops)
+}
+
 /// See [`Kernels::gemm`]: the FMA GEMM for products of at least [`FMA_MIN_ROWS`] rows.
 #[inline(always)]
 pub(super) fn gemm(path: KernelPath, g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) -> bool {
@@ -152,12 +159,18 @@ pub(super) fn depthwise_shared(path: KernelPath, p: &Conv2d, shared: SharedRegio
     depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared(shared) })
 }
 
-/// On the FMA paths, the channel-blocked kernel for whole blocks of channels (channel multiplier
-/// 1, 3x3 or 5x5; blocks of 8, or on AVX-512 of 16 and then 8), then the 3x3 plane kernels for
-/// the channels left (elsewhere the direct convolution is faster or as fast). Returns false
-/// where neither applies.
+/// On AVX-512 at stride 1, the masked kernel on the planes where they are. Otherwise, on the
+/// FMA paths, the channel-blocked kernel for whole blocks of channels (channel multiplier 1, 3x3
+/// or 5x5; blocks of 8, or on AVX-512 of 16 and then 8), then the 3x3 plane kernels for the
+/// channels left (elsewhere the direct convolution is faster or as fast). Returns false where
+/// none applies.
 #[inline(always)]
 fn depthwise_on(path: KernelPath, p: &Conv2d, mut ops: DepthwiseOperands) -> bool {
+    if path == KernelPath::Avx512 && depthwise_masked::masked_applies(p, ops.ocg, ops.planes.shared()) {
+        // SAFETY: `path` is supported by this CPU (see the module docs).
+        unsafe { depthwise_masked_avx512(p, ops) };
+        return true;
+    }
     let is_3x3 = p.kernel_h == 3 && p.kernel_w == 3;
     let shared = ops.planes.shared();
     let blocked = path != KernelPath::Portable && depthwise_blocked::blocked_applies(p, ops.ocg, shared);
