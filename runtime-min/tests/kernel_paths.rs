@@ -153,8 +153,9 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
 /// Stride-1 depthwise convolutions with output rows as wide as the input's, which AVX-512 runs on
 /// the planes where they are (masked loads) where the channel-blocked kernel would take all
 /// channels: KWS's 25x5 planes, a plane of exactly four vectors and one of four vectors and a
-/// lane, 5x5 and dilated kernels, padding only above (an output taller than the input) and on
-/// one side, a 48x48 plane of 144 vectors, two images, every activation with a vector form; and
+/// lane, 5x5 and dilated kernels, padding only above and on one side, three rows more above and
+/// below than the kernel needs (an output taller than the input, whose last vectors lie past the
+/// input plane's end), a 48x48 plane of 144 vectors, two images, every activation with a vector form; and
 /// beside them layers the other kernels take: a sigmoid, channels left over from the blocks of
 /// 8, a 1x5 kernel, a channel multiplier of 2.
 fn stride_one_depthwise_cases() -> Vec<Conv2d> {
@@ -169,6 +170,7 @@ fn stride_one_depthwise_cases() -> Vec<Conv2d> {
         conv_params(1, 16, 16, (14, 14), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 16, Relu),
         conv_params(1, 8, 8, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 8, A0),
         conv_params(1, 8, 8, (12, 10), (3, 3), (1, 1), (1, 1), (0, 2, 0, 0), 8, Relu),
+        conv_params(1, 8, 8, (6, 16), (3, 3), (1, 1), (1, 1), (4, 1, 4, 1), 8, Relu),
         conv_params(1, 8, 8, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
         conv_params(2, 8, 8, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
         conv_params(1, 8, 8, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Activation::Sigmoid),

@@ -18,12 +18,10 @@
 //! convolution's values (which skips those taps: for finite weights only a zero sum's sign can
 //! differ).
 //!
-//! Several outputs are summed at once (their chains are independent: the add's latency is
-//! hidden), up to eight vectors: a plane's vectors four at a time, or the whole planes of up to
-//! eight channels when a plane is one to three vectors (MobileNets' 3x3 and 6x6 planes). A tile
-//! reads all its inputs before it writes any output, so in a region shared by input and output
-//! (output plane `q` ending at or before input plane `q` starts) a tile of whole planes is safe,
-//! and a tile of one plane's vectors writes only over planes before its own.
+//! Up to eight vectors of one plane are summed at once (their chains are independent: the add's
+//! latency is hidden), all their taps read before any output is stored. In a region shared by
+//! input and output, a channel's output plane ends at or before its input plane starts, so its
+//! stores only overwrite planes already read.
 
 use super::depthwise_blocked::blocked_applies;
 use super::depthwise_io::{DepthwiseOperands, Planes};
@@ -60,8 +58,8 @@ fn vectors(p: &Conv2d) -> usize {
 /// group, its planes `shared` in one region or not: a layer whose channels the channel-blocked
 /// kernel would all take ([`blocked_applies`], whole blocks of 8), at stride 1, with output rows
 /// as wide as the input's, planes of at least four vectors (on smaller ones the channel-blocked
-/// kernel is faster: MobileNetV2's 336 3x3 planes 5.5 against 4.9 us), a mask for every vector
-/// and tap within [`DEPTHWISE_MASKS`], and an activation with a vector form.
+/// kernel is faster: MobileNetV2's 144 planes of 6x6, 3.9-4.0 against 5.2-5.4 us), a mask for
+/// every vector and tap within [`DEPTHWISE_MASKS`], and an activation with a vector form.
 #[inline(always)]
 pub(super) fn masked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
     let nv = vectors(p);
@@ -198,7 +196,9 @@ impl Channel<'_> {
         let Channel { p, tables, w, ws, .. } = *self;
         let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
         let x = &planes.x()[self.x_at..][..in_plane];
-        let base = x[v0 * L..].as_ptr();
+        // Where vector `v0`'s outputs would be in the input plane (past its end where the output
+        // is taller than the input: only the masked loads' lanes, inside `x`, are read).
+        let base = x.as_ptr().wrapping_add(v0 * L);
         let taps = p.kernel_h * p.kernel_w;
         let acc = match taps {
             9 => sum::<V, 9>(tables, taps, base, w, ws, self.bias, v0),
