@@ -42,7 +42,8 @@ fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatch
 /// channels (portable GEMM), 3x3 depthwise on small planes (padded-plane kernel) and a large one
 /// (row-wise kernel), a 5x5 depthwise (direct convolution), 8 output channels (the implicit
 /// GEMM on half a vector of AVX-512), depthwise layers of 8 channels and more (the
-/// channel-blocked kernel, then the plane kernels for the channels left).
+/// channel-blocked kernel, then the plane kernels for the channels left), stride-1 depthwise
+/// layers (AVX-512's masked kernel).
 fn conv_cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
     let clip = Activation::Clip { min: -0.5, max: 0.5 };
@@ -89,6 +90,29 @@ fn conv_cases() -> Vec<Conv2d> {
         // The implicit GEMM on padded bands of output rows: 10 bands; 6 at stride 2, dilated.
         conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
         conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0),
+        // Stride-1 depthwise layers with output rows as wide as the input's, which AVX-512 runs
+        // on the planes where they are (masked loads) where the channel-blocked kernel would take
+        // all channels: KWS's 25x5 planes, a plane of exactly four vectors and one of four
+        // vectors and a lane, 5x5 and dilated kernels, padding only above and on one side, three
+        // rows more above and below than the kernel needs (an output taller than the input,
+        // whose last vectors lie past the input plane's end), a 48x48 plane of 144 vectors, two
+        // images, every activation with a vector form; and beside them layers the other kernels
+        // take: a sigmoid, channels left over from the blocks of 8, a 1x5 kernel, a channel
+        // multiplier of 2.
+        conv_params(1, 64, 64, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 64, Relu),
+        conv_params(1, 8, 8, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 16, 16, (5, 13), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, clip),
+        conv_params(1, 8, 8, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 8, leaky),
+        conv_params(1, 16, 16, (14, 14), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 16, Relu),
+        conv_params(1, 8, 8, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 8, A0),
+        conv_params(1, 8, 8, (12, 10), (3, 3), (1, 1), (1, 1), (0, 2, 0, 0), 8, Relu),
+        conv_params(1, 8, 8, (6, 16), (3, 3), (1, 1), (1, 1), (4, 1, 4, 1), 8, Relu),
+        conv_params(1, 8, 8, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
+        conv_params(2, 8, 8, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
+        conv_params(1, 8, 8, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Activation::Sigmoid),
+        conv_params(1, 12, 12, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 12, clip),
+        conv_params(1, 8, 8, (9, 23), (1, 5), (1, 1), (1, 1), (0, 2, 0, 2), 8, A0),
+        conv_params(1, 8, 16, (10, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, clip),
     ]
 }
 
@@ -139,67 +163,14 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
             run_conv(&p, &x, &w, &b)
         };
         check_fma_paths_agree(&format!("{p:?}"), &results, &dispatched);
-        if p.in_channels == p.groups && matches!((p.kernel_h, p.kernel_w), (3, 3) | (5, 5)) {
+        if p.in_channels == p.groups {
             // The depthwise kernels add the same products in the same order as the portable
-            // direct convolution (`==`: a zero sum may differ in sign).
+            // direct convolution (`==`: the FMA paths' kernels add the taps outside the input as
+            // `w * 0`, which it skips, so a zero sum may differ in sign).
             let portable = &results[0].1;
             for (path, y) in &results[1..] {
                 assert!(y.iter().zip(portable).all(|(a, b)| a == b), "{p:?}: {} vs portable", path.name());
             }
-        }
-    }
-}
-
-/// Stride-1 depthwise convolutions with output rows as wide as the input's, which AVX-512 runs on
-/// the planes where they are (masked loads) where the channel-blocked kernel would take all
-/// channels: KWS's 25x5 planes, a plane of exactly four vectors and one of four vectors and a
-/// lane, 5x5 and dilated kernels, padding only above and on one side, three rows more above and
-/// below than the kernel needs (an output taller than the input, whose last vectors lie past the
-/// input plane's end), a 48x48 plane of 144 vectors, two images, every activation with a vector form; and
-/// beside them layers the other kernels take: a sigmoid, channels left over from the blocks of
-/// 8, a 1x5 kernel, a channel multiplier of 2.
-fn stride_one_depthwise_cases() -> Vec<Conv2d> {
-    use Activation::{None as A0, Relu};
-    let clip = Activation::Clip { min: -0.5, max: 0.5 };
-    let leaky = Activation::LeakyRelu { alpha: 0.1 };
-    vec![
-        conv_params(1, 64, 64, (25, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 64, Relu),
-        conv_params(1, 8, 8, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
-        conv_params(1, 16, 16, (5, 13), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, clip),
-        conv_params(1, 8, 8, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 8, leaky),
-        conv_params(1, 16, 16, (14, 14), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 16, Relu),
-        conv_params(1, 8, 8, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 8, A0),
-        conv_params(1, 8, 8, (12, 10), (3, 3), (1, 1), (1, 1), (0, 2, 0, 0), 8, Relu),
-        conv_params(1, 8, 8, (6, 16), (3, 3), (1, 1), (1, 1), (4, 1, 4, 1), 8, Relu),
-        conv_params(1, 8, 8, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Relu),
-        conv_params(2, 8, 8, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, A0),
-        conv_params(1, 8, 8, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, Activation::Sigmoid),
-        conv_params(1, 12, 12, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 12, clip),
-        conv_params(1, 8, 8, (9, 23), (1, 5), (1, 1), (1, 1), (0, 2, 0, 2), 8, A0),
-        conv_params(1, 8, 16, (10, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, clip),
-    ]
-}
-
-/// The FMA paths give the same bits on [`stride_one_depthwise_cases`] (AVX-512's masked kernel
-/// and AVX2's channel-blocked kernel add the taps outside the input as `w * 0`), and every path
-/// the values of the portable direct convolution (`==`: it skips those taps, so a zero sum may
-/// differ in sign).
-#[test]
-fn stride_one_depthwise_gives_the_portable_values() {
-    for (i, p) in stride_one_depthwise_cases().into_iter().enumerate() {
-        let mut rng = Rng::new(i as u64 + 300);
-        let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
-        let w = rng.vec(p.out_channels * p.kernel_h * p.kernel_w);
-        let b = rng.vec(p.out_channels);
-        let results = on_each_path(|| run_conv(&p, &x, &w, &b));
-        let dispatched = {
-            let _guard = PATHS.lock().unwrap_or_else(|e| e.into_inner());
-            run_conv(&p, &x, &w, &b)
-        };
-        check_fma_paths_agree(&format!("{p:?}"), &results, &dispatched);
-        let (_, portable) = results.iter().find(|(path, _)| *path == KernelPath::Portable).unwrap();
-        for (path, y) in &results {
-            assert!(y.iter().zip(portable).all(|(a, b)| a == b), "{p:?}: {} vs portable", path.name());
         }
     }
 }

@@ -4,7 +4,7 @@
 //! needs with them; kept apart so that the facts of an x86-64 target can be computed on any host
 //! (the planner runs wherever the build does). On x86-64 builds, the kernels check at compile
 //! time that their buffers take exactly [`FMA_PANELS_BYTES`], [`FMA_CONV_BYTES`],
-//! [`DEPTHWISE_PLANE_BYTES`] and [`DEPTHWISE_BLOCKED_BYTES`].
+//! [`DEPTHWISE_PLANE_BYTES`], [`DEPTHWISE_BLOCKED_BYTES`] and [`DEPTHWISE_MASKED_BYTES`].
 
 /// The fewest rows of C (output channels of a convolution group) for which the FMA kernels
 /// replace the portable GEMM.
