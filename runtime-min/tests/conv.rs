@@ -394,6 +394,37 @@ fn implicit_gemm_column_tiles() {
         (conv_params(1, 3, 16, (9, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
     ];
     check_all(cases, 110);
+    // Stride 2 along the rows, from bands staged by column phase: rows of three vectors (a last
+    // tile of one vector, 8, 16 and 12 rows: VWW's and MobileNetV2's first layers, 20 channels
+    // with rows computed and never stored), an odd and an even number of padding columns on the
+    // left, an odd input width, rows one vector wide (an odd number of them), a 5x5 kernel, an
+    // even kernel width, dilation down the rows, stride 1 down the rows, bands of many rows.
+    let cases = [
+        (conv_params(1, 3, 8, (21, 96), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, relu), true),
+        (
+            conv_params(
+                1,
+                3,
+                16,
+                (20, 96),
+                (3, 3),
+                (2, 2),
+                (1, 1),
+                (0, 0, 1, 1),
+                1,
+                Activation::Clip { min: 0.0, max: 6.0 },
+            ),
+            true,
+        ),
+        (conv_params(1, 3, 20, (9, 96), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0), false),
+        (conv_params(1, 5, 24, (8, 95), (3, 3), (2, 2), (1, 1), (0, 0, 0, 2), 1, relu), true),
+        (conv_params(1, 16, 32, (32, 32), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 2, 12, (13, 32), (5, 5), (2, 2), (1, 1), (2, 2, 2, 2), 1, A0), true),
+        (conv_params(1, 4, 12, (10, 64), (3, 4), (1, 2), (1, 1), (0, 1, 0, 1), 1, relu), true),
+        (conv_params(1, 4, 8, (20, 64), (3, 3), (2, 2), (2, 1), (2, 1, 2, 1), 1, A0), true),
+        (conv_params(1, 3, 16, (96, 96), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, relu), true),
+    ];
+    check_all(cases, 130);
     for (i, act) in ACTS.iter().enumerate() {
         let p = conv_params(1, 8, 12, (3, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, *act);
         check(p, i % 2 == 0, 120 + i as u64);

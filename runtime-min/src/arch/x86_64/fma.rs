@@ -122,15 +122,16 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(
 ) {
     let epilogue = Epilogue::of::<S>(g, bias);
     let run = ColumnRun { g, a, b, bias, epilogue, rows: BRows::matrix::<S>(g) };
-    run.columns::<S, ROWS>(0, n_main, tail, 0, c);
+    run.columns::<S, ROWS, 1>(0, n_main, tail, 0, c);
 }
 
 /// Where the rows of B that a column tile reads lie, from the tile's first column: `runs` runs of
-/// `len` rows `step` apart, run `q` starting at `(q / per_plane) * plane + (q % per_plane) *
-/// row`, each row's vectors `vector` apart. A matrix's B is one run of `k` rows `b_rs` apart,
-/// its vectors adjacent; a convolution's virtual im2col matrix ([`conv_cols`]) is a run of
-/// `kernel_w` adjacent columns per kernel row and input channel, a tile's two vectors one output
-/// row or, for rows one vector wide, two.
+/// `len` rows, run `q` starting at `(q / per_plane) * plane + (q % per_plane) * row`, its row `t`
+/// [`BRows::column`] further on, each row's vectors `vector` apart. A matrix's B is one run of
+/// `k` rows `b_rs` apart, its vectors adjacent; a convolution's virtual im2col matrix
+/// ([`conv_cols`]) is a run of `kernel_w` columns per kernel row and input channel (adjacent, or
+/// alternating between two column phases at column stride 2), a tile's two vectors one output row
+/// or, for rows one vector wide, two.
 #[derive(Clone, Copy)]
 struct BRows {
     vector: usize,
@@ -140,20 +141,36 @@ struct BRows {
     per_plane: usize,
     row: usize,
     plane: usize,
+    /// The distance from column phase 0 to phase 1 of an input staged by column phase at column
+    /// stride 2 (0 for others): a run's row `t` is column `t / 2` of phase `t % 2`.
+    phase: usize,
 }
 
 impl BRows {
     /// The rows of a matrix B: one run of `k` rows, `b_rs` apart.
     #[inline(always)]
     fn matrix<S: Lanes>(g: &Gemm) -> Self {
-        BRows { vector: S::L, runs: 1, len: g.k, step: g.b_rs, per_plane: 1, row: 0, plane: 0 }
+        BRows { vector: S::L, runs: 1, len: g.k, step: g.b_rs, per_plane: 1, row: 0, plane: 0, phase: 0 }
+    }
+
+    /// The offset of row `t` of a run from the run's start: `t * step` in one phase, `(t / 2) *
+    /// step` in phase `t % 2` of two (`PHASES`, a constant for the innermost loop of
+    /// [`cols_micro`], 0 for the rows' own).
+    #[inline(always)]
+    fn column<const PHASES: usize>(&self, t: usize) -> usize {
+        match PHASES == 2 || (PHASES == 0 && self.phase > 0) {
+            true => t / 2 * self.step + t % 2 * self.phase,
+            false => t * self.step,
+        }
     }
 
     /// The largest offset of a row.
     #[inline(always)]
     fn last(&self) -> usize {
         let q = self.runs - 1;
-        (q / self.per_plane) * self.plane + (q % self.per_plane) * self.row + (self.len - 1) * self.step
+        // The last row of a run, or in two phases the one before it where that is further on.
+        let column = (self.len.saturating_sub(2)..self.len).map(|t| self.column::<0>(t)).max().unwrap_or(0);
+        (q / self.per_plane) * self.plane + (q % self.per_plane) * self.row + column
     }
 }
 
@@ -173,16 +190,23 @@ impl ColumnRun<'_> {
     /// tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector masked. Column
     /// `j` of C reads B from `b0 + j - j0`.
     #[inline(always)]
-    fn columns<S: Lanes, const ROWS: usize>(&self, j0: usize, n_main: usize, tail: usize, b0: usize, c: &mut [f32]) {
+    fn columns<S: Lanes, const ROWS: usize, const PHASES: usize>(
+        &self,
+        j0: usize,
+        n_main: usize,
+        tail: usize,
+        b0: usize,
+        c: &mut [f32],
+    ) {
         if n_main > 0 {
-            self.tiles::<S, ROWS, 2, false>(j0, n_main, b0, c);
+            self.tiles::<S, ROWS, 2, false, PHASES>(j0, n_main, b0, c);
         }
         let (j, b) = (j0 + n_main, b0 + n_main);
         match tail {
             0 => {}
-            t if t > S::L => self.tiles::<S, ROWS, 2, true>(j, t, b, c),
-            t if t == S::L => self.tiles::<S, 12, 1, false>(j, t, b, c),
-            t => self.tiles::<S, 12, 1, true>(j, t, b, c),
+            t if t > S::L => self.tiles::<S, ROWS, 2, true, PHASES>(j, t, b, c),
+            t if t == S::L => self.tiles::<S, 12, 1, false, PHASES>(j, t, b, c),
+            t => self.tiles::<S, 12, 1, true, PHASES>(j, t, b, c),
         }
     }
 
@@ -190,7 +214,7 @@ impl ColumnRun<'_> {
     /// reading B from `b0 + j - j0`; `MASKED`: `n` is less than `V` vectors, one tile whose last
     /// vector holds `n - (V - 1) * L` columns (loaded, computed and stored masked).
     #[inline(always)]
-    fn tiles<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
+    fn tiles<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, const PHASES: usize>(
         &self,
         j0: usize,
         n: usize,
@@ -223,11 +247,11 @@ impl ColumnRun<'_> {
                 match adjacent {
                     true => {
                         let offsets = core::array::from_fn(|r| r);
-                        cols_micro::<S, ROWS, V, MASKED>(g, a_tile, offsets, b_tile, rows, last, &mut acc)
+                        cols_micro::<S, ROWS, V, MASKED, PHASES>(g, a_tile, offsets, b_tile, rows, last, &mut acc)
                     }
                     false => {
                         let offsets = core::array::from_fn(|r| r.min(mr - 1) * g.a_rs);
-                        cols_micro::<S, ROWS, V, MASKED>(g, a_tile, offsets, b_tile, rows, last, &mut acc)
+                        cols_micro::<S, ROWS, V, MASKED, PHASES>(g, a_tile, offsets, b_tile, rows, last, &mut acc)
                     }
                 }
                 for (r, &acc_r) in acc.iter().enumerate().take(mr) {
@@ -404,7 +428,7 @@ impl<'a> Epilogue<'a> {
 /// of one column-vector tile, with all bounds checked before it (the accumulators stay in
 /// registers: with a bounds check or a slice per row in the loop, LLVM spilled them).
 #[inline(always)]
-fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
+fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, const PHASES: usize>(
     g: &Gemm,
     a: &[f32],
     offsets: [usize; ROWS],
@@ -416,18 +440,18 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
     let (k, l) = (g.k, S::L);
     let a_last = (k - 1) * g.a_cs;
     let width = (V - 1) * rows.vector + if MASKED { last } else { l };
-    assert!(rows.runs * rows.len == k && rows.per_plane > 0);
+    assert!(rows.runs * rows.len == k && rows.per_plane > 0 && (PHASES == 2) == (rows.phase > 0));
     assert!(offsets.iter().all(|&o| o + a_last < a.len()) && rows.last() + width <= b.len());
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
     let (mut at, mut run, mut plane, mut in_plane) = (0, 0, 0, 0);
     for _ in 0..rows.runs {
         for t in 0..rows.len {
-            // SAFETY: the `at`-th depth's row of B starts at `run + t * step <= rows.last()`, so
+            // SAFETY: the `at`-th depth's row of B starts at `run + column(t) <= rows.last()`, so
             // its vectors end within `width` of that, inside `b` (the last vector's masked load
             // reads `last` values); `at < k`, so `offsets[r] + at * a_cs < a.len()` (the
             // assertions above).
             unsafe {
-                let brow = bp.add(run + t * rows.step);
+                let brow = bp.add(run + rows.column::<PHASES>(t));
                 let mut bv = [S::zero(); V];
                 for (v, x) in bv.iter_mut().enumerate() {
                     *x = match MASKED && v == V - 1 {
@@ -1267,48 +1291,59 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
         }
         return;
     }
-    let Some(rows) = band_rows(p, icg) else {
+    let Some(rows) = band_rows(p, icg, on_cols) else {
         match on_cols {
-            true => conv_cols::<S>(p, &g, xg, wg, bias, yg),
+            true => conv_cols::<S, 1>(p, &g, xg, wg, bias, yg),
             false => conv_rows::<S>(p, &g, xg, wg, bias, yg, 0, &mut panels),
         }
         return;
     };
     for oh0 in (0..p.out_h).step_by(rows) {
-        let q = pad_band(p, icg, xg, oh0, rows.min(p.out_h - oh0), &mut band);
+        let q = pad_band::<S>(p, icg, xg, oh0, rows.min(p.out_h - oh0), on_cols, &mut band);
         let gb = Gemm { n: q.conv.out_h * q.conv.out_w, ..g };
         let j0 = oh0 * p.out_w;
         match on_cols {
-            true => conv_cols::<S>(&q.conv, &gb, q.x, wg, bias, &mut yg[j0..]),
+            true if p.stride_w == 2 => conv_cols::<S, 2>(&q.conv, &gb, q.x, wg, bias, &mut yg[j0..]),
+            true => conv_cols::<S, 1>(&q.conv, &gb, q.x, wg, bias, &mut yg[j0..]),
             false => conv_rows::<S>(&q.conv, &gb, q.x, wg, bias, yg, j0, &mut panels),
         }
     }
 }
 
 /// Whether [`conv_implicit`] runs `p` (its GEMM `g`) on [`conv_cols`]: on instruction sets with
-/// registers to spare (AVX-512), for weights packed k-major, output rows of whole tiles (a
-/// multiple of two vectors wide, or one vector wide: two rows a tile) read at column stride 1
-/// from adjacent columns, shallow windows too (ahead of the im2col path: no im2col copy).
-/// Measured on AVX-512 (Zen 4), against the row tiles: ResNet-8's 16-channel 32x32 layer 59 to
-/// 49 us; against the im2col path, its 3-channel first layer 15 to 11 us; rows leaving a masked
-/// tile ran slower (MNIST's 24-wide rows 17.5 to 22 us, a 37-wide row 1.6x slower).
+/// registers to spare (AVX-512), for weights packed k-major, output rows of whole vectors (tiles
+/// of two, then one; or rows one vector wide, two rows a tile) read at column stride 1 from
+/// adjacent columns, or at column stride 2 from bands staged by column phase ([`pad_band`]),
+/// shallow windows too (ahead of the im2col path: no im2col copy). Measured on AVX-512 (Zen 4),
+/// against the row tiles: ResNet-8's 16-channel 32x32 layer 59 to 49 us; against the im2col
+/// path, its 3-channel first layer 15 to 11 us; rows leaving a masked tile ran slower (MNIST's
+/// 24-wide rows 17.5 to 22 us, a 37-wide row 1.6x slower). At column stride 2 (Sapphire Rapids,
+/// against the im2col path and the row tiles, old and new code alternating in one process): VWW's
+/// first layer (3 to 8 channels, 96x96 to 48x48) 27 to 16 us, MobileNetV2's (to 16 channels) 35
+/// to 25, ResNet-8's 16 to 32 channels at 32x32 27 to 22.
 #[inline(always)]
 fn conv_cols_fit<S: Lanes>(p: &Conv2d, g: &Gemm) -> bool {
-    let whole = p.out_w.is_multiple_of(2 * S::L) || p.out_w == S::L;
-    S::REGISTERS >= 32 && g.a_rs == 1 && p.stride_w == 1 && p.dilation_w == 1 && whole
+    let whole = p.out_w.is_multiple_of(S::L);
+    // At stride 2 only where one output row's input, split by column phase, fits a band.
+    let staged = |icg| p.stride_w == 1 || band_rows(p, icg, true).is_some();
+    let columns = (1..=2).contains(&p.stride_w) && p.dilation_w == 1 && staged(g.k / (p.kernel_h * p.kernel_w));
+    S::REGISTERS >= 32 && g.a_rs == 1 && columns && whole
 }
 
 /// A convolution without padding (or one band of it over its padded rows, [`pad_band`]) at column
-/// stride 1 on [`gemm`]'s column tiles, by output rows: vectors along the rows' positions, each
-/// read from an input row in place (B is the virtual im2col matrix whose row for input channel
-/// `ic` and tap `(kh, kw)` starts at `ic * in_h * in_w + kh * dilation_h * in_w + kw`,
+/// stride 1 or 2 on [`gemm`]'s column tiles, by output rows: vectors along the rows' positions,
+/// each read from an input row in place (B is the virtual im2col matrix whose row for input
+/// channel `ic` and tap `(kh, kw)` starts at `ic * in_h * in_w + kh * dilation_h * in_w + kw`,
 /// [`BRows`]), the weights broadcast from their k-major rows, the epilogue in registers, C stored
-/// as whole vectors. Rows one vector wide run two to a tile (their positions are adjacent in C).
-/// The same k-ascending chains as the row tiles ([`conv_rows`]), without their transposed
-/// stores; on AVX-512 its tiles keep 16 or 24 accumulators.
+/// as whole vectors. At column stride 2 (`PHASES == 2`) the input is a band staged by column
+/// phase ([`pad_band`]; `in_w` the width of one phase's rows, each channel's two phases one after
+/// the other): tap `kw` of output column `ow` is at column `ow + kw / 2` of phase `kw % 2`. Rows
+/// one vector wide run two to a tile (their positions are adjacent in C). The same k-ascending
+/// chains as the row tiles ([`conv_rows`]), without their transposed stores; on AVX-512 its tiles
+/// keep 16 or 24 accumulators, a row's last vector (rows of an odd number of vectors) up to 16.
 #[inline(always)]
-fn conv_cols<S: Lanes>(p: &Conv2d, g: &Gemm, x: &[f32], w: &[f32], bias: Bias, y: &mut [f32]) {
-    let (l, row_in) = (S::L, p.stride_h * p.in_w);
+fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: &[f32], bias: Bias, y: &mut [f32]) {
+    let (l, row_in, plane) = (S::L, p.stride_h * p.in_w, p.in_h * p.in_w);
     let stacked = p.out_w == l;
     let rows = BRows {
         vector: if stacked { row_in } else { l },
@@ -1317,19 +1352,37 @@ fn conv_cols<S: Lanes>(p: &Conv2d, g: &Gemm, x: &[f32], w: &[f32], bias: Bias, y
         step: 1,
         per_plane: p.kernel_h,
         row: p.dilation_h * p.in_w,
-        plane: p.in_h * p.in_w,
+        plane: PHASES * plane,
+        phase: if PHASES == 2 { plane } else { 0 },
     };
     let run = ColumnRun { g, a: w, b: x, bias, epilogue: Epilogue::of::<S>(g, bias), rows };
-    // Output rows per call: one row of whole two-vector tiles, or two rows one vector wide.
+    // Output rows per call: one row (tiles of two vectors, then one of one), or two rows one
+    // vector wide.
     let step = if stacked { 2 } else { 1 };
     let mut oh = 0;
     while oh < p.out_h {
         let (j, b0) = (oh * p.out_w, oh * row_in);
         // The last of an odd number of one-vector rows: a tile of one vector.
-        let (n_main, tail) = if oh + step > p.out_h { (0, l) } else { (step * p.out_w, 0) };
+        let (n_main, tail) = match (stacked, oh + step > p.out_h) {
+            (_, true) => (0, l),
+            (true, false) => (2 * l, 0),
+            (false, false) => (p.out_w / (2 * l) * (2 * l), p.out_w % (2 * l)),
+        };
         match g.m.is_multiple_of(CONV_COLS_ROWS) || !g.m.is_multiple_of(8) {
-            true => run.columns::<S, CONV_COLS_ROWS>(j, n_main, tail, b0, y),
-            false => run.columns::<S, 8>(j, n_main, tail, b0, y),
+            true => run.columns::<S, CONV_COLS_ROWS, PHASES>(j, n_main, 0, b0, y),
+            false => run.columns::<S, 8, PHASES>(j, n_main, 0, b0, y),
+        }
+        // A last vector of positions: in tiles of as many rows as divide the product's (up to
+        // 16 accumulators; 12 where none does).
+        let (j, b0) = (j + n_main, b0 + n_main);
+        if tail > 0 {
+            match g.m {
+                m if m.is_multiple_of(16) => run.tiles::<S, 16, 1, false, PHASES>(j, tail, b0, y),
+                m if m.is_multiple_of(8) && !m.is_multiple_of(12) => {
+                    run.tiles::<S, 8, 1, false, PHASES>(j, tail, b0, y)
+                }
+                _ => run.tiles::<S, 12, 1, false, PHASES>(j, tail, b0, y),
+            }
         }
         oh += step;
     }
@@ -1596,15 +1649,33 @@ fn conv_rows<S: Lanes>(
 }
 
 /// Output rows per band of [`conv_implicit`]'s padded path: as many as the input rows they read,
-/// zero-padded to the width the positions span, fit in [`FMA_CONV_BAND`] floats. `None` when no
-/// position touches the padding (the input is read in place) or one output row's input does not
+/// zero-padded to the width the positions span (split by column phase for [`conv_cols`] at column
+/// stride 2, `on_cols`), fit in [`FMA_CONV_BAND`] floats. `None` when no position touches the
+/// padding and the input is not split (it is read in place) or one output row's input does not
 /// fit.
 #[inline(always)]
-fn band_rows(p: &Conv2d, icg: usize) -> Option<usize> {
+fn band_rows(p: &Conv2d, icg: usize, on_cols: bool) -> Option<usize> {
     let (reach_h, reach_w) = (p.rows_read(p.out_h), p.cols_read());
     let padded = p.pad_top > 0 || p.pad_left > 0 || reach_h > p.pad_top + p.in_h || reach_w > p.pad_left + p.in_w;
-    let rows = p.rows_fitting(FMA_CONV_BAND / (icg * reach_w)).min(p.out_h);
-    (padded && rows > 0).then_some(rows)
+    let phases = split_phases(p, on_cols);
+    let budget = if phases > 1 { SPLIT_BAND } else { FMA_CONV_BAND };
+    let rows = p.rows_fitting(budget / (icg * phases * reach_w.div_ceil(phases))).min(p.out_h);
+    ((padded || phases > 1) && rows > 0).then_some(rows)
+}
+
+/// Floats of a band split by column phase: staged, then read by the tiles, while in the L1 cache
+/// (VWW's first layer: 24 us on bands of the whole [`FMA_CONV_BAND`], 17 on these).
+const SPLIT_BAND: usize = 4096;
+
+/// The column phases [`pad_band`] splits a band into: the column stride for [`conv_cols`]
+/// (`on_cols`), else 1.
+#[inline(always)]
+fn split_phases(p: &Conv2d, on_cols: bool) -> usize {
+    if on_cols {
+        p.stride_w
+    } else {
+        1
+    }
 }
 
 /// One band of [`conv_implicit`]'s padded path: the convolution of its output rows over its
@@ -1616,33 +1687,71 @@ struct PaddedBand<'a> {
 
 /// Copies the input rows that output rows `oh0..oh0 + rows` of `p` read, every input channel of
 /// the group, into `buf` with zeros for the padding (`[channel][row][column]`, as wide as the
-/// positions span), and returns the band's convolution over them.
+/// positions span; for [`conv_cols`] at column stride 2, `on_cols`, `[channel][column
+/// phase][row][column]`, band column `c` at column `c / 2` of phase `c % 2`), and returns the
+/// band's convolution over them (`in_w` the width of a phase's rows).
 #[inline(always)]
-fn pad_band<'a>(
+fn pad_band<'a, S: Lanes>(
     p: &Conv2d,
     icg: usize,
     xg: &[f32],
     oh0: usize,
     rows: usize,
+    on_cols: bool,
     buf: &'a mut [MaybeUninit<f32>],
 ) -> PaddedBand<'a> {
+    let phases = split_phases(p, on_cols);
     let (height, width) = (p.rows_read(rows), p.cols_read());
-    let band = zeroed(buf, icg * height * width);
+    let wq = width.div_ceil(phases);
+    let band = zeroed(buf, icg * phases * height * wq);
     // The band's columns `left..left + n` hold input columns `0..n`.
     let left = p.pad_left.min(width);
     let n = p.in_w.min(width - left);
     let top = (oh0 * p.stride_h) as isize - p.pad_top as isize;
-    for (ic, plane) in band.chunks_exact_mut(height * width).enumerate() {
-        for (r, row) in plane.chunks_exact_mut(width).enumerate() {
+    for (ic, channel) in band.chunks_exact_mut(phases * height * wq).enumerate() {
+        let (first, second) = channel.split_at_mut(height * wq);
+        for r in 0..height {
             let ih = top + r as isize;
-            if (0..p.in_h as isize).contains(&ih) {
-                let src = (ic * p.in_h + ih as usize) * p.in_w;
-                row[left..][..n].copy_from_slice(&xg[src..][..n]);
+            if !(0..p.in_h as isize).contains(&ih) {
+                continue;
+            }
+            let src = &xg[(ic * p.in_h + ih as usize) * p.in_w..][..n];
+            match phases {
+                1 => first[r * wq + left..][..n].copy_from_slice(src),
+                // Input column `i` is band column `left + i`: the even ones in phase `left % 2`
+                // from column `left / 2`, the odd ones in the other from `(left + 1) / 2`.
+                _ => {
+                    let (even, odd) =
+                        if left % 2 == 0 { (&mut *first, &mut *second) } else { (&mut *second, &mut *first) };
+                    let even = &mut even[r * wq + left / 2..][..n.div_ceil(2)];
+                    split_row::<S>(src, even, &mut odd[r * wq + left.div_ceil(2)..][..n / 2]);
+                }
             }
         }
     }
-    let conv = Conv2d { in_h: height, in_w: width, out_h: rows, pad_top: 0, pad_left: 0, ..*p };
+    let conv = Conv2d { in_h: height, in_w: wq, out_h: rows, pad_top: 0, pad_left: 0, ..*p };
     PaddedBand { conv, x: band }
+}
+
+/// `even[m] = src[2 * m]` and `odd[m] = src[2 * m + 1]` for all of `src` (`even` holds
+/// `src.len().div_ceil(2)` values, `odd` `src.len() / 2`): whole vectors of both from `2 * L`
+/// values at a time ([`Lanes::deinterleave`]; LLVM's code for the loop one value at a time
+/// shuffled half vectors and read each row twice), the rest one by one.
+#[inline(always)]
+fn split_row<S: Lanes>(src: &[f32], even: &mut [f32], odd: &mut [f32]) {
+    let l = S::L;
+    let whole = src.len() / (2 * l) * l;
+    for m in (0..whole).step_by(l) {
+        let (e, o) = S::deinterleave(S::load(&src[2 * m..]), S::load(&src[2 * m + l..]));
+        S::store(&mut even[m..], e);
+        S::store(&mut odd[m..], o);
+    }
+    for (i, &x) in src.iter().enumerate().skip(2 * whole) {
+        match i % 2 {
+            0 => even[i / 2] = x,
+            _ => odd[i / 2] = x,
+        }
+    }
 }
 
 /// Output channels `i0..i0 + mr` of [`conv_implicit`], in tiles of `R * L` channels by `C`

@@ -55,6 +55,9 @@ pub(crate) trait Lanes {
     /// `n` values, `ss` apart in `src`, transposed into `n` rows of `L` values, `ds` apart in
     /// `dst` (rows of fewer than `L` values read with a masked load: nothing past them).
     fn transpose(src: &[f32], ss: usize, n: usize, dst: &mut [f32], ds: usize);
+    /// The even and the odd lanes of `a` then `b` (`2 * L` consecutive values): `([a0, a2, ..,
+    /// b0, b2, ..], [a1, a3, .., b1, b3, ..])`.
+    fn deinterleave(a: Self::V, b: Self::V) -> (Self::V, Self::V);
     /// Writes rows `0..mr` of a register tile of `C` consecutive columns, column `c` holding its
     /// rows in the `R` vectors `acc[c]`, as runs: row `r` to `rows[r * rs..][..C]`. Returns false,
     /// writing nothing, where this instruction set has no transposes for the tile.
@@ -81,7 +84,7 @@ macro_rules! binary_ops {
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $store_rows:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $deinterleave:ident, $store_rows:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
@@ -138,6 +141,10 @@ macro_rules! lanes {
                 $transpose(src, ss, n, dst, ds)
             }
             #[inline(always)]
+            fn deinterleave(a: $v, b: $v) -> ($v, $v) {
+                $deinterleave(a, b)
+            }
+            #[inline(always)]
             fn store_rows<const R: usize, const C: usize>(
                 acc: &[[$v; R]; C],
                 mr: usize,
@@ -170,6 +177,7 @@ lanes!(
     load_first_avx2,
     store_first_avx2,
     transpose_avx2,
+    deinterleave_avx2,
     store_rows_avx2
 );
 
@@ -193,6 +201,7 @@ lanes!(
     load_first_avx512,
     store_first_avx512,
     transpose_avx512,
+    deinterleave_avx512,
     store_rows_avx512
 );
 
@@ -271,6 +280,28 @@ unsafe fn load_first_avx512(p: *const f32, n: usize) -> __m512 {
 fn store_first_avx512(d: &mut [f32], v: __m512) {
     // SAFETY: the module invariant; the mask writes only the first `d.len()` floats.
     unsafe { _mm512_mask_storeu_ps(d.as_mut_ptr(), first_lanes_avx512(d.len()), v) }
+}
+
+/// [`Lanes::deinterleave`] on AVX2: in-lane shuffles of both vectors' even (odd) values, then
+/// their 64-bit halves put in order.
+#[inline(always)]
+fn deinterleave_avx2(a: __m256, b: __m256) -> (__m256, __m256) {
+    // SAFETY: the module invariant.
+    unsafe {
+        let order = |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(_mm256_castps_pd(v)));
+        (order(_mm256_shuffle_ps::<0x88>(a, b)), order(_mm256_shuffle_ps::<0xDD>(a, b)))
+    }
+}
+
+/// [`Lanes::deinterleave`] on AVX-512: one two-source permute each.
+#[inline(always)]
+fn deinterleave_avx512(a: __m512, b: __m512) -> (__m512, __m512) {
+    // SAFETY: the module invariant.
+    unsafe {
+        let even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        let odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+        (_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b))
+    }
 }
 
 /// [`Lanes::transpose`] on AVX2: eight loads (masked below eight values), [`transpose8`], `n`
