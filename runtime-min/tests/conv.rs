@@ -398,7 +398,8 @@ fn implicit_gemm_column_tiles() {
     // tile of one vector, 8, 16 and 12 rows: VWW's and MobileNetV2's first layers, 20 channels
     // with rows computed and never stored), an odd and an even number of padding columns on the
     // left, an odd input width, rows one vector wide (an odd number of them), a 5x5 kernel, an
-    // even kernel width, dilation down the rows, stride 1 down the rows, bands of many rows.
+    // even kernel width, dilation down the rows, stride 1 down the rows, bands of many rows, two
+    // images of two groups.
     let cases = [
         (conv_params(1, 3, 8, (21, 96), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, relu), true),
         (
@@ -423,6 +424,7 @@ fn implicit_gemm_column_tiles() {
         (conv_params(1, 4, 12, (10, 64), (3, 4), (1, 2), (1, 1), (0, 1, 0, 1), 1, relu), true),
         (conv_params(1, 4, 8, (20, 64), (3, 3), (2, 2), (2, 1), (2, 1, 2, 1), 1, A0), true),
         (conv_params(1, 3, 16, (96, 96), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 1, relu), true),
+        (conv_params(2, 8, 16, (10, 64), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 2, relu), true),
     ];
     check_all(cases, 130);
     for (i, act) in ACTS.iter().enumerate() {
