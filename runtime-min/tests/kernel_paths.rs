@@ -113,6 +113,18 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 12, 12, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 12, clip),
         conv_params(1, 8, 8, (9, 23), (1, 5), (1, 1), (1, 1), (0, 2, 0, 2), 8, A0),
         conv_params(1, 8, 16, (10, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, clip),
+        // 3x3 depthwise layers at stride 2 with output rows of one to four vectors, which
+        // AVX-512 runs on the planes where they are (deinterleaved masked loads) where the
+        // channel-blocked kernel would take all channels: padding only on the right and below
+        // (VWW's), on every side with an odd number of output rows, rows of three vectors in two
+        // images, two padding rows above (a kernel row wholly outside the input) and rows of four
+        // vectors, an odd input width without left padding, rows of 12 (the blocked kernel's).
+        conv_params(1, 16, 16, (48, 48), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 16, Relu),
+        conv_params(1, 8, 8, (33, 64), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 8, clip),
+        conv_params(2, 24, 24, (20, 96), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 24, A0),
+        conv_params(1, 8, 8, (9, 128), (3, 3), (2, 2), (1, 1), (2, 1, 0, 0), 8, leaky),
+        conv_params(1, 8, 8, (12, 33), (3, 3), (2, 2), (1, 1), (1, 0, 1, 0), 8, Relu),
+        conv_params(1, 32, 32, (24, 24), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 32, Relu),
     ]
 }
 

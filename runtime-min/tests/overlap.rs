@@ -24,7 +24,7 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// computes a shared region in one call when a block's whole input fits its stage: blocks of 8
 /// channels at stride 1 and 2, with channels left to the plane kernel and a band's outputs in
 /// two passes through its output buffer, 5x5, and a layer too tall for the stage (then the
-/// plane kernels take it).
+/// plane kernels take it); AVX-512's stride-2 kernel on planes where they are (rows of 24 and 32).
 fn cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
     vec![
@@ -40,6 +40,8 @@ fn cases() -> Vec<Conv2d> {
         conv_params(1, 7, 7, (9, 11), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 7, A0),
         conv_params(1, 3, 3, (6, 6), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 3, A0),
         conv_params(1, 4, 4, (5, 5), (3, 3), (1, 1), (1, 1), (2, 2, 2, 2), 4, A0),
+        conv_params(1, 16, 16, (48, 48), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 16, Relu),
+        conv_params(1, 8, 8, (33, 64), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 8, A0),
     ]
 }
 

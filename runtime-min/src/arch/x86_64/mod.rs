@@ -18,6 +18,7 @@ mod depthwise;
 mod depthwise_blocked;
 mod depthwise_io;
 mod depthwise_masked;
+mod depthwise_strided;
 mod detect;
 mod fma;
 mod int8;
@@ -100,6 +101,12 @@ fn depthwise_masked_avx512(p: &Conv2d, ops: DepthwiseOperands) {
     depthwise_masked::depthwise_masked(p, ops)
 }
 
+/// [`depthwise_strided::depthwise_strided`], compiled with AVX-512F (it has no AVX2 form).
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn depthwise_strided_avx512(p: &Conv2d, ops: DepthwiseOperands) {
+    depthwise_strided::depthwise_strided(p, ops)
+}
+
 /// See [`Kernels::gemm`]: the FMA GEMM for products of at least [`FMA_MIN_ROWS`] rows.
 #[inline(always)]
 pub(super) fn gemm(path: KernelPath, g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) -> bool {
@@ -159,7 +166,8 @@ pub(super) fn depthwise_shared(path: KernelPath, p: &Conv2d, shared: SharedRegio
     depthwise_on(path, p, DepthwiseOperands { ocg: 1, w, bias, planes: Planes::Shared(shared) })
 }
 
-/// On AVX-512 at stride 1, the masked kernel on the planes where they are. Otherwise, on the
+/// On AVX-512 at stride 1, the masked kernel on the planes where they are, and at stride 2 (3x3)
+/// the strided one. Otherwise, on the
 /// FMA paths, the channel-blocked kernel for whole blocks of channels (channel multiplier 1, 3x3
 /// or 5x5; blocks of 8, or on AVX-512 of 16 and then 8), then the 3x3 plane kernels for the
 /// channels left (elsewhere the direct convolution is faster or as fast). Returns false where
@@ -169,6 +177,11 @@ fn depthwise_on(path: KernelPath, p: &Conv2d, mut ops: DepthwiseOperands) -> boo
     if path == KernelPath::Avx512 && depthwise_masked::masked_applies(p, ops.ocg, ops.planes.shared()) {
         // SAFETY: `path` is supported by this CPU (see the module docs).
         unsafe { depthwise_masked_avx512(p, ops) };
+        return true;
+    }
+    if path == KernelPath::Avx512 && depthwise_strided::strided_applies(p, ops.ocg, ops.planes.shared()) {
+        // SAFETY: as above.
+        unsafe { depthwise_strided_avx512(p, ops) };
         return true;
     }
     let is_3x3 = p.kernel_h == 3 && p.kernel_w == 3;
