@@ -154,8 +154,8 @@ impl BRows {
     }
 
     /// The offset of row `t` of a run from the run's start: `t * step` in one phase, `(t / 2) *
-    /// step` in phase `t % 2` of two (`PHASES`, a constant for the innermost loop of
-    /// [`cols_micro`], 0 for the rows' own).
+    /// step` in phase `t % 2` of two. `PHASES` is 1 or 2, a constant in the innermost loop of
+    /// [`cols_micro`]; 0 reads it from `phase` (two where that is nonzero).
     #[inline(always)]
     fn column<const PHASES: usize>(&self, t: usize) -> usize {
         match PHASES == 2 || (PHASES == 0 && self.phase > 0) {
