@@ -1359,6 +1359,8 @@ fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: 
     // Output rows per call: one row (tiles of two vectors, then one of one), or two rows one
     // vector wide.
     let step = if stacked { 2 } else { 1 };
+    // Tiles of 12 rows, or of 8 for products of a multiple of 8 rows but not of 12.
+    let twelve = g.m.is_multiple_of(CONV_COLS_ROWS) || !g.m.is_multiple_of(8);
     let mut oh = 0;
     while oh < p.out_h {
         let (j, b0) = (oh * p.out_w, oh * row_in);
@@ -1368,20 +1370,18 @@ fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: 
             (true, false) => (2 * l, 0),
             (false, false) => (p.out_w / (2 * l) * (2 * l), p.out_w % (2 * l)),
         };
-        match g.m.is_multiple_of(CONV_COLS_ROWS) || !g.m.is_multiple_of(8) {
+        match twelve {
             true => run.columns::<S, CONV_COLS_ROWS, PHASES>(j, n_main, 0, b0, y),
             false => run.columns::<S, 8, PHASES>(j, n_main, 0, b0, y),
         }
-        // A last vector of positions: in tiles of as many rows as divide the product's (up to
-        // 16 accumulators; 12 where none does).
+        // A last vector of positions: the same tiles, or of 16 rows (16 accumulators) for
+        // products of a multiple of 16 rows.
         let (j, b0) = (j + n_main, b0 + n_main);
         if tail > 0 {
-            match g.m {
-                m if m.is_multiple_of(16) => run.tiles::<S, 16, 1, false, PHASES>(j, tail, b0, y),
-                m if m.is_multiple_of(8) && !m.is_multiple_of(12) => {
-                    run.tiles::<S, 8, 1, false, PHASES>(j, tail, b0, y)
-                }
-                _ => run.tiles::<S, 12, 1, false, PHASES>(j, tail, b0, y),
+            match (g.m.is_multiple_of(16), twelve) {
+                (true, _) => run.tiles::<S, 16, 1, false, PHASES>(j, tail, b0, y),
+                (false, true) => run.tiles::<S, CONV_COLS_ROWS, 1, false, PHASES>(j, tail, b0, y),
+                (false, false) => run.tiles::<S, 8, 1, false, PHASES>(j, tail, b0, y),
             }
         }
         oh += step;
