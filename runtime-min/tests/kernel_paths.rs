@@ -113,6 +113,15 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 12, 12, (9, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 12, clip),
         conv_params(1, 8, 8, (9, 23), (1, 5), (1, 1), (1, 1), (0, 2, 0, 2), 8, A0),
         conv_params(1, 8, 16, (10, 9), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 8, clip),
+        // The same kernel on 16 channels and more, a few vectors of every plane at a time
+        // through all channels: vectors whose taps need only their columns' masks in fours and
+        // twos, the others in pairs or alone (a 5x5 kernel; padding only above; an output taller
+        // than the input; two images; a 48x48 plane, 24 channels).
+        conv_params(1, 16, 16, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 16, leaky),
+        conv_params(1, 16, 16, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 16, A0),
+        conv_params(1, 32, 32, (6, 16), (3, 3), (1, 1), (1, 1), (4, 1, 4, 1), 32, Relu),
+        conv_params(2, 16, 16, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, clip),
+        conv_params(1, 24, 24, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 24, Relu),
         // 3x3 depthwise layers at stride 2 with output rows of one to four vectors, which
         // AVX-512 runs on the planes where they are (deinterleaved masked loads) where the
         // channel-blocked kernel would take all channels: padding only on the right and below

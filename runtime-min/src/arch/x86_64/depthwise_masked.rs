@@ -18,10 +18,14 @@
 //! convolution's values (which skips those taps: for finite weights only a zero sum's sign can
 //! differ).
 //!
-//! Up to eight vectors of one plane are summed at once (their chains are independent: the add's
-//! latency is hidden), all their taps read before any output is stored. In a region shared by
-//! input and output, a channel's output plane ends at or before its input plane starts, so its
-//! stores only overwrite planes already read.
+//! Several independent sums are kept at once (the add's latency is hidden), all their taps read
+//! before any output is stored. Layers of 16 channels and more on separate planes take up to
+//! four vectors of a plane through every channel, four channels at a time, so that a vector's
+//! masks are read once for all channels (in mask registers where only the kernel column decides
+//! them) and a weight broadcast serves every vector. Others, and every layer whose input and
+//! output share a region, take up to eight vectors of one plane at a time, channel after channel:
+//! a channel's output plane ends at or before its input plane starts, so its stores only
+//! overwrite planes already read.
 
 use super::depthwise_blocked::blocked_applies;
 use super::depthwise_io::{DepthwiseOperands, Planes};
@@ -74,13 +78,51 @@ pub(super) fn masked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
 }
 
 /// All output planes of a depthwise convolution that [`masked_applies`] to:
-/// `y[n, c] = act(bias[c] + conv(x[n, c], w[c]))`, a plane's vectors eight at a time (then four,
-/// then the rest).
+/// `y[n, c] = act(bias[c] + conv(x[n, c], w[c]))`: [`by_vectors`] on separate planes of at least
+/// [`BY_VECTORS_FROM`] channels, else [`by_channels`] (the only order for a region shared by
+/// input and output).
 #[inline(always)]
 pub(super) fn depthwise_masked(p: &Conv2d, ops: DepthwiseOperands) {
-    let DepthwiseOperands { w, bias, mut planes, .. } = ops;
+    let DepthwiseOperands { w, bias, planes, .. } = ops;
     let mut tables = Tables { masks: [0; DEPTHWISE_MASKS], offsets: [0; MAX_TAPS] };
     fill_tables(p, &mut tables);
+    let layer = Layer { p, tables: &tables, w, bias };
+    match (planes, p.kernel_h * p.kernel_w) {
+        (Planes::Split { x, y }, 9) if p.out_channels >= BY_VECTORS_FROM => by_vectors::<9>(layer, x, y),
+        (Planes::Split { x, y }, 25) if p.out_channels >= BY_VECTORS_FROM => by_vectors::<25>(layer, x, y),
+        (planes, _) => by_channels(layer, planes),
+    }
+}
+
+/// What every tile of one call reads: the layer, its tables, weights and bias.
+#[derive(Clone, Copy)]
+struct Layer<'a> {
+    p: &'a Conv2d,
+    tables: &'a Tables,
+    w: &'a [f32],
+    bias: Bias<'a>,
+}
+
+impl Layer<'_> {
+    /// Channel `oc`'s bias.
+    #[inline(always)]
+    fn bias(&self, oc: usize) -> f32 {
+        match self.bias {
+            Bias::Row(b) => b[oc],
+            _ => 0.0,
+        }
+    }
+}
+
+/// Channels [`by_vectors`] sums at once ([`masked_applies`] takes whole blocks of 8).
+const GROUP: usize = 4;
+
+/// The planes one channel after another, a plane's vectors eight at a time (then four, then the
+/// rest). In a shared region a channel's output plane ends at or before its input plane starts,
+/// so its stores only overwrite planes already read, none that a later channel reads.
+#[inline(always)]
+fn by_channels(layer: Layer, mut planes: Planes) {
+    let Layer { p, tables, w, .. } = layer;
     let nv = vectors(p);
     let taps = p.kernel_h * p.kernel_w;
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
@@ -89,15 +131,12 @@ pub(super) fn depthwise_masked(p: &Conv2d, ops: DepthwiseOperands) {
             let (w0, _, ws) = p.weights.gemm_operand(oc, 1, taps);
             let chan = Channel {
                 p,
-                tables: &tables,
+                tables,
                 x_at: (n * p.in_channels + oc) * in_plane,
                 y_at: (n * p.out_channels + oc) * out_plane,
                 w: &w[w0..][..(taps - 1) * ws + 1],
                 ws,
-                bias: match bias {
-                    Bias::Row(b) => b[oc],
-                    _ => 0.0,
-                },
+                bias: layer.bias(oc),
             };
             let mut v = 0;
             while v < nv {
@@ -108,6 +147,143 @@ pub(super) fn depthwise_masked(p: &Conv2d, ops: DepthwiseOperands) {
                     4..=7 => chan.tile::<4>(&mut planes, v),
                     _ => chan.tile::<8>(&mut planes, v),
                 };
+            }
+        }
+    }
+}
+
+/// Separate planes, `T` taps: four (else two, else one) vectors of a plane at a time, through all
+/// channels [`GROUP`] at a time ([`across_channels`]), so that the vectors' masks are read once
+/// for every channel and each weight broadcast serves every vector. Where a vector's masks depend
+/// only on the kernel column (every kernel row inside the input: all rows but the first and last
+/// few), its taps need `kernel_w` masks, which mostly stay in mask registers: [`by_channels`]
+/// read a mask from memory for every load, and on this kernel's layers the loads are the bound
+/// (on a Sapphire Rapids core, masked loads with a mask register ran 1.4x as many products per
+/// second as with a mask read for each). Against [`by_channels`] in one process, p10 times:
+/// KWS's 64 planes of 25x5 0.83-0.84 (3.8 -> 3.2 us), 64 planes of 12x12 0.87-0.88, a 5x5 kernel
+/// on them 0.84-0.95, 32 and 64 planes of 24x24 0.87-0.90, 16 of them 0.92-0.96, 16 planes of
+/// 48x48 0.93-0.97; with 8 channels (two groups per set of vectors) it was 1.1x slower, so
+/// [`by_channels`] takes those layers ([`BY_VECTORS_FROM`]).
+#[inline(always)]
+fn by_vectors<const T: usize>(layer: Layer, x: &[f32], y: &mut [f32]) {
+    let nv = vectors(layer.p);
+    let masks = Masks::<T> { table: &layer.tables.masks[..nv * T], kernel_w: layer.p.kernel_w };
+    for n in 0..layer.p.batch {
+        // A vector whose masks need every tap waits for a second one.
+        let mut pending = None;
+        let mut v = 0;
+        while v < nv {
+            match (v..nv).take(4).take_while(|&u| masks.by_column(u)).count() {
+                4 => {
+                    let vs = [v, v + 1, v + 2, v + 3];
+                    across_channels::<T, 4>(layer, (x, y), n, vs, masks.of(vs, true));
+                    v += 4;
+                }
+                2 | 3 => {
+                    across_channels::<T, 2>(layer, (x, y), n, [v, v + 1], masks.of([v, v + 1], true));
+                    v += 2;
+                }
+                _ => {
+                    if let Some(u) = pending.take() {
+                        across_channels::<T, 2>(layer, (x, y), n, [u, v], masks.of([u, v], false));
+                    } else {
+                        pending = Some(v);
+                    }
+                    v += 1;
+                }
+            }
+        }
+        if let Some(u) = pending {
+            across_channels::<T, 1>(layer, (x, y), n, [u], masks.of([u], false));
+        }
+    }
+}
+
+/// The channels from which [`by_vectors`] takes a layer on separate planes.
+const BY_VECTORS_FROM: usize = 16;
+
+/// The masks of [`Tables`] for a kernel of `T` taps, `kernel_w` wide.
+struct Masks<'a, const T: usize> {
+    table: &'a [u16],
+    kernel_w: usize,
+}
+
+impl<const T: usize> Masks<'_, T> {
+    /// Vector `v`'s mask of tap `t`, or of the tap in the first kernel row and `t`'s column.
+    #[inline(always)]
+    fn mask(&self, v: usize, t: usize, by_column: bool) -> u16 {
+        self.table[v * T + if by_column { t % self.kernel_w } else { t }]
+    }
+
+    /// Whether every tap of vector `v` has the mask of its column's tap in the first kernel row.
+    #[inline(always)]
+    fn by_column(&self, v: usize) -> bool {
+        (self.kernel_w..T).all(|t| self.mask(v, t, false) == self.mask(v, t, true))
+    }
+
+    /// The masks of vectors `vs`, tap by tap: the same as the table's, read once per column
+    /// where `by_column` (which the caller has checked for every vector).
+    #[inline(always)]
+    fn of<const V: usize>(&self, vs: [usize; V], by_column: bool) -> [[u16; T]; V] {
+        let mut m = [[0; T]; V];
+        for (mv, &v) in m.iter_mut().zip(&vs) {
+            for (t, m) in mv.iter_mut().enumerate() {
+                *m = self.mask(v, t, by_column);
+            }
+        }
+        m
+    }
+}
+
+/// Vectors `vs` of image `n`'s planes, every channel, [`GROUP`] channels at a time: for each tap
+/// in order, each channel's weight broadcast once and multiplied into its `V` vectors, masked
+/// load by masked load (`masks[i][t]` for vector `vs[i]` and tap `t`: the table's masks), then
+/// the activation and the stores.
+#[inline(always)]
+fn across_channels<const T: usize, const V: usize>(
+    layer: Layer,
+    (x, y): (&[f32], &mut [f32]),
+    n: usize,
+    vs: [usize; V],
+    masks: [[u16; T]; V],
+) {
+    let Layer { p, tables, w, .. } = layer;
+    let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+    let offsets = &tables.offsets[..T];
+    for c0 in (0..p.out_channels).step_by(GROUP) {
+        let mut acc = [[Avx512::zero(); V]; GROUP];
+        let mut planes = [x.as_ptr(); GROUP];
+        let mut taps: [&[f32]; GROUP] = [&[]; GROUP];
+        let mut ws = 1;
+        for (c, ((acc, plane), taps)) in acc.iter_mut().zip(&mut planes).zip(&mut taps).enumerate() {
+            let oc = c0 + c;
+            *acc = [Avx512::splat(layer.bias(oc)); V];
+            *plane = x[(n * p.in_channels + oc) * in_plane..][..in_plane].as_ptr();
+            let (w0, _, s) = p.weights.gemm_operand(oc, 1, T);
+            (*taps, ws) = (&w[w0..][..(T - 1) * s + 1], s);
+        }
+        for (t, &off) in offsets.iter().enumerate() {
+            for c in 0..GROUP {
+                let wv = Avx512::splat(taps[c][t * ws]);
+                for (i, &v) in vs.iter().enumerate() {
+                    // SAFETY: AVX-512F (as in `fill_tables`); the load reads only the lanes of
+                    // mask `masks[i][t]`, the table's mask of vector `v` and tap `t`, whose input
+                    // positions `fill_tables` found inside the plane (a slice of `x` above).
+                    unsafe {
+                        let at = planes[c].wrapping_add(v * L).wrapping_offset(off);
+                        let xv = _mm512_maskz_loadu_ps(masks[i][t], at);
+                        acc[c][i] = _mm512_add_ps(acc[c][i], _mm512_mul_ps(wv, xv));
+                    }
+                }
+            }
+        }
+        for (c, acc) in acc.iter().enumerate() {
+            let y = &mut y[(n * p.out_channels + c0 + c) * out_plane..][..out_plane];
+            for (&a, &v) in acc.iter().zip(&vs) {
+                let out = activate::<Avx512>(p.act, a).expect("masked_applies checked the activation");
+                let at = v * L;
+                let k = L.min(out_plane - at);
+                Avx512::store_first(&mut y[at..at + k], out, k);
             }
         }
     }
