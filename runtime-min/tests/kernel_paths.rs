@@ -116,12 +116,15 @@ fn conv_cases() -> Vec<Conv2d> {
         // The same kernel on 16 channels and more, a few vectors of every plane at a time
         // through all channels: vectors whose taps need only their columns' masks in fours and
         // twos, the others in pairs or alone (a 5x5 kernel; padding only above; an output taller
-        // than the input; two images; a 48x48 plane, 24 channels).
+        // than the input; two images; a 48x48 plane, 24 channels; planes of fewer than four
+        // vectors, which it takes from the channel-blocked kernel: 6x6, 2x2, and the 3x3 above).
         conv_params(1, 16, 16, (20, 37), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), 16, leaky),
         conv_params(1, 16, 16, (9, 12), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 16, A0),
         conv_params(1, 32, 32, (6, 16), (3, 3), (1, 1), (1, 1), (4, 1, 4, 1), 32, Relu),
         conv_params(2, 16, 16, (11, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, clip),
         conv_params(1, 24, 24, (48, 48), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 24, Relu),
+        conv_params(1, 32, 32, (6, 6), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 32, clip),
+        conv_params(1, 16, 16, (2, 2), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 16, A0),
         // 3x3 depthwise layers at stride 2 with output rows of one to four vectors, which
         // AVX-512 runs on the planes where they are (deinterleaved masked loads) where the
         // channel-blocked kernel would take all channels: padding only on the right and below

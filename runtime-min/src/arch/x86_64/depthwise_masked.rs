@@ -61,9 +61,12 @@ fn vectors(p: &Conv2d) -> usize {
 /// Whether [`depthwise_masked`] computes depthwise convolution `p` with `ocg` output channels per
 /// group, its planes `shared` in one region or not: a layer whose channels the channel-blocked
 /// kernel would all take ([`blocked_applies`], whole blocks of 8), at stride 1, with output rows
-/// as wide as the input's, planes of at least four vectors (on smaller ones the channel-blocked
-/// kernel is faster: MobileNetV2's 144 planes of 6x6, 3.9-4.0 against 5.2-5.4 us), a mask for
-/// every vector and tap within [`DEPTHWISE_MASKS`], and an activation with a vector form.
+/// as wide as the input's, planes of at least four vectors or taken by [`by_vectors`] (on smaller
+/// planes the channel-blocked kernel is faster than [`by_channels`], MobileNetV2's 144 planes of
+/// 6x6 3.9-4.0 against 5.2-5.4 us, and slower than [`by_vectors`], p10 against it: VWW's 128
+/// planes of 6x6 0.86-0.88, its 256 of 3x3 0.66-0.67, 96 planes of 6x6 0.87-0.89, 24 of 5x5
+/// 0.60-0.63, 32 of 2x2 1.01-1.03), a mask for every vector and tap within [`DEPTHWISE_MASKS`], and
+/// an activation with a vector form.
 #[inline(always)]
 pub(super) fn masked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
     let nv = vectors(p);
@@ -72,7 +75,7 @@ pub(super) fn masked_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
         && p.stride_h == 1
         && p.stride_w == 1
         && p.out_w == p.in_w
-        && nv >= 4
+        && (nv >= 4 || !shared && p.out_channels >= BY_VECTORS_FROM)
         && nv * p.kernel_h * p.kernel_w <= DEPTHWISE_MASKS
         && activate::<Avx512>(p.act, Avx512::zero()).is_some()
 }
