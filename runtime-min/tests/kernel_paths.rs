@@ -418,8 +418,9 @@ fn column_tiles_give_the_fused_chain_bits_with_every_activation() {
     ];
     for (i, act) in acts.into_iter().enumerate() {
         // 70 and 65 positions: whole tiles on both paths, then columns left; 8 and 16 rows: the
-        // tiles of 4 rows; 125, 144 and 75 positions: on AVX-512, 29 columns left in a tile of
-        // two vectors (the last masked), 16 in a tile of one, 11 in a masked one.
+        // tiles of 4 rows; 125, 144, 75 and 200 positions: on AVX-512, tiles of four vectors,
+        // then 61 columns in one whose last vector is masked, 16 in a tile of one, 11 in a masked
+        // one, 8 in a masked one after three tiles of four.
         let shapes = [
             (16, 24, (7, 10)),
             (32, 8, (5, 13)),
@@ -427,6 +428,7 @@ fn column_tiles_give_the_fused_chain_bits_with_every_activation() {
             (64, 64, (25, 5)),
             (12, 20, (12, 12)),
             (7, 16, (3, 25)),
+            (24, 30, (10, 20)),
         ];
         for (c, oc, hw) in shapes {
             let p = conv_params(1, c, oc, hw, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, act);
@@ -441,9 +443,10 @@ fn column_tiles_give_the_fused_chain_bits_with_every_activation() {
                 }
             }
         }
-        // Matrix products with a scale and a bias per column (on AVX-512 the last with 29
-        // columns left after its whole tiles, the bias of the masked vector loaded masked).
-        for (m, n, k) in [(12, 70, 9), (13, 93, 20)] {
+        // Matrix products with a scale and a bias per column (on AVX-512 the last two with 29
+        // and 56 columns left after a tile of four vectors, in a tile of two and one of four,
+        // the bias of the masked vector loaded masked).
+        for (m, n, k) in [(12, 70, 9), (13, 93, 20), (13, 120, 20)] {
             let p = MatMul { alpha: 0.75, act, ..MatMul::row_major(m, n, k) };
             let mut rng = Rng::new(300 + i as u64);
             let (a, b, bias) = (rng.vec(m * k), rng.vec(k * n), rng.vec(n));

@@ -49,7 +49,7 @@ const MN_SHORT: usize = 4;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
-/// Two tiles: with B column-contiguous, blocks of two vectors of columns run on [`gemm_cols`]
+/// Two tiles: with B column-contiguous, blocks of two (on AVX-512 four) vectors of columns run on [`gemm_cols`]
 /// (vectors along the columns, A and B read in place, no packing, C stored as whole vectors; on
 /// AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last vector is masked);
 /// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
@@ -100,8 +100,8 @@ const COLS_MAX_K_STRIDED: usize = 64;
 /// The fewest columns left after the whole tiles of [`gemm_cols`] that it computes itself, in
 /// one more tile whose last vector is masked, where the instruction set has registers to spare
 /// (AVX-512; its masked loads and stores cost what the plain ones do): fewer go to the row
-/// tiles. KWS's 125 positions are 3 tiles of 32 and 29 columns left; MobileNetV2's 12x12 maps
-/// leave 16.
+/// tiles. KWS's 125 positions are a tile of 64 and 61 columns left (in a tile of four vectors);
+/// MobileNetV2's 12x12 maps leave 16.
 const TAIL_MIN: usize = 8;
 
 /// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows ([`MN`] or
@@ -109,6 +109,14 @@ const TAIL_MIN: usize = 8;
 /// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
 /// masked: every step broadcasts one value of each row of A and multiplies the vectors of a row
 /// of B. Needs `b_cs == 1`; A's rows any stride.
+///
+/// Where the registers hold them (AVX-512's 32), tiles of four vectors come first, and more
+/// than three vectors of columns left make one more, its last vector masked: per step `ROWS`
+/// broadcasts and four loads of B for `4 * ROWS` multiply-adds instead of `ROWS` and two for
+/// `2 * ROWS`. Old and new in one process (p10): KWS's pointwise layers (64 channels, 125
+/// positions) 0.92-0.95, VWW's 8-to-16-channel layer at 48x48 and its bands 0.82-0.84, its
+/// 16-to-32 one at 24x24 0.84-0.90, its 64-channel 12x12 one 0.94-0.95, MobileNetV2's
+/// 16-to-96 expansion at 24x24 0.89, 96-to-24 at 12x12 0.96-0.99, 128-to-256 at 8x8 1.00-1.01.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn gemm_cols<S: Lanes, const ROWS: usize>(
@@ -122,7 +130,19 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(
 ) {
     let epilogue = Epilogue::of::<S>(g, bias);
     let run = ColumnRun { g, a, b, bias, epilogue, rows: BRows::matrix::<S>(g) };
-    run.columns::<S, ROWS, 1>(0, n_main, tail, 0, c);
+    let n = n_main + tail;
+    let wide = S::REGISTERS >= 32;
+    let n4 = match wide {
+        true => n - n % (4 * S::L),
+        false => 0,
+    };
+    if n4 > 0 {
+        run.tiles::<S, ROWS, 4, false, 1>(0, n4, 0, c);
+    }
+    match n - n4 {
+        r if wide && r > 3 * S::L => run.tiles::<S, ROWS, 4, true, 1>(n4, r, n4, c),
+        _ => run.columns::<S, ROWS, 1>(n4, n_main - n4, tail, n4, c),
+    }
 }
 
 /// Where the rows of B that a column tile reads lie, from the tile's first column: `runs` runs of
@@ -174,6 +194,9 @@ impl BRows {
     }
 }
 
+/// The most vectors of columns in one column tile.
+const COLS_MAX_VECTORS: usize = 4;
+
 /// What the column tiles of one product share.
 struct ColumnRun<'a> {
     g: &'a Gemm,
@@ -221,6 +244,7 @@ impl ColumnRun<'_> {
         b0: usize,
         c: &mut [f32],
     ) {
+        const { assert!(V <= COLS_MAX_VECTORS) };
         let ColumnRun { g, a, b, bias, epilogue, rows } = *self;
         let (k, l) = (g.k, S::L);
         // Columns in the last vector of each tile.
@@ -267,7 +291,7 @@ impl ColumnRun<'_> {
                         // LLVM wrote a ReLU as a masked store of the negative lanes, slow on
                         // AMD cores).
                         None => {
-                            let mut vals = [0.0; 2 * MAX_LANES];
+                            let mut vals = [0.0; COLS_MAX_VECTORS * MAX_LANES];
                             for (v, &x) in acc_r.iter().enumerate() {
                                 S::store(&mut vals[v * l..], x);
                             }
