@@ -49,9 +49,10 @@ const MN_SHORT: usize = 4;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
-/// Two tiles: with B column-contiguous, blocks of two (on AVX-512 four) vectors of columns run on [`gemm_cols`]
-/// (vectors along the columns, A and B read in place, no packing, C stored as whole vectors; on
-/// AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last vector is masked);
+/// Two tiles: with B column-contiguous, blocks of two (on AVX-512 four) vectors of columns run
+/// on [`gemm_cols`] (vectors along the columns, A and B read in place, no packing, C stored as
+/// whole vectors; on AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last
+/// vector is masked);
 /// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
 /// read in place when its rows are contiguous, as with weights packed at build time, else
 /// packed). Both compute each element as the same k-ascending chain of fused multiply-adds, so
