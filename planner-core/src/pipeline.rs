@@ -15,7 +15,7 @@ use crate::plan::{self, Plan};
 use crate::pools::{PoolSpec, Pools};
 use crate::timings::phase;
 use crate::verify;
-use crate::weights::{self, WeightAlign, WeightLayout};
+use crate::weights::{self, WeightLayout};
 
 /// A model ready for code generation: every stage's result, the plan verified.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +52,7 @@ pub(crate) fn compile_fixed(
 ) -> Result<Program, CompileError> {
     let mut graph = crate::import::import_within(&request.path, inputs, &request.limits)?;
     graph.io = request.io;
-    graph.weight_align = WeightAlign::for_target(&request.target);
+    graph.weight_align = weights::WeightAlign::for_target(&request.target);
     let names: Vec<&str> = graph.inputs.iter().map(|&t| graph.tensors[t].name.as_str()).collect();
     graph.caller_inputs = request.caller_input_indices(&names)?;
     if !request.pools.is_empty() {
