@@ -15,6 +15,18 @@ pub(crate) enum Bias<'a> {
     Col(&'a [f32]),
 }
 
+impl Bias<'_> {
+    /// Row `i`'s value of a per-row bias (a convolution's output channel `i`), else 0.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn row(&self, i: usize) -> f32 {
+        match self {
+            Bias::Row(b) => b[i],
+            _ => 0.0,
+        }
+    }
+}
+
 /// One (unbatched) GEMM with offsets already applied to the slices.
 pub(crate) struct Gemm {
     pub m: usize,

@@ -24,7 +24,6 @@ use crate::arch::x86_64_facts::{
     DEPTHWISE_PLANE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE,
 };
 use crate::conv_shape::Conv2d;
-use crate::epilogue::Bias;
 use crate::util::valid_range;
 use core::mem::MaybeUninit;
 
@@ -58,10 +57,7 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
             );
             let (w0, a_rs, ws) = p.weights.gemm_operand(oc / ocg, ocg, 9);
             let wk: [f32; 9] = core::array::from_fn(|t| w[w0 + (oc % ocg) * a_rs + t * ws]);
-            let b = match bias {
-                Bias::Row(b) => b[oc],
-                _ => 0.0,
-            };
+            let b = bias.row(oc);
             let wk = &wk[..];
             match padded.as_mut() {
                 Some(padded) => padded.conv(p, xplane, wk, b, yplane),

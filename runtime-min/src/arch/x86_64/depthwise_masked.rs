@@ -106,17 +106,6 @@ struct Layer<'a> {
     bias: Bias<'a>,
 }
 
-impl Layer<'_> {
-    /// Channel `oc`'s bias.
-    #[inline(always)]
-    fn bias(&self, oc: usize) -> f32 {
-        match self.bias {
-            Bias::Row(b) => b[oc],
-            _ => 0.0,
-        }
-    }
-}
-
 /// Channels [`by_vectors`] sums at once ([`masked_applies`] takes whole blocks of 8).
 const GROUP: usize = 4;
 
@@ -139,7 +128,7 @@ fn by_channels(layer: Layer, mut planes: Planes) {
                 y_at: (n * p.out_channels + oc) * out_plane,
                 w: &w[w0..][..(taps - 1) * ws + 1],
                 ws,
-                bias: layer.bias(oc),
+                bias: layer.bias.row(oc),
             };
             let mut v = 0;
             while v < nv {
@@ -260,7 +249,7 @@ fn across_channels<const T: usize, const V: usize>(
         let mut ws = 1;
         for (c, ((acc, plane), taps)) in acc.iter_mut().zip(&mut planes).zip(&mut taps).enumerate() {
             let oc = c0 + c;
-            *acc = [Avx512::splat(layer.bias(oc)); V];
+            *acc = [Avx512::splat(layer.bias.row(oc)); V];
             *plane = x[(n * p.in_channels + oc) * in_plane..][..in_plane].as_ptr();
             let (w0, _, s) = p.weights.gemm_operand(oc, 1, T);
             (*taps, ws) = (&w[w0..][..(T - 1) * s + 1], s);

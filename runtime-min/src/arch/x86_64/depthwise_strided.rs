@@ -29,7 +29,6 @@ use super::depthwise_io::{DepthwiseOperands, Planes};
 use super::lanes::{activate, Avx2, Avx512, Lanes};
 use crate::arch::x86_64_facts::depthwise_bytes;
 use crate::conv_shape::Conv2d;
-use crate::epilogue::Bias;
 use core::arch::x86_64::*;
 
 /// Lanes per vector.
@@ -84,10 +83,7 @@ fn planes<const R: usize, const V: usize>(p: &Conv2d, ops: DepthwiseOperands) {
                 x_at: (n * p.in_channels + oc) * in_plane,
                 y_at: (n * p.out_channels + oc) * out_plane,
                 w: core::array::from_fn(|t| w[w0 + t * ws]),
-                bias: match bias {
-                    Bias::Row(b) => b[oc],
-                    _ => 0.0,
-                },
+                bias: bias.row(oc),
             };
             let mut oh = 0;
             while oh + R <= p.out_h {
