@@ -2,7 +2,10 @@
 //! [`Lanes`] and compiled into the entry points of [`super`] for AVX2 (8 lanes) and AVX-512F (16
 //! lanes): everything here is `#[inline(always)]`, so that it is compiled with those entry
 //! points' target features (a function that is not inlined would be compiled for the baseline
-//! CPU, its intrinsics left as calls).
+//! CPU, its intrinsics left as calls). Arrays of vectors are filled by loops, not
+//! `core::array::from_fn`: its closure is not `#[inline(always)]`, and LLVM left the ones that
+//! loaded a row tile's vectors of weights as calls, each load a call (ResNet-8's 8x8 layers ran
+//! 1.15x slower for it).
 //!
 //! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`gemm_cols`], `MN` rows by
 //! two vectors of columns, reads A (broadcast; its rows strided, as k-major packed weights, up to
@@ -576,7 +579,11 @@ impl APanel<'_> {
     #[inline(always)]
     fn at<S: Lanes, const R: usize>(&self, kk: usize) -> [S::V; R] {
         let row = &self.a[kk * self.stride..][..R * S::L];
-        core::array::from_fn(|r| S::load(&row[r * S::L..]))
+        let mut out = [S::zero(); R];
+        for (r, v) in out.iter_mut().enumerate() {
+            *v = S::load(&row[r * S::L..]);
+        }
+        out
     }
 
     /// The panel's values with one bounds check for all of its depths: the `R` vectors of every
@@ -597,8 +604,12 @@ impl APanel<'_> {
 /// `at + R * L <= a.len()`: for `a` from [`APanel::checked`], `at = kk * stride` with `kk < kc`.
 #[inline(always)]
 unsafe fn vectors_at<S: Lanes, const R: usize>(a: &[f32], at: usize) -> [S::V; R] {
-    // SAFETY: the caller's bound.
-    core::array::from_fn(|r| unsafe { S::load_ptr(a.as_ptr().add(at + r * S::L)) })
+    let mut out = [S::zero(); R];
+    for (r, v) in out.iter_mut().enumerate() {
+        // SAFETY: the caller's bound.
+        *v = unsafe { S::load_ptr(a.as_ptr().add(at + r * S::L)) };
+    }
+    out
 }
 
 /// `acc_c += av * bv`, lane by lane: one column of a row-vector tile at one depth.
@@ -792,14 +803,22 @@ fn stream_depths<S: Lanes, const N: usize, const D: usize>(
     sums: &mut [f32],
 ) {
     let l = S::L;
-    let bv: [[S::V; N]; D] = core::array::from_fn(|d| core::array::from_fn(|col| S::splat(b[(k0 + d) * g.b_rs + col])));
+    let mut bv = [[S::zero(); N]; D];
+    for (d, bd) in bv.iter_mut().enumerate() {
+        for (col, v) in bd.iter_mut().enumerate() {
+            *v = S::splat(b[(k0 + d) * g.b_rs + col]);
+        }
+    }
     assert!((k0 + D - 1) * g.a_cs + r0 + width <= a.len() && (N - 1) * chunk + width <= sums.len());
     let (ap, sp) = (a.as_ptr(), sums.as_mut_ptr());
     for v in (0..width).step_by(l) {
         // SAFETY: `v + l <= width`, so each sum's vector lies inside `sums` and each depth's row of
         // A inside `a` (the assertion above).
         unsafe {
-            let mut acc: [S::V; N] = core::array::from_fn(|col| S::load_ptr(sp.add(col * chunk + v)));
+            let mut acc = [S::zero(); N];
+            for (col, x) in acc.iter_mut().enumerate() {
+                *x = S::load_ptr(sp.add(col * chunk + v));
+            }
             for (d, bd) in bv.iter().enumerate() {
                 let at = (k0 + d) * g.a_cs + r0 + v;
                 _mm_prefetch::<_MM_HINT_T0>(ap.wrapping_add(at + STREAM_AHEAD * g.a_cs).cast());
@@ -1110,7 +1129,9 @@ fn load_tile<S: Lanes, const R: usize, const C: usize>(
         }
     }
     for (acc_c, col) in acc.iter_mut().zip(tile.iter()) {
-        *acc_c = core::array::from_fn(|r| S::load(&col[r * S::L..]));
+        for (r, v) in acc_c.iter_mut().enumerate() {
+            *v = S::load(&col[r * S::L..]);
+        }
     }
 }
 
