@@ -434,6 +434,33 @@ fn implicit_gemm_column_tiles() {
 }
 
 #[test]
+fn implicit_gemm_kernel_columns() {
+    // Stride 1, output rows narrower than a row tile, positions filling tiles of four vectors
+    // (on AVX-512): these run on the column tiles over the input staged once per kernel column,
+    // weights packed k-major; OIHW weights run the row tiles, whose bits `check` compares them
+    // with. ResNet-8's 8x8 layer; a 7x7 map (its last vector one position, masked) with 24
+    // output channels; 150 input channels staged in three chunks of 50 (the sums of the first
+    // two stored, the third's epilogue applied); dilation 2 both ways on an 11x11 map; a 5x3
+    // kernel with asymmetric padding; two images of two groups of 16 channels; 10 output
+    // channels (a last tile of two rows); every activation, with and without a vector form.
+    let relu = Activation::Relu;
+    let cases = [
+        (conv_params(1, 64, 64, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 20, 24, (7, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), false),
+        (conv_params(1, 150, 16, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 12, 16, (11, 11), (3, 3), (1, 1), (2, 2), (2, 2, 2, 2), 1, A0), true),
+        (conv_params(1, 8, 16, (8, 8), (5, 3), (1, 1), (1, 1), (2, 0, 2, 2), 1, relu), true),
+        (conv_params(2, 32, 32, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
+        (conv_params(1, 16, 10, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), true),
+    ];
+    check_all(cases, 140);
+    for (i, act) in ACTS.iter().enumerate() {
+        let p = conv_params(1, 8, 16, (7, 7), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, *act);
+        check(p, i % 2 == 1, 150 + i as u64);
+    }
+}
+
+#[test]
 fn empty() {
     let p = conv_params(0, 3, 4, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 90);

@@ -7,7 +7,7 @@
 //! loaded a row tile's vectors of weights as calls, each load a call (ResNet-8's 8x8 layers ran
 //! 1.15x slower for it).
 //!
-//! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`gemm_cols`], `MN` rows by
+//! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`ColumnRun::wide`], `MN` rows by
 //! two vectors of columns, reads A (broadcast; its rows strided, as k-major packed weights, up to
 //! a depth of 64) and B in place and stores whole vectors of C (wide outputs: matrix products,
 //! pointwise convolutions); [`gemv_rows`], vectors of rows by
@@ -22,11 +22,12 @@
 //! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
 //! on the tile size an im2col scratch allows, on `n`, or on the vector width.
 //!
-//! `unsafe` here: the unchecked reads in [`gemm_cols`], [`micro`], [`micro_indirect`],
+//! `unsafe` here: the unchecked reads in [`ColumnRun::wide`], [`micro`], [`micro_indirect`],
 //! [`micro_row`] and [`micro_tap_rows`], whose bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
 
 use super::copy::copy_every;
 use super::depthwise::zeroed;
+use super::kernel_columns::{conv_kernel_columns, KernelColumns};
 use super::lanes::{activate, Lanes};
 use crate::arch::x86_64_facts::{FMA_CONV_BAND, FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB};
 use crate::arch::x86_64_facts::{FMA_CONV_BYTES, FMA_PANELS_BYTES, MAX_LANES};
@@ -41,7 +42,7 @@ use core::mem::MaybeUninit;
 // narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
 // widest row-vector tile.
 
-/// Rows of the column-vector tile ([`gemm_cols`]); [`MN_SHORT`] for the few products whose rows
+/// Rows of the column-vector tile ([`ColumnRun::wide`]); [`MN_SHORT`] for the few products whose rows
 /// it would leave a short last block.
 const MN: usize = 6;
 
@@ -53,7 +54,7 @@ const MN_SHORT: usize = 4;
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
 /// Two tiles: with B column-contiguous, blocks of two (on AVX-512 four) vectors of columns run
-/// on [`gemm_cols`] (vectors along the columns, A and B read in place, no packing, C stored as
+/// on [`ColumnRun::wide`] (vectors along the columns, A and B read in place, no packing, C stored as
 /// whole vectors; on AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last
 /// vector is masked);
 /// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
@@ -61,7 +62,7 @@ const MN_SHORT: usize = 4;
 /// packed). Both compute each element as the same k-ascending chain of fused multiply-adds, so
 /// the split never changes a result.
 ///
-/// [`gemm_cols`] also takes A's rows strided, up to [`COLS_MAX_K_STRIDED`] deep (weights packed
+/// [`ColumnRun::wide`] also takes A's rows strided, up to [`COLS_MAX_K_STRIDED`] deep (weights packed
 /// at build time are broadcast from their k-major rows): a pointwise convolution with few input
 /// channels (MobileNetV2's expand layers: `k` of 8 to 32) spent most of its time in
 /// [`gemm_rows`]'s stores of single values (its C is written one channel row at a time, across
@@ -79,10 +80,8 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
         false => 0,
     };
     if n_main + tail > 0 {
-        match g.m < 24 && !g.m.is_multiple_of(MN) && g.m.is_multiple_of(MN_SHORT) {
-            true => gemm_cols::<S, MN_SHORT>(g, n_main, tail, a, b, bias, c),
-            false => gemm_cols::<S, MN>(g, n_main, tail, a, b, bias, c),
-        }
+        let run = ColumnRun { g, a, b, bias, epilogue: Epilogue::of::<S>(g, bias), rows: BRows::matrix::<S>(g) };
+        run.all::<S>(n_main, tail, c);
     }
     let done = n_main + tail;
     if done < g.n {
@@ -95,59 +94,18 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
     }
 }
 
-/// The deepest product whose A has strided rows (`a_cs != 1`) [`gemm_cols`] computes: measured
+/// The deepest product whose A has strided rows (`a_cs != 1`) [`ColumnRun::wide`] computes: measured
 /// on MobileNetV2-0.35 (`sramfit-bench --layers`), its pointwise layers with `k` up to 48 ran
 /// 1.5-1.7x faster on column tiles, those with `k` of 96 and 192 and 16 or 32 output channels
 /// about 10% slower.
 const COLS_MAX_K_STRIDED: usize = 64;
 
-/// The fewest columns left after the whole tiles of [`gemm_cols`] that it computes itself, in
+/// The fewest columns left after the whole tiles of [`ColumnRun::wide`] that it computes itself, in
 /// one more tile whose last vector is masked, where the instruction set has registers to spare
 /// (AVX-512; its masked loads and stores cost what the plain ones do): fewer go to the row
 /// tiles. KWS's 125 positions are a tile of 64 and 61 columns left (in a tile of four vectors);
 /// MobileNetV2's 12x12 maps leave 16.
 const TAIL_MIN: usize = 8;
-
-/// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows ([`MN`] or
-/// [`MN_SHORT`]) by two vectors of columns, then the `tail` columns after them (fewer than two
-/// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
-/// masked: every step broadcasts one value of each row of A and multiplies the vectors of a row
-/// of B. Needs `b_cs == 1`; A's rows any stride.
-///
-/// Where the registers hold them (AVX-512's 32), tiles of four vectors come first, and more
-/// than three vectors of columns left make one more, its last vector masked: per step `ROWS`
-/// broadcasts and four loads of B for `4 * ROWS` multiply-adds instead of `ROWS` and two for
-/// `2 * ROWS`. Old and new in one process (p10): KWS's pointwise layers (64 channels, 125
-/// positions) 0.92-0.95, VWW's 8-to-16-channel layer at 48x48 and its bands 0.82-0.84, its
-/// 16-to-32 one at 24x24 0.84-0.90, its 64-channel 12x12 one 0.94-0.95, MobileNetV2's
-/// 16-to-96 expansion at 24x24 0.89, 96-to-24 at 12x12 0.96-0.99, 128-to-256 at 8x8 1.00-1.01.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn gemm_cols<S: Lanes, const ROWS: usize>(
-    g: &Gemm,
-    n_main: usize,
-    tail: usize,
-    a: &[f32],
-    b: &[f32],
-    bias: Bias,
-    c: &mut [f32],
-) {
-    let epilogue = Epilogue::of::<S>(g, bias);
-    let run = ColumnRun { g, a, b, bias, epilogue, rows: BRows::matrix::<S>(g) };
-    let n = n_main + tail;
-    let wide = S::REGISTERS >= 32;
-    let n4 = match wide {
-        true => n - n % (4 * S::L),
-        false => 0,
-    };
-    if n4 > 0 {
-        run.tiles::<S, ROWS, 4, false, 1>(0, n4, 0, c);
-    }
-    match n - n4 {
-        r if wide && r > 3 * S::L => run.tiles::<S, ROWS, 4, true, 1>(n4, r, n4, c),
-        _ => run.columns::<S, ROWS, 1>(n4, n_main - n4, tail, n4, c),
-    }
-}
 
 /// Where the rows of B that a column tile reads lie, from the tile's first column: `runs` runs of
 /// `len` rows, run `q` starting at `(q / per_plane) * plane + (q % per_plane) * row`, its row `t`
@@ -157,17 +115,17 @@ fn gemm_cols<S: Lanes, const ROWS: usize>(
 /// alternating between two column phases at column stride 2), a tile's two vectors one output row
 /// or, for rows one vector wide, two.
 #[derive(Clone, Copy)]
-struct BRows {
-    vector: usize,
-    runs: usize,
-    len: usize,
-    step: usize,
-    per_plane: usize,
-    row: usize,
-    plane: usize,
+pub(super) struct BRows {
+    pub(super) vector: usize,
+    pub(super) runs: usize,
+    pub(super) len: usize,
+    pub(super) step: usize,
+    pub(super) per_plane: usize,
+    pub(super) row: usize,
+    pub(super) plane: usize,
     /// The distance from column phase 0 to phase 1 of an input staged by column phase at column
     /// stride 2 (0 for others): a run's row `t` is column `t / 2` of phase `t % 2`.
-    phase: usize,
+    pub(super) phase: usize,
 }
 
 impl BRows {
@@ -202,16 +160,56 @@ impl BRows {
 const COLS_MAX_VECTORS: usize = 4;
 
 /// What the column tiles of one product share.
-struct ColumnRun<'a> {
-    g: &'a Gemm,
-    a: &'a [f32],
-    b: &'a [f32],
-    bias: Bias<'a>,
-    epilogue: Option<Epilogue<'a>>,
-    rows: BRows,
+pub(super) struct ColumnRun<'a> {
+    pub(super) g: &'a Gemm,
+    pub(super) a: &'a [f32],
+    pub(super) b: &'a [f32],
+    pub(super) bias: Bias<'a>,
+    pub(super) epilogue: Option<Epilogue<'a>>,
+    pub(super) rows: BRows,
 }
 
 impl ColumnRun<'_> {
+    /// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows by two vectors of columns, then the `tail` columns after them (fewer than two
+    /// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
+    /// masked: every step broadcasts one value of each row of A and multiplies the vectors of a row
+    /// of B. Needs `b_cs == 1`; A's rows any stride.
+    ///
+    /// Where the registers hold them (AVX-512's 32), tiles of four vectors come first, and more
+    /// than three vectors of columns left make one more, its last vector masked: per step `ROWS`
+    /// broadcasts and four loads of B for `4 * ROWS` multiply-adds instead of `ROWS` and two for
+    /// `2 * ROWS`. Old and new in one process (p10): KWS's pointwise layers (64 channels, 125
+    /// positions) 0.92-0.95, VWW's 8-to-16-channel layer at 48x48 and its bands 0.82-0.84, its
+    /// 16-to-32 one at 24x24 0.84-0.90, its 64-channel 12x12 one 0.94-0.95, MobileNetV2's
+    /// 16-to-96 expansion at 24x24 0.89, 96-to-24 at 12x12 0.96-0.99, 128-to-256 at 8x8 1.00-1.01.
+    #[inline(always)]
+    pub(super) fn wide<S: Lanes, const ROWS: usize>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
+        let n = n_main + tail;
+        let wide = S::REGISTERS >= 32;
+        let n4 = match wide {
+            true => n - n % (4 * S::L),
+            false => 0,
+        };
+        if n4 > 0 {
+            self.tiles::<S, ROWS, 4, false, 1>(0, n4, 0, c);
+        }
+        match n - n4 {
+            r if wide && r > 3 * S::L => self.tiles::<S, ROWS, 4, true, 1>(n4, r, n4, c),
+            _ => self.columns::<S, ROWS, 1>(n4, n_main - n4, tail, n4, c),
+        }
+    }
+
+    /// [`ColumnRun::wide`] in tiles of [`MN`] rows, or of [`MN_SHORT`] for the products it fits
+    /// better.
+    #[inline(always)]
+    fn all<S: Lanes>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
+        let m = self.g.m;
+        match m < 24 && !m.is_multiple_of(MN) && m.is_multiple_of(MN_SHORT) {
+            true => self.wide::<S, MN_SHORT>(n_main, tail, c),
+            false => self.wide::<S, MN>(n_main, tail, c),
+        }
+    }
+
     /// Columns `j0..j0 + n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows by two
     /// vectors of columns, then the `tail` columns after them (fewer than two vectors) in one
     /// tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector masked. Column
@@ -349,7 +347,7 @@ fn store_row<S: Lanes, const V: usize, const MASKED: bool>(row: &mut [f32], vs: 
 /// operations that took longer than the tile's products; after a row-vector tile, [`finish`]
 /// is one more pass over C.)
 #[derive(Clone, Copy)]
-struct Epilogue<'a> {
+pub(super) struct Epilogue<'a> {
     alpha: f32,
     bias: Bias<'a>,
     act: Activation,
@@ -358,7 +356,7 @@ struct Epilogue<'a> {
 impl<'a> Epilogue<'a> {
     /// The epilogue of `g` with `bias`, where `g` has one and its activation a vector form.
     #[inline(always)]
-    fn of<S: Lanes>(g: &Gemm, bias: Bias<'a>) -> Option<Self> {
+    pub(super) fn of<S: Lanes>(g: &Gemm, bias: Bias<'a>) -> Option<Self> {
         let vector = activate::<S>(g.act, S::zero()).is_some();
         (g.epilogue && vector).then_some(Epilogue { alpha: g.alpha, bias, act: g.act })
     }
@@ -1303,6 +1301,13 @@ impl<const C: usize> Positions<C> {
 /// every position is inside: on small feature maps most positions touch the padding, and
 /// gathering their columns (once per block of output channels) cost more than the products
 /// (ResNet-8's 8x8 layer, 64 channels: 153 us with the gathers, 89 us on padded bands).
+///
+/// On AVX-512, a stride-1 convolution whose output rows are narrower than a row tile and whose
+/// positions fill tiles of four vectors (8x8 and 7x7 maps) runs instead on the column tiles over
+/// its input staged once per kernel column ([`KernelColumns`]): old against new in one process,
+/// p10, ResNet-8's 64-channel 8x8 layer 0.82, ResNet-18's 128-channel 8x8 layers 0.78, 256
+/// channels at 7x7 0.57; 12x12 and 6x6 maps, whose rows the row tiles take whole, stay on them
+/// (1.4-1.6x slower on the column tiles).
 #[inline(always)]
 pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let ConvOperands { icg, ocg, x: xg, w: wg, bias, y: yg } = ops;
@@ -1335,6 +1340,10 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
                 }
             }
         }
+        return;
+    }
+    if let Some(staging) = KernelColumns::of::<S>(p, &g) {
+        conv_kernel_columns::<S>(p, &g, &staging, xg, wg, bias, yg, &mut band);
         return;
     }
     let Some(rows) = band_rows(p, icg, on_cols) else {
@@ -1506,7 +1515,7 @@ fn im2col_band<'a, S: Lanes>(
 /// (the im2col rows of a band are 5 to 100 values: a `memcpy` call each cost more than the
 /// copy), the values after the whole vectors one by one elsewhere.
 #[inline(always)]
-fn copy_row<S: Lanes>(dst: &mut [f32], src: &[f32]) {
+pub(super) fn copy_row<S: Lanes>(dst: &mut [f32], src: &[f32]) {
     let (n, l) = (dst.len(), S::L);
     let src = &src[..n];
     let whole = n / l * l;

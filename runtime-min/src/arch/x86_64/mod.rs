@@ -22,6 +22,7 @@ mod depthwise_strided;
 mod detect;
 mod fma;
 mod int8;
+mod kernel_columns;
 mod lanes;
 mod plane_sums;
 
