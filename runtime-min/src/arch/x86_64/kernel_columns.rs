@@ -84,15 +84,11 @@ impl KernelColumns {
     }
 }
 
-/// Rows (output channels) of the column tiles: four, by four vectors of positions (16
-/// accumulators). Six and five, which fill more of the registers, spilled accumulators in the
-/// depth loop (ResNet-8's 64-channel 8x8 layer 1.5x slower than on the row tiles).
-const ROWS: usize = 4;
-
 /// Convolution `p` (its GEMM `g`: output channels by positions, weights `w` packed k-major) over
 /// its input `x` staged by [`KernelColumns`], a chunk of input channels at a time, on the column
 /// tiles: B's row for tap `(ic, kh, kw)` is the run at that tap's staged offset ([`BRows`]: runs
-/// of `kernel_w` rows, one per kernel row and channel). Chunks after the first add to C's sums
+/// of `kernel_w` rows, one per kernel row and channel), as a matrix product's ([`ColumnRun::all`]:
+/// 6 output channels by four vectors of positions). Chunks after the first add to C's sums
 /// and the last applies the epilogue: each element is still the k-ascending chain of fused
 /// multiply-adds (partial sums are stored and reloaded exactly), the bits of the row tiles.
 #[allow(clippy::too_many_arguments)]
@@ -126,6 +122,6 @@ pub(super) fn conv_kernel_columns<S: Lanes>(
         let a = &w[ic0 * taps * g.a_cs..];
         let run = ColumnRun { g: &gc, a, b: staged, bias, epilogue: Epilogue::of::<S>(&gc, bias), rows };
         let n_main = g.n - g.n % (2 * S::L);
-        run.wide::<S, ROWS>(n_main, g.n - n_main, y);
+        run.all::<S>(n_main, g.n - n_main, y);
     }
 }
