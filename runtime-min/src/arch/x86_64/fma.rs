@@ -1763,34 +1763,72 @@ fn pad_band<'a, S: Lanes>(
     let phases = split_phases(p, on_cols);
     let (height, width) = (p.rows_read(rows), p.cols_read());
     let wq = width.div_ceil(phases);
-    let band = zeroed(buf, icg * phases * height * wq);
     // The band's columns `left..left + n` hold input columns `0..n`.
     let left = p.pad_left.min(width);
     let n = p.in_w.min(width - left);
     let top = (oh0 * p.stride_h) as isize - p.pad_top as isize;
-    for (ic, channel) in band.chunks_exact_mut(phases * height * wq).enumerate() {
-        let (first, second) = channel.split_at_mut(height * wq);
-        for r in 0..height {
-            let ih = top + r as isize;
-            if !(0..p.in_h as isize).contains(&ih) {
-                continue;
-            }
-            let src = &xg[(ic * p.in_h + ih as usize) * p.in_w..][..n];
-            match phases {
-                1 => first[r * wq + left..][..n].copy_from_slice(src),
-                // Input column `i` is band column `left + i`: the even ones in phase `left % 2`
-                // from column `left / 2`, the odd ones in the other from `(left + 1) / 2`.
-                _ => {
+    let band = match phases {
+        1 => padded_rows(p, &xg[..icg * p.in_h * p.in_w], top, (height, wq), left..left + n, buf),
+        _ => {
+            let band = zeroed(buf, icg * phases * height * wq);
+            for (ic, channel) in band.chunks_exact_mut(phases * height * wq).enumerate() {
+                let (first, second) = channel.split_at_mut(height * wq);
+                for r in 0..height {
+                    let ih = top + r as isize;
+                    if !(0..p.in_h as isize).contains(&ih) {
+                        continue;
+                    }
+                    let src = &xg[(ic * p.in_h + ih as usize) * p.in_w..][..n];
+                    // Input column `i` is band column `left + i`: the even ones in phase `left %
+                    // 2` from column `left / 2`, the odd ones in the other from `(left + 1) / 2`.
                     let (even, odd) =
                         if left % 2 == 0 { (&mut *first, &mut *second) } else { (&mut *second, &mut *first) };
                     let even = &mut even[r * wq + left / 2..][..n.div_ceil(2)];
                     split_row::<S>(src, even, &mut odd[r * wq + left.div_ceil(2)..][..n / 2]);
                 }
             }
+            band
         }
-    }
+    };
     let conv = Conv2d { in_h: height, in_w: wq, out_h: rows, pad_top: 0, pad_left: 0, ..*p };
     PaddedBand { conv, x: band }
+}
+
+/// [`pad_band`]'s rows of one column phase: for each channel of `xg` (its planes `in_h` by `in_w`),
+/// `height` rows `wq` wide, band row `r` holding input row `top + r` in columns `cols` (its
+/// first `cols.len()` values) and zeros elsewhere, a row outside the input all zeros. Each value
+/// is written once (zeroing the whole band first, then copying the rows into it, cost ResNet-8's
+/// 16-channel 32x32 layers 7% of their time).
+#[inline(always)]
+fn padded_rows<'a>(
+    p: &Conv2d,
+    xg: &[f32],
+    top: isize,
+    (height, wq): (usize, usize),
+    cols: core::ops::Range<usize>,
+    buf: &'a mut [MaybeUninit<f32>],
+) -> &'a [f32] {
+    let channels = xg.len() / (p.in_h * p.in_w);
+    let band = &mut buf[..channels * height * wq];
+    for (i, row) in band.chunks_exact_mut(wq).enumerate() {
+        let (ic, ih) = (i / height, top + (i % height) as isize);
+        let (before, rest) = row.split_at_mut(cols.start);
+        let (inside, after) = rest.split_at_mut(cols.len());
+        match (0..p.in_h as isize).contains(&ih) {
+            true => {
+                let src = &xg[(ic * p.in_h + ih as usize) * p.in_w..][..cols.len()];
+                for (d, &x) in inside.iter_mut().zip(src) {
+                    *d = MaybeUninit::new(x);
+                }
+            }
+            false => inside.fill(MaybeUninit::new(0.0)),
+        }
+        before.fill(MaybeUninit::new(0.0));
+        after.fill(MaybeUninit::new(0.0));
+    }
+    // SAFETY: every value of `band` was just written (each row's three parts), and
+    // `MaybeUninit<f32>` has the layout of `f32`.
+    unsafe { &*(band as *mut [MaybeUninit<f32>] as *const [f32]) }
 }
 
 /// `even[m] = src[2 * m]` and `odd[m] = src[2 * m + 1]` for all of `src` (`even` holds
