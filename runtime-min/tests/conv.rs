@@ -442,7 +442,8 @@ fn implicit_gemm_kernel_columns() {
     // output channels; 150 input channels staged in three chunks of 50 (the sums of the first
     // two stored, the third's epilogue applied); dilation 2 both ways on an 11x11 map; a 5x3
     // kernel with asymmetric padding; two images of two groups of 16 channels; 10 output
-    // channels (a last tile of two rows); every activation, with and without a vector form.
+    // channels (a last tile of two rows); a 64x1 map, whose outer kernel columns read only
+    // padding; every activation, with and without a vector form.
     let relu = Activation::Relu;
     let cases = [
         (conv_params(1, 64, 64, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
@@ -452,6 +453,7 @@ fn implicit_gemm_kernel_columns() {
         (conv_params(1, 8, 16, (8, 8), (5, 3), (1, 1), (1, 1), (2, 0, 2, 2), 1, relu), true),
         (conv_params(2, 32, 32, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
         (conv_params(1, 16, 10, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), true),
+        (conv_params(1, 8, 16, (64, 1), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
     ];
     check_all(cases, 140);
     for (i, act) in ACTS.iter().enumerate() {
