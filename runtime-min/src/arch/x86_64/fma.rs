@@ -1310,9 +1310,11 @@ impl<const C: usize> Positions<C> {
 /// On AVX-512, a stride-1 convolution whose output rows are narrower than a row tile and whose
 /// positions fill tiles of four vectors (8x8 and 7x7 maps) runs instead on the column tiles over
 /// its input staged once per kernel column ([`KernelColumns`]): old against new in one process,
-/// p10, ResNet-8's 64-channel 8x8 layer 0.82, ResNet-18's 128-channel 8x8 layers 0.78, 256
-/// channels at 7x7 0.57; 12x12 and 6x6 maps, whose rows the row tiles take whole, stay on them
-/// (1.4-1.6x slower on the column tiles).
+/// p10, ResNet-8's 64-channel 8x8 layer 0.69-0.71, ResNet-18's 128-channel 8x8 layers
+/// 0.66-0.73, 256 channels at 8x8 0.34 and at 7x7 0.43-0.47, a 16x8 map 0.69; 12x12 and 6x6
+/// maps, whose rows the row tiles take whole, stay on them (1.4-1.6x slower on the column
+/// tiles), as do stride-2 layers (their im2col copy, the same tiles: ResNet-8's 32-to-64
+/// channel layer to 8x8 1.1-1.3x slower).
 #[inline(always)]
 pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let ConvOperands { icg, ocg, x: xg, w: wg, bias, y: yg } = ops;
