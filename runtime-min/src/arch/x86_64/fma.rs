@@ -7,20 +7,20 @@
 //! loaded a row tile's vectors of weights as calls, each load a call (ResNet-8's 8x8 layers ran
 //! 1.15x slower for it).
 //!
-//! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`ColumnRun::wide`], `MN` rows by
-//! two vectors of columns, reads A (broadcast; its rows strided, as k-major packed weights, up to
-//! a depth of 64) and B in place and stores whole vectors of C (wide outputs: matrix products,
-//! pointwise convolutions); [`gemv_rows`], vectors of rows by
-//! one column (a matrix-vector product); [`gemm_rows`] and [`conv_implicit`], vectors of rows
-//! (output channels) by columns (positions), broadcasting B, so narrow outputs (a 2x2 feature map
-//! has 4 columns) still fill the lanes: two vectors by 6 columns, or one vector by 12 when a block
-//! has at most `L` rows (16 output channels on AVX-512). Their A is read in place when its rows
-//! are contiguous (convolution weights packed at build time, see
-//! [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in registers; otherwise A is
-//! packed one `KC`-deep panel at a time on the stack and partial sums wait in C. Each element of C
-//! is the k-ascending chain of fused multiply-adds of its row and column (partial sums are stored
-//! and reloaded exactly), so a result never depends on the tile that computes it, on A's layout,
-//! on the tile size an im2col scratch allows, on `n`, or on the vector width.
+//! Register tiles of 12 vector accumulators (vectors of `L` lanes): [`ColumnRun::wide`], `MN` rows
+//! by two vectors of columns, reads A (broadcast; its rows strided, as k-major packed weights, up
+//! to a depth of 64) and B in place and stores whole vectors of C (wide outputs: matrix products,
+//! pointwise convolutions); [`gemv_rows`], vectors of rows by one column (a matrix-vector product);
+//! [`gemm_rows`] and [`conv_implicit`], vectors of rows (output channels) by columns (positions),
+//! broadcasting B, so narrow outputs (a 2x2 feature map has 4 columns) still fill the lanes: two
+//! vectors by 6 columns, or one vector by 12 when a block has at most `L` rows (16 output channels
+//! on AVX-512). Their A is read in place when its rows are contiguous (convolution weights packed
+//! at build time, see [`crate::ConvWeights::KMajor`]), and each tile then sums all of `k` in
+//! registers; otherwise A is packed one `KC`-deep panel at a time on the stack and partial sums
+//! wait in C. Each element of C is the k-ascending chain of fused multiply-adds of its row and
+//! column (partial sums are stored and reloaded exactly), so a result never depends on the tile
+//! that computes it, on A's layout, on the tile size an im2col scratch allows, on `n`, or on the
+//! vector width.
 //!
 //! `unsafe` here: the unchecked reads in [`ColumnRun::wide`], [`micro`], [`micro_indirect`],
 //! [`micro_row`] and [`micro_tap_rows`], whose bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
@@ -42,8 +42,8 @@ use core::mem::MaybeUninit;
 // narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
 // widest row-vector tile.
 
-/// Rows of the column-vector tile ([`ColumnRun::wide`]); [`MN_SHORT`] for the few products whose rows
-/// it would leave a short last block.
+/// Rows of the column-vector tile ([`ColumnRun::wide`]); [`MN_SHORT`] for the few products whose
+/// rows it would leave a short last block.
 const MN: usize = 6;
 
 /// Rows of the column-vector tile for products of fewer than 24 rows that are a multiple of it
@@ -54,19 +54,19 @@ const MN_SHORT: usize = 4;
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
 ///
 /// Two tiles: with B column-contiguous, blocks of two (on AVX-512 four) vectors of columns run
-/// on [`ColumnRun::wide`] (vectors along the columns, A and B read in place, no packing, C stored as
-/// whole vectors; on AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile whose last
-/// vector is masked);
+/// on [`ColumnRun::wide`] (vectors along the columns, A and B read in place, no packing, C
+/// stored as whole vectors; on AVX-512 also the [`TAIL_MIN`] or more columns left, in a tile
+/// whose last vector is masked);
 /// the columns left over, and every other layout, on [`gemm_rows`] (vectors along the rows; A
 /// read in place when its rows are contiguous, as with weights packed at build time, else
 /// packed). Both compute each element as the same k-ascending chain of fused multiply-adds, so
 /// the split never changes a result.
 ///
-/// [`ColumnRun::wide`] also takes A's rows strided, up to [`COLS_MAX_K_STRIDED`] deep (weights packed
-/// at build time are broadcast from their k-major rows): a pointwise convolution with few input
-/// channels (MobileNetV2's expand layers: `k` of 8 to 32) spent most of its time in
-/// [`gemm_rows`]'s stores of single values (its C is written one channel row at a time, across
-/// the vector of channels), which deeper products amortise.
+/// [`ColumnRun::wide`] also takes A's rows strided, up to [`COLS_MAX_K_STRIDED`] deep (weights
+/// packed at build time are broadcast from their k-major rows): a pointwise convolution with few
+/// input channels (MobileNetV2's expand layers: `k` of 8 to 32) spent most of its time in
+/// [`gemm_rows`]'s stores of single values (its C is written one channel row at a time, across the
+/// vector of channels), which deeper products amortise.
 #[inline(always)]
 pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]) {
     let nn = 2 * S::L;
@@ -94,14 +94,14 @@ pub(super) fn gemm<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut
     }
 }
 
-/// The deepest product whose A has strided rows (`a_cs != 1`) [`ColumnRun::wide`] computes: measured
-/// on MobileNetV2-0.35 (`sramfit-bench --layers`), its pointwise layers with `k` up to 48 ran
-/// 1.5-1.7x faster on column tiles, those with `k` of 96 and 192 and 16 or 32 output channels
+/// The deepest product whose A has strided rows (`a_cs != 1`) [`ColumnRun::wide`] computes:
+/// measured on MobileNetV2-0.35 (`sramfit-bench --layers`), its pointwise layers with `k` up to 48
+/// ran 1.5-1.7x faster on column tiles, those with `k` of 96 and 192 and 16 or 32 output channels
 /// about 10% slower.
 const COLS_MAX_K_STRIDED: usize = 64;
 
-/// The fewest columns left after the whole tiles of [`ColumnRun::wide`] that it computes itself, in
-/// one more tile whose last vector is masked, where the instruction set has registers to spare
+/// The fewest columns left after the whole tiles of [`ColumnRun::wide`] that it computes itself,
+/// in one more tile whose last vector is masked, where the instruction set has registers to spare
 /// (AVX-512; its masked loads and stores cost what the plain ones do): fewer go to the row
 /// tiles. KWS's 125 positions are a tile of 64 and 61 columns left (in a tile of four vectors);
 /// MobileNetV2's 12x12 maps leave 16.
@@ -170,10 +170,11 @@ pub(super) struct ColumnRun<'a> {
 }
 
 impl ColumnRun<'_> {
-    /// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows by two vectors of columns, then the `tail` columns after them (fewer than two
-    /// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
-    /// masked: every step broadcasts one value of each row of A and multiplies the vectors of a row
-    /// of B. Needs `b_cs == 1`; A's rows any stride.
+    /// Columns `0..n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows by two
+    /// vectors of columns, then the `tail` columns after them (fewer than two vectors) in one
+    /// tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector masked: every
+    /// step broadcasts one value of each row of A and multiplies the vectors of a row of B. Needs
+    /// `b_cs == 1`; A's rows any stride.
     ///
     /// Where the registers hold them (AVX-512's 32), tiles of four vectors come first, and more
     /// than three vectors of columns left make one more, its last vector masked: per step `ROWS`
@@ -183,7 +184,7 @@ impl ColumnRun<'_> {
     /// 16-to-32 one at 24x24 0.84-0.90, its 64-channel 12x12 one 0.94-0.95, MobileNetV2's
     /// 16-to-96 expansion at 24x24 0.89, 96-to-24 at 12x12 0.96-0.99, 128-to-256 at 8x8 1.00-1.01.
     #[inline(always)]
-    pub(super) fn wide<S: Lanes, const ROWS: usize>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
+    fn wide<S: Lanes, const ROWS: usize>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
         let n = n_main + tail;
         let wide = S::REGISTERS >= 32;
         let n4 = match wide {

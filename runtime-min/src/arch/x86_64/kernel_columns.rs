@@ -1,4 +1,4 @@
-//! A stride-1 convolution whose output rows are not whole vectors (ResNet's 8x8 and 4x4 maps)
+//! A stride-1 convolution whose output rows are not whole vectors (ResNet's 8x8 maps, 7x7 ones)
 //! on the column tiles of [`fma`](super::fma), over its input staged once per kernel column.
 //!
 //! The column tiles put vectors along the output positions and read each tap's values for a
