@@ -45,7 +45,7 @@ macro_rules! rewrites_keep_results {
                 sramfit::model! {
                     pub mod plain {
                         path: $path,
-                        optimize: { fold_scale_shift: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, tile: false, elide_concat: false, transpose: false, pack_weights: false },
+                        optimize: { fold_scale_shift: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, tile: false, elide_concat: false, transpose: false, subsample: false, pack_weights: false },
                     }
                 }
 
@@ -69,3 +69,22 @@ common::bundled_models!(
     shufflenetv2 => "tests/models/arch/shufflenetv2.onnx",
     squeezenet11 => "tests/models/arch/squeezenet11.onnx",
 );
+
+/// The subsampling fold against the same default build without it, on ResNet-8, whose shortcuts
+/// are strided 1x1 convolutions (tract's two `Downsample` copies and a matrix product, which the
+/// scale/shift fold makes a 1x1 convolution): bit-identical outputs, a smaller or equal arena.
+mod subsampling {
+    sramfit::model! { pub mod folded { path: "tests/models/resnet8.onnx" } }
+    sramfit::model! { pub mod copied { path: "tests/models/resnet8.onnx", optimize: { subsample: false } } }
+
+    #[test]
+    fn folded_shortcuts_give_bit_identical_outputs() {
+        super::check(
+            "resnet8",
+            folded::INPUT_SHAPES,
+            folded::OUTPUT_SHAPES,
+            (folded::run_dyn, copied::run_dyn),
+            (folded::ARENA_BYTES, copied::ARENA_BYTES),
+        );
+    }
+}

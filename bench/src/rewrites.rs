@@ -32,7 +32,8 @@ macro_rules! pairs {
                         path: $path,
                         optimize: {
                             fuse_activations: false, in_place: false, fit_scratch: false,
-                            schedule: false, tile: false, elide_concat: false, transpose: false, pack_weights: false,
+                            schedule: false, tile: false, elide_concat: false, transpose: false, subsample: false,
+                            pack_weights: false,
                         },
                     }
                 }

@@ -112,6 +112,14 @@ impl Graph {
         p
     }
 
+    /// How many times each tensor is read (indexed by [`TensorId`]): once per node input that
+    /// names it, once more if it is a graph output.
+    pub fn reads(&self) -> Vec<usize> {
+        let mut reads = vec![0; self.tensors.len()];
+        self.nodes.iter().flat_map(|n| &n.inputs).chain(&self.outputs).for_each(|&t| reads[t] += 1);
+        reads
+    }
+
     /// The node that writes `t`, if any. Linear in the nodes: use [`Graph::producers`] in loops.
     pub fn producer(&self, t: TensorId) -> Option<usize> {
         self.nodes.iter().position(|n| n.output == t)

@@ -1,6 +1,7 @@
 //! Elementwise binary kernels with NumPy (ONNX multidirectional)
 //! broadcasting.
 
+use crate::activation::{clip_f, relu_f, Activation};
 use crate::arch::{self, KernelCall, Kernels};
 use crate::util::{contiguous_strides, Layout};
 
@@ -244,6 +245,38 @@ binary_kernels! {
         " ONNX Max; if one `f32` operand is NaN the other one is returned (`f32::max`).";
     min, min_in_place, "min(a, b)",
         " ONNX Min; if one `f32` operand is NaN the other one is returned (`f32::min`).";
+}
+
+/// Elementwise `y = act(a + b)` on `f32` with broadcasting (see [`Broadcast`]): [`add`] and the
+/// activation after it in one pass over the values, the same bits as the two steps (the
+/// activation of the same sums, [`Activation::apply`]). The planner's activation fusion makes it
+/// of an Add whose only reader is an activation (a residual network's sum and ReLU: ResNet-8's
+/// three ReLUs took 2.6 us as steps of their own). ReLU and Clip are applied to each sum as it
+/// is made; other activations in a second pass.
+pub fn add_activated(p: &Broadcast, act: Activation, a: &[f32], b: &[f32], y: &mut [f32]) {
+    match act {
+        Activation::Relu => arch::run(BinaryCall { p, a, b, y, f: |a, b| relu_f(a + b) }),
+        Activation::Clip { min, max } => arch::run(BinaryCall { p, a, b, y, f: move |a, b| clip_f(a + b, min, max) }),
+        act => {
+            add(p, a, b, y);
+            act.apply_in_place(y);
+        }
+    }
+}
+
+/// In place [`add_activated`]: `acc = act(acc + b)`, `acc` contiguous with `p.out_shape`, `b`
+/// broadcast through `p.b_strides` (`p.a_strides` ignored).
+pub fn add_activated_in_place(p: &Broadcast, act: Activation, acc: &mut [f32], b: &[f32]) {
+    match act {
+        Activation::Relu => arch::run(BinaryInPlaceCall { p, acc, b, f: |a, b| relu_f(a + b) }),
+        Activation::Clip { min, max } => {
+            arch::run(BinaryInPlaceCall { p, acc, b, f: move |a, b| clip_f(a + b, min, max) })
+        }
+        act => {
+            add_in_place(p, acc, b);
+            act.apply_in_place(acc);
+        }
+    }
 }
 
 /// Elementwise `y = a ^ b` (ONNX Pow, `powf`) with broadcasting (see

@@ -194,6 +194,7 @@ const OTHER_IN_PLACE: &[(&str, &str)] = &[
     ("celu", "celu_in_place"),
     ("pow_scalar", "pow_scalar_in_place"),
     ("cumsum", "cumsum_in_place"),
+    ("add_activated", "add_activated_in_place"),
 ];
 
 /// The name of `kernel`'s in-place variant (its output written over its first operand, same

@@ -463,6 +463,25 @@ fn implicit_gemm_kernel_columns() {
 }
 
 #[test]
+fn implicit_gemm_strided_pointwise() {
+    // Strided 1x1 convolutions (ResNet's shortcuts), which the FMA paths run as bands of the
+    // subsampled input times the weights: ResNet-8's two (to 16x16 and to 8x8), ResNet-18's 128
+    // deep to 4x4, rows of 20 (a masked last vector on AVX-512), an odd width (rows of 17), strides
+    // 3 by 2, and two images of two groups; packed weights give the bits of OIHW ones (`check`).
+    let relu = Activation::Relu;
+    let cases = [
+        (conv_params(1, 16, 32, (32, 32), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, relu), true),
+        (conv_params(1, 32, 64, (16, 16), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0), true),
+        (conv_params(1, 128, 256, (8, 8), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0), false),
+        (conv_params(1, 24, 16, (9, 39), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, relu), true),
+        (conv_params(1, 16, 24, (12, 33), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0), true),
+        (conv_params(1, 8, 24, (17, 31), (1, 1), (3, 2), (1, 1), (0, 0, 0, 0), 1, relu), false),
+        (conv_params(2, 32, 32, (16, 16), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 2, relu), true),
+    ];
+    check_all(cases, 160);
+}
+
+#[test]
 fn empty() {
     let p = conv_params(0, 3, 4, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0);
     check(p, true, 90);

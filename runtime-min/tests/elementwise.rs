@@ -426,3 +426,38 @@ fn pad_on_integers_copies_exactly() {
         assert_eq!(y, want, "{mode:?}");
     }
 }
+
+#[test]
+fn add_activated_gives_the_bits_of_add_then_the_activation() {
+    // Same shapes (a residual sum), a broadcast row, a scalar; ReLU and Clip fused into the sum,
+    // the others applied after it; NaN and signed zeros among the values.
+    let acts = [
+        Activation::Relu,
+        Activation::Clip { min: -0.5, max: 0.75 },
+        Activation::LeakyRelu { alpha: 0.1 },
+        Activation::Sigmoid,
+        Activation::None,
+    ];
+    let cases: [(&[usize], &[usize], &[usize]); 3] =
+        [(&[2, 3, 37], &[111, 37, 1], &[111, 37, 1]), (&[4, 19], &[19, 1], &[0, 1]), (&[5, 7], &[7, 1], &[0, 0])];
+    for (i, (out, a_strides, b_strides)) in cases.into_iter().enumerate() {
+        let n: usize = out.iter().product();
+        let p = Broadcast { out_shape: out, a_strides, b_strides };
+        let mut rng = Rng::new(70 + i as u64);
+        let mut a = rng.vec(n);
+        let b = rng.vec(n);
+        (a[0], a[1], a[2]) = (f32::NAN, -0.0, 0.0);
+        for act in acts {
+            let mut want = vec![0.0; n];
+            add(&p, &a, &b, &mut want);
+            act.apply_in_place(&mut want);
+            let mut y = vec![f32::NAN; n];
+            add_activated(&p, act, &a, &b, &mut y);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&y), bits(&want), "{act:?} {out:?}");
+            let mut acc = a.clone();
+            add_activated_in_place(&p, act, &mut acc, &b);
+            assert_eq!(bits(&acc), bits(&want), "{act:?} {out:?} in place");
+        }
+    }
+}

@@ -137,6 +137,13 @@ fn conv_cases() -> Vec<Conv2d> {
         conv_params(1, 8, 8, (9, 128), (3, 3), (2, 2), (1, 1), (2, 1, 0, 0), 8, leaky),
         conv_params(1, 8, 8, (12, 33), (3, 3), (2, 2), (1, 1), (1, 0, 1, 0), 8, Relu),
         conv_params(1, 32, 32, (24, 24), (3, 3), (2, 2), (1, 1), (0, 0, 1, 1), 32, Relu),
+        // Strided 1x1 convolutions (ResNet's shortcuts), on the FMA paths bands of the
+        // subsampled input times the weights: ResNet-8's to 16x16; rows of 20 (a whole vector and
+        // a masked one on AVX-512); strides 3 by 2 on an odd map; 128 deep to 4x4, two images.
+        conv_params(1, 16, 32, (32, 32), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, Relu),
+        conv_params(1, 24, 16, (9, 39), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0),
+        conv_params(1, 8, 24, (17, 31), (1, 1), (3, 2), (1, 1), (0, 0, 0, 0), 1, clip),
+        conv_params(2, 128, 32, (8, 8), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 1, A0),
     ]
 }
 

@@ -94,19 +94,20 @@ pub fn write(out: &Out) {
 /// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
 fn applied(p: &Program, folds: usize) -> TokenStream {
     let a = &p.optimizations.1;
-    let (fused, in_place, elided, transposes, packed, tiled, overlapped) = (
+    let (fused, in_place, elided, transposes, subsampled, packed, tiled, overlapped) = (
         a.fused_activations,
         a.in_place_steps,
         a.elided_concats,
         a.folded_transposes,
+        a.folded_subsamplings,
         a.packed_weights,
         a.tiled.map_or(0, |t| t.chains),
         a.overlapped_steps,
     );
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {
-        fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, packed: #packed, reordered: #reordered,
-        tiled: #tiled, overlapped: #overlapped, folds: #folds,
+        fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, subsampled: #subsampled,
+        packed: #packed, reordered: #reordered, tiled: #tiled, overlapped: #overlapped, folds: #folds,
     })
 }
 
@@ -163,18 +164,22 @@ fn activation(b: &mut Builder, v: Value) {
     }
 }
 
-/// A convolution of an NCHW value keeping its height and width; `c_out` channels.
-fn conv(b: &mut Builder, v: &Value, c_out: usize) {
+/// A convolution of an NCHW value keeping its height and width, or (`strided`) a 1x1 one at
+/// stride 2 (which tract imports as subsampling copies and a matrix product: the subsampling
+/// fold); `c_out` channels.
+fn conv(b: &mut Builder, v: &Value, c_out: usize, strided: bool) {
     let s = &v.shape;
-    let k = [1, 3][b.rng.below(2)];
+    let (k, stride) = if strided { (1, 2) } else { ([1, 3][b.rng.below(2)], 1) };
     let w = b.constant(&[c_out, s[1], k, k]);
     let mut inputs = vec![v.name.clone(), w];
     if b.rng.chance(70) {
         inputs.push(b.constant(&[c_out]));
     }
     let pad = (k / 2) as i64;
-    let attrs = vec![ints("kernel_shape", &[k as i64; 2]), ints("pads", &[pad; 4])];
-    b.node("Conv", inputs, attrs, vec![1, c_out, s[2], s[3]]);
+    let attrs =
+        vec![ints("kernel_shape", &[k as i64; 2]), ints("pads", &[pad; 4]), ints("strides", &[stride as i64; 2])];
+    let shape = vec![1, c_out, s[2].div_ceil(stride), s[3].div_ceil(stride)];
+    b.node("Conv", inputs, attrs, shape);
 }
 
 /// A matrix product of `v` (any rank >= 2) with a constant `[k, n]`, by MatMul (+ Add bias) or,
@@ -202,7 +207,8 @@ fn product(b: &mut Builder, v: &Value, n: usize) {
 fn producer_then_activation(b: &mut Builder, v: Value) {
     if v.shape.len() == 4 && b.rng.chance(60) {
         let c_out = 1 + b.rng.below(4);
-        conv(b, &v, c_out);
+        let strided = b.rng.chance(25);
+        conv(b, &v, c_out, strided);
     } else {
         let n = 1 + b.rng.below(6);
         product(b, &v, n);
@@ -249,7 +255,7 @@ fn branch(b: &mut Builder, v: &Value) -> Value {
     match b.rng.below(3) {
         0 => {
             let c_out = 1 + b.rng.below(4);
-            conv(b, v, c_out);
+            conv(b, v, c_out, false);
             if b.rng.chance(50) {
                 let c = last(b);
                 activation(b, c);
@@ -302,7 +308,7 @@ fn fork_and_join(b: &mut Builder, v: Value) {
         b.node("Concat", vec![v.name, a.name, c.name], vec![int("axis", 1)], shape);
     } else {
         let c_out = a.shape[1];
-        conv(b, &v, c_out);
+        conv(b, &v, c_out, false);
         let c = last(b);
         b.node("Add", vec![a.name, c.name], vec![], a.shape);
     }
@@ -364,5 +370,5 @@ fn expanded_chain(b: &mut Builder, v: Value) {
     }
     let p = last(b);
     let narrow = 1 + b.rng.below(3);
-    conv(b, &p, narrow);
+    conv(b, &p, narrow, false);
 }

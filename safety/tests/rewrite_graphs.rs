@@ -1,7 +1,7 @@
 //! Every rewrite (the memory-saving ones and weight packing) keeps outputs bit-identical: random
 //! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
-//! branches, transposed operands, unfolded BatchNormalizations, expanded convolution chains that
+//! branches, transposed operands, strided 1x1 convolutions, unfolded BatchNormalizations, expanded convolution chains that
 //! patch-based execution runs in bands of rows, their depthwise steps overlapping input and output)
 //! are compiled with every rewrite on
 //! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
@@ -24,6 +24,8 @@ pub struct Applied {
     in_place: usize,
     elided: usize,
     transposes: usize,
+    /// Subsampling copies folded into a 1x1 convolution's stride.
+    subsampled: usize,
     packed: usize,
     reordered: bool,
     /// Chains run in bands of rows (patch-based execution).
@@ -79,7 +81,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
-    let (mut folds, mut tiled, mut overlapped) = (0, 0, 0);
+    let (mut folds, mut tiled, mut overlapped, mut subsampled) = (0, 0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -93,6 +95,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
         (fused, in_place, elided) = (fused + p.applied.fused, in_place + p.applied.in_place, elided + p.applied.elided);
         (transposes, packed) = (transposes + p.applied.transposes, packed + p.applied.packed);
         reordered += usize::from(p.applied.reordered);
+        subsampled += p.applied.subsampled;
         smaller += usize::from(p.arenas.0 < p.arenas.1);
         if p.arenas.0 > p.arenas.1 {
             larger.push(format!("seed {} ({} > {} bytes)", g.seed, p.arenas.0, p.arenas.1));
@@ -126,7 +129,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {subsampled} subsamplings folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -138,6 +141,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             && in_place > 0
             && elided > 0
             && transposes > 0
+            && subsampled > 0
             && packed > 0
             && folds > 0
             && tiled > 0

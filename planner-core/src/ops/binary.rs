@@ -4,9 +4,9 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use sramfit_runtime_min as rt;
+use sramfit_runtime_min::{self as rt, Activation};
 
-use super::literal::slice_expr;
+use super::literal::{activation, slice_expr};
 
 use super::{OpKind, Operands, Scratch, Step, Target};
 use crate::tensor::is_row_major;
@@ -51,7 +51,7 @@ impl Binary {
 
 /// A broadcast binary function; strides address each input in the output's index space (0 on
 /// broadcast axes).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BinaryOp {
     /// The function.
     pub kind: Binary,
@@ -59,6 +59,17 @@ pub struct BinaryOp {
     pub a_strides: Vec<usize>,
     /// Strides of input 1 over the output shape.
     pub b_strides: Vec<usize>,
+    /// The activation applied to each result (only an `f32` Add has one: fused by
+    /// [`crate::optimize::fuse`], `runtime_min::add_activated`).
+    pub act: Activation,
+}
+
+impl BinaryOp {
+    /// `kind` of inputs read through `a_strides` and `b_strides`, no activation.
+    pub fn new(kind: Binary, a_strides: Vec<usize>, b_strides: Vec<usize>) -> BinaryOp {
+        BinaryOp { kind, a_strides, b_strides, act: Activation::None }
+    }
+
 }
 
 impl OpKind for BinaryOp {
@@ -67,7 +78,12 @@ impl OpKind for BinaryOp {
     }
 
     fn emit(&self, s: &Step<'_>) -> TokenStream {
-        let name = self.kind.kernel();
+        // An Add with an activation is `add_activated`, the activation its second argument.
+        let (name, act) = match self.act {
+            Activation::None => (self.kind.kernel(), None),
+            act => ("add_activated", Some(activation(act))),
+        };
+        let act = act.map(|a| quote!(#a,));
         let shape = slice_expr(&s.operands.output.shape);
         let y = &s.output;
         match s.in_place {
@@ -80,7 +96,7 @@ impl OpKind for BinaryOp {
                 let (sa, so) = (slice_expr(&self.a_strides), slice_expr(strides));
                 quote!(::sramfit::kernels::#f(
                     &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #so },
-                    #y, #other);)
+                    #act #y, #other);)
             }
             None => {
                 let f = format_ident!("{name}");
@@ -88,7 +104,7 @@ impl OpKind for BinaryOp {
                 let (a, b) = (&s.inputs[0], &s.inputs[1]);
                 quote!(::sramfit::kernels::#f(
                     &::sramfit::kernels::Broadcast { out_shape: #shape, a_strides: #sa, b_strides: #sb },
-                    #a, #b, #y);)
+                    #act #a, #b, #y);)
             }
         }
     }
@@ -169,6 +185,6 @@ pub(crate) mod lower {
             }
         }
         let (a_strides, b_strides) = (broadcast_strides(&in_shapes[0], out), broadcast_strides(&in_shapes[1], out));
-        Ok(Lowered::new(Op::Binary(BinaryOp { kind, a_strides, b_strides }), vec![0, 1]))
+        Ok(Lowered::new(Op::Binary(BinaryOp::new(kind, a_strides, b_strides)), vec![0, 1]))
     }
 }

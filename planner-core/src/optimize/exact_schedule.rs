@@ -260,12 +260,7 @@ mod tests {
             relu("a2", a1, a2),
             relu("a3", a2, a3),
             relu("b2", b1, b2),
-            Node::new(
-                "add",
-                Op::Binary(BinaryOp { kind: Binary::Add, a_strides: s.clone(), b_strides: s }),
-                vec![a3, b2],
-                out,
-            ),
+            Node::new("add", Op::Binary(BinaryOp::new(Binary::Add, s.clone(), s)), vec![a3, b2], out),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![out]);
         g

@@ -19,16 +19,14 @@
 
 use sramfit_runtime_min::{Activation, Conv2d, MatMul};
 
-use crate::ir::{Graph, Op};
+use crate::ir::{Graph, Op, TensorId};
 use crate::ops::binary::Binary;
 use crate::tensor::{strides_of, Data, TensorKind};
 
 /// Folds every eligible scale and shift into the convolution before it; returns how many steps
 /// were folded. Near-linear: readers are counted once, folded steps dropped in one pass at the end.
 pub fn fold_scale_shift(g: &mut Graph) -> usize {
-    let mut readers = vec![0usize; g.tensors.len()];
-    g.nodes.iter().flat_map(|n| &n.inputs).for_each(|&t| readers[t] += 1);
-    g.outputs.iter().for_each(|&t| readers[t] += 1);
+    let mut readers = g.reads();
     let mut producers = g.producers();
     let mut removed = vec![false; g.nodes.len()];
     let mut folded = 0;
@@ -155,9 +153,21 @@ fn pointwise_orientation(g: &Graph, i: usize) -> Option<Orientation> {
     }
 }
 
+/// For a matrix product `i` that is a pointwise convolution ([`pointwise_orientation`]): its
+/// feature map and the 1x1 convolution [`as_pointwise_conv`] would make of it (its activation
+/// kept).
+pub(super) fn pointwise_feature_map(g: &Graph, i: usize) -> Option<(TensorId, Conv2d)> {
+    let Op::MatMul(p) = g.nodes[i].op else { return None };
+    let (x, out, positions) = match pointwise_orientation(g, i)? {
+        Orientation::WeightsFirst => (1, p.m, p.n),
+        Orientation::WeightsSecond => (0, p.n, 1),
+    };
+    Some((g.nodes[i].inputs[x], Conv2d { act: p.act, ..Conv2d::pointwise(p.k, out, positions) }))
+}
+
 /// Replaces matrix product `i` by the 1x1 convolution it computes ([`pointwise_orientation`]),
 /// with its weights as a dense `[out, in, 1, 1]` constant. Returns whether it did.
-fn as_pointwise_conv(g: &mut Graph, i: usize) -> bool {
+pub(super) fn as_pointwise_conv(g: &mut Graph, i: usize) -> bool {
     let Some(orientation) = pointwise_orientation(g, i) else { return false };
     let Op::MatMul(p) = g.nodes[i].op else { return false };
     let MatMul { m, n, k, a_row_stride, a_col_stride, b_row_stride, b_col_stride, .. } = p;
@@ -173,7 +183,8 @@ fn as_pointwise_conv(g: &mut Graph, i: usize) -> bool {
     };
     let name = format!("{}.weights", g.nodes[i].name);
     let w = g.add_const(name, vec![out, k, 1, 1], Data::F32(weights));
-    let conv = Conv2d::pointwise(k, out, positions);
+    // The product's fused activation, if any (the subsampling fold runs after fusion).
+    let conv = Conv2d { act: p.act, ..Conv2d::pointwise(k, out, positions) };
     g.nodes[i].op = Op::Conv(conv);
     g.nodes[i].inputs = vec![x, w];
     true
@@ -231,8 +242,7 @@ mod tests {
         let c = g.add_const("c", vec![1, 2, 1, 1], Data::F32(vec![0.5, 0.25]));
         let [h, m, y] = ["h", "m", "y"].map(|n| g.add_tensor(n, vec![1, 2, 2, 2], DType::F32, TensorKind::Activation));
         let conv = Conv2d::pointwise(2, 2, 4);
-        let per_channel =
-            |kind| Op::Binary(BinaryOp { kind, a_strides: vec![8, 4, 2, 1], b_strides: vec![0, 1, 0, 0] });
+        let per_channel = |kind| Op::Binary(BinaryOp::new(kind, vec![8, 4, 2, 1], vec![0, 1, 0, 0]));
         g.nodes.push(Node::new("conv", Op::Conv(conv), vec![x, w, b], h));
         g.nodes.push(Node::new("scale", per_channel(Binary::Mul), vec![h, s], m));
         g.nodes.push(Node::new("shift", per_channel(Binary::Add), vec![m, c], y));

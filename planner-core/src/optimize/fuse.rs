@@ -1,7 +1,9 @@
-//! Activation fusion: `Conv -> Relu` becomes one `Conv` whose epilogue applies the Relu.
+//! Activation fusion: `Conv -> Relu` becomes one `Conv` whose epilogue applies the Relu, and an
+//! `f32` `Add -> Relu` (a residual network's sum) one `add_activated`.
 //!
-//! The kernels already apply [`Activation`] to every output value after the bias, on the same
-//! `f32` the separate node would have read back, so the fused result is bit-identical. A node is
+//! The kernels already apply [`Activation`] to every output value after the bias (the Add's to
+//! each sum), on the same `f32` the separate node would have read back, so the fused result is
+//! bit-identical. A node is
 //! fused only when the producer's output has exactly one reader (the activation), is not a graph
 //! output, and the producer's current epilogue composes with the activation (`None` composes with
 //! anything; two clamps compose into one when their ranges overlap, e.g. `Max(x, 0)` then
@@ -9,7 +11,8 @@
 
 use sramfit_runtime_min::Activation;
 
-use crate::ir::{Graph, Op};
+use crate::ir::{DType, Graph, Op};
+use crate::ops::binary::Binary;
 use crate::ops::unary::Unary;
 
 /// The epilogue equivalent to an elementwise node, if there is one.
@@ -48,11 +51,12 @@ fn compose(first: Activation, then: Activation) -> Option<Activation> {
     }
 }
 
-/// The epilogue of a kernel that has one.
+/// The epilogue of a kernel that has one (an Add's only on `f32`, which the caller checks).
 fn epilogue(op: &mut Op) -> Option<&mut Activation> {
     match op {
         Op::Conv(p) => Some(&mut p.act),
         Op::MatMul(p) => Some(&mut p.act),
+        Op::Binary(b) if b.kind == Binary::Add => Some(&mut b.act),
         _ => None,
     }
 }
@@ -91,6 +95,9 @@ fn fusable_reader(g: &Graph, i: usize, readers: &[Vec<usize>], is_output: &[bool
     let mut op = g.nodes[i].op.clone();
     let current = *epilogue(&mut op)?;
     let out = g.nodes[i].output;
+    if matches!(op, Op::Binary(_)) && g.tensors[out].dtype != DType::F32 {
+        return None;
+    }
     let [j] = readers[out][..] else { return None };
     let reader = &g.nodes[j];
     if is_output[out] || reader.inputs != [out] {
@@ -169,6 +176,30 @@ mod tests {
         let mut g = graph(&[Unary::Clip { min: 0.0, max: 1.0 }, Unary::Clip { min: 2.0, max: 3.0 }], false);
         assert_eq!(fuse_activations(&mut g), 1);
         assert_eq!(g.nodes.len(), 2);
+    }
+
+    /// x + x -> s -> Relu -> y, of `dtype`.
+    fn sum_then_relu(dtype: DType) -> Graph {
+        use crate::ops::binary::BinaryOp;
+        let mut g = Graph::default();
+        let [x, s, y] = ["x", "s", "y"].map(|n| g.add_tensor(n, vec![2, 3], dtype, TensorKind::Activation));
+        let add = BinaryOp::new(Binary::Add, vec![3, 1], vec![3, 1]);
+        g.nodes.push(Node::new("add", Op::Binary(add), vec![x, x], s));
+        g.nodes.push(Node::new("relu", Op::Unary(Unary::Relu), vec![s], y));
+        (g.inputs, g.outputs) = (vec![x], vec![y]);
+        g
+    }
+
+    #[test]
+    fn relu_after_an_f32_add_becomes_its_activation() {
+        let mut g = sum_then_relu(DType::F32);
+        assert_eq!(fuse_activations(&mut g), 1);
+        let [n] = &g.nodes[..] else { panic!("{} steps", g.nodes.len()) };
+        let Op::Binary(b) = &n.op else { panic!("{:?}", n.op) };
+        assert_eq!((b.kind, b.act, g.tensors[n.output].name.as_str()), (Binary::Add, Activation::Relu, "y"));
+        // Integer sums keep their Relu step (the activated kernel is `f32` only).
+        let mut g = sum_then_relu(DType::I32);
+        assert_eq!(fuse_activations(&mut g), 0);
     }
 
     #[test]

@@ -24,13 +24,15 @@
 //!   lowers the lower bound within a bound on the extra MACs; the bands are ordinary steps on
 //!   band-sized tensors joined by a concatenation, so it adds no sharing of its own;
 //! - [`fuse`]: an activation (Relu, Clip, LeakyRelu, HardSwish, Sigmoid, Tanh) that is the only
-//!   reader of a convolution's or matrix product's output becomes that kernel's epilogue, so the
-//!   intermediate tensor never exists;
+//!   reader of a convolution's, matrix product's or `f32` Add's output becomes that kernel's
+//!   epilogue, so the intermediate tensor never exists;
 //! - [`transpose`]: a copy that only transposes a matrix product's operand becomes that product's
 //!   strides, and an NHWC-to-NCHW copy a convolution's NHWC input layout, so the transposed tensor
 //!   never exists; [`sink_transpose`] first moves transposes
 //!   below elementwise steps, so that a pair that undoes itself (an NHWC graph's layout changes)
 //!   cancels;
+//! - [`subsample`]: a copy that subsamples a 1x1 convolution's feature map (tract's
+//!   `Downsample` of a strided 1x1 convolution) becomes that convolution's stride;
 //! - [`fold_affine`] (for speed, not memory): a per-channel scale or shift by a constant after a
 //!   convolution (an unfolded BatchNormalization; a pointwise convolution that tract made a
 //!   matrix product becomes a 1x1 convolution first) goes into its weights and bias;
@@ -49,6 +51,7 @@ pub mod schedule;
 pub mod sink_transpose;
 #[cfg(test)]
 mod storage_tests;
+pub mod subsample;
 pub mod tile;
 pub mod transpose;
 
@@ -167,7 +170,7 @@ macro_rules! rewrites {
 }
 
 rewrites! {
-    /// Fuse activations into the preceding convolution or matrix product ([`fuse`]).
+    /// Fuse activations into the preceding convolution, matrix product or `f32` Add ([`fuse`]).
     fuse_activations: default true, memory true,
         on |a| format!("{} activation(s) fused into the preceding kernel", a.fused_activations),
         off "activation fusion off";
@@ -212,6 +215,12 @@ rewrites! {
             ),
         },
         off "transpose folding off";
+    /// Let a 1x1 convolution read a subsampled feature map (tract's `Downsample` of a strided 1x1
+    /// convolution, ResNet's shortcuts) at a stride instead of a copy ([`subsample`]);
+    /// bit-identical outputs.
+    subsample: default true, memory true,
+        on |a| format!("{} subsampling copies folded into convolution strides", a.folded_subsamplings),
+        off "subsampling folding off";
     /// Give a kernel less scratch than it prefers (smaller im2col tiles, or the direct convolution
     /// without any) where its preferred scratch would raise the arena above the activation peak.
     fit_scratch: default true, memory true,
@@ -274,6 +283,9 @@ pub struct Applied {
     pub folded_scale_shifts: usize,
     /// Transposing copies folded into a matrix product's strides or a convolution's input layout.
     pub folded_transposes: usize,
+    /// Subsampling copies folded into a 1x1 convolution's stride ([`subsample`]).
+    #[serde(default)]
+    pub folded_subsamplings: usize,
     /// Transposing copies cancelled against another after moving below elementwise steps.
     #[serde(default)]
     pub cancelled_transposes: usize,
@@ -380,6 +392,9 @@ pub fn rewrite_graph(g: &mut Graph, o: &Optimizations) -> Applied {
     }
     if o.transpose {
         applied.folded_transposes = transpose::fold_transposes(g);
+    }
+    if o.subsample {
+        applied.folded_subsamplings = subsample::fold_subsampling(g);
     }
     if o.pack_weights {
         applied.packed_weights = pack::pack_conv_weights(g);

@@ -103,12 +103,7 @@ mod tests {
             relu("b1", x, b1),
             relu("a2", a1, a2),
             relu("b2", b1, b2),
-            Node::new(
-                "add",
-                Op::Binary(BinaryOp { kind: Binary::Add, a_strides: s.clone(), b_strides: s }),
-                vec![a2, b2],
-                out,
-            ),
+            Node::new("add", Op::Binary(BinaryOp::new(Binary::Add, s.clone(), s)), vec![a2, b2], out),
         ];
         (g.inputs, g.outputs) = (vec![x], vec![out]);
         let order = memory_aware_order(&g);

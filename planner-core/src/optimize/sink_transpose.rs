@@ -157,7 +157,7 @@ fn moved_below(g: &Graph, r: &Node, t: TensorId, perm: &[usize]) -> Option<Op> {
             let (a, b_) = (permute(&b.a_strides), permute(&b.b_strides));
             let input_dense = strides_of(&permute_shape(shape, perm));
             let (a_strides, b_strides) = if k == 0 { (input_dense, b_) } else { (a, input_dense) };
-            Some(Op::Binary(BinaryOp { kind: b.kind, a_strides, b_strides }))
+            Some(Op::Binary(BinaryOp { kind: b.kind, a_strides, b_strides, act: b.act }))
         }
         _ => None,
     }
@@ -187,7 +187,7 @@ mod tests {
         let k = g.add_const("k", vec![2], Data::F32(vec![2.0, 3.0]));
         let m = g.add_tensor("m", nhwc.clone(), DType::F32, TensorKind::Activation);
         let y = g.add_tensor("y", nchw.clone(), DType::F32, TensorKind::Activation);
-        let mul = BinaryOp { kind: Binary::Mul, a_strides: vec![0, 8, 2, 1], b_strides: vec![0, 0, 0, 1] };
+        let mul = BinaryOp::new(Binary::Mul, vec![0, 8, 2, 1], vec![0, 0, 0, 1]);
         g.nodes.push(Node::new("to_nhwc", Op::Copy(copy::transpose(&[0, 2, 3, 1], &nchw, &nhwc)), vec![x], a));
         g.nodes.push(Node::new("relu", Op::Unary(Unary::Relu), vec![a], r));
         g.nodes.push(Node::new("scale", Op::Binary(mul), vec![r, k], m));

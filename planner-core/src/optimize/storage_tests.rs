@@ -73,7 +73,7 @@ fn views_share_their_roots_buffer_and_extend_its_life() {
 
 fn sub(shape: &[usize]) -> Op {
     let s = crate::ir::strides_of(shape);
-    Op::Binary(BinaryOp { kind: Binary::Sub, a_strides: s.clone(), b_strides: s })
+    Op::Binary(BinaryOp::new(Binary::Sub, s.clone(), s))
 }
 
 const IN_PLACE: Optimizations = Optimizations { in_place: true, ..Optimizations::NONE };

@@ -257,7 +257,7 @@ fn banded_op(op: &Op, in_rows: usize, out_rows: usize, (top, bottom): (usize, us
         }
         Op::Binary(b) => {
             let s = strides_of(out_shape);
-            Op::Binary(crate::ops::binary::BinaryOp { kind: b.kind, a_strides: s.clone(), b_strides: s })
+            Op::Binary(crate::ops::binary::BinaryOp { kind: b.kind, a_strides: s.clone(), b_strides: s, act: b.act })
         }
         Op::QBinary(b) => {
             let s = strides_of(out_shape);

@@ -32,9 +32,7 @@ const MAX_CHECKED: usize = 1 << 24;
 /// folded copies are dropped in one pass at the end.
 pub fn fold_transposes(g: &mut Graph) -> usize {
     let producers = g.producers();
-    let mut uses = vec![0usize; g.tensors.len()];
-    g.nodes.iter().flat_map(|n| &n.inputs).for_each(|&t| uses[t] += 1);
-    g.outputs.iter().for_each(|&t| uses[t] += 1);
+    let mut uses = g.reads();
     let mut removed = vec![false; g.nodes.len()];
     let mut folded = 0;
     for j in 0..g.nodes.len() {

@@ -7,7 +7,7 @@
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
  | weights in flash (`WEIGHT_BYTES`) | 4064 |
 
- Planner: greedy_by_conflicts (proven optimal). Steps: 5. Rewrites: 0 activation(s) fused into the preceding kernel, 1 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
+ Planner: greedy_by_conflicts (proven optimal). Steps: 4. Rewrites: 1 activation(s) fused into the preceding kernel, 0 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 0 subsampling copies folded into convolution strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.*/
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
 pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
@@ -165,10 +165,9 @@ pub fn run_typed_in(
  | step | node | op | kernel | output | at |
  |---|---|---|---|---|---|
  | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | arena 0..8192 (live steps 0..2) |
- | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..4) |
+ | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..3) |
  | 2 | `branch_b.einsum` | EinSum | conv2d | `branch_b` [1, 8, 16, 16] | arena 16384..24576 (live steps 2..3) |
- | 3 | `add` | Add | binary | `add` [1, 8, 16, 16] | arena 8192..16384 (live steps 1..4) |
- | 4 | `relu.low` | Max | unary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
+ | 3 | `add` | Add | binary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
 */
 #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
 pub fn run_in(
@@ -229,7 +228,7 @@ pub fn run_in(
  - in:  `conv0` [1, 8, 16, 16] f32 @ arena 0..8192 (live steps 0..2)
  - in:  `branch_a.weight.0.packed` [584] f32 @ flash 1280..3616
  - in:  `branch_a.bias.0` [8] f32 @ flash 3648..3680
- - out: `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
+ - out: `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..3)
  - scratch: arena 16384..24448 (step 1 only)
 
  SAFETY: every arena slice here is a buffer live at step 1; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
@@ -325,21 +324,21 @@ pub fn run_in(
         );
     }
     /** Step 3: `add` (Add -> binary)
- - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
+ - in:  `branch_a` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..3)
  - in:  `branch_b` [1, 8, 16, 16] f32 @ arena 16384..24576 (live steps 2..3)
- - out: `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
- - in place: the output overwrites `branch_a`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
+ - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
 
  SAFETY: every arena slice here is a buffer live at step 3; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
     {
-        ::sramfit::kernels::add_in_place(
+        ::sramfit::kernels::add_activated(
             &::sramfit::kernels::Broadcast {
                 out_shape: &[1usize, 8usize, 16usize, 16usize],
                 a_strides: &[0usize, 256usize, 16usize, 1usize],
                 b_strides: &[0usize, 256usize, 16usize, 1usize],
             },
+            ::sramfit::kernels::Activation::Relu,
             unsafe {
-                ::sramfit::__private::arena_slice_mut::<
+                ::sramfit::__private::arena_slice::<
                     f32,
                 >(base, ARENA_BYTES, 8192usize, 2048usize)
             },
@@ -347,20 +346,6 @@ pub fn run_in(
                 ::sramfit::__private::arena_slice::<
                     f32,
                 >(base, ARENA_BYTES, 16384usize, 2048usize)
-            },
-        );
-    }
-    /** Step 4: `relu.low` (Max -> unary)
- - in:  `add` [1, 8, 16, 16] f32 @ arena 8192..16384 (live steps 1..4)
- - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
-
- SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other.*/
-    {
-        ::sramfit::kernels::relu(
-            unsafe {
-                ::sramfit::__private::arena_slice::<
-                    f32,
-                >(base, ARENA_BYTES, 8192usize, 2048usize)
             },
             &mut relu_low[..],
         );

@@ -2,12 +2,12 @@
 
  | | bytes |
  |---|---|
- | arena (`ARENA_BYTES`) | 25600 |
+ | arena (`ARENA_BYTES`) | 24576 |
  | lower bound (`LOWER_BOUND_BYTES`, peak at step 2) | 24576 |
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
  | weights in flash (`WEIGHT_BYTES`) | 4064 |
 
- Planner: greedy_by_size. Steps: 5. Rewrites: 0 activation(s) fused into the preceding kernel, 1 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.
+ Planner: naive. Steps: 4. Rewrites: 1 activation(s) fused into the preceding kernel, 0 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 0 subsampling copies folded into convolution strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.
 
  # Memory pools
 
@@ -15,11 +15,11 @@
 
  | pool | bytes | size | buffers | section |
  |---|---|---|---|---|
- | `fast` (`POOL_FAST_BYTES`) | 9216 | 9216 | 2 | - |
- | `slow` (`POOL_SLOW_BYTES`) | 16384 | 1048576 | 3 | `.psram` |
+ | `fast` (`POOL_FAST_BYTES`) | 8192 | 9216 | 1 | - |
+ | `slow` (`POOL_SLOW_BYTES`) | 16384 | 1048576 | 4 | `.psram` |
 */
 /// Bytes of the arena this model's plan needs (what `sram:` is checked against).
-pub const ARENA_BYTES: usize = 25600usize;
+pub const ARENA_BYTES: usize = 24576usize;
 /// The live-bytes lower bound for this schedule: no plan of it can use fewer arena bytes.
 pub const LOWER_BOUND_BYTES: usize = 24576usize;
 /// Arena bytes without any reuse (every buffer its own region), for comparison.
@@ -50,8 +50,8 @@ pub const OUTPUT_QUANT: &[::core::option::Option<::sramfit::Quantization>] = &[
 struct Weights([u8; 4064usize]);
 #[allow(dead_code)]
 static WEIGHTS: Weights = Weights(*b"<4064 bytes, fnv1a64 c77b4fc0133206fe>");
-/// Bytes of pool `fast` its plan uses (declared 9216 bytes; 2 buffers).
-pub const POOL_FAST_BYTES: usize = 9216usize;
+/// Bytes of pool `fast` its plan uses (declared 9216 bytes; 1 buffers).
+pub const POOL_FAST_BYTES: usize = 8192usize;
 /// The memory of pool `fast`: exactly [`POOL_FAST_BYTES`], 16-byte aligned.
 #[repr(C, align(16))]
 pub struct PoolFast([u8; POOL_FAST_BYTES]);
@@ -70,7 +70,7 @@ impl ::core::default::Default for PoolFast {
 static POOL_FAST: ::sramfit::__private::StaticPool<PoolFast> = ::sramfit::__private::StaticPool::new(
     PoolFast::new(),
 );
-/// Bytes of pool `slow` its plan uses (declared 1048576 bytes; 3 buffers, in section `.psram`).
+/// Bytes of pool `slow` its plan uses (declared 1048576 bytes; 4 buffers, in section `.psram`).
 pub const POOL_SLOW_BYTES: usize = 16384usize;
 /// The memory of pool `slow`: exactly [`POOL_SLOW_BYTES`], 16-byte aligned.
 #[repr(C, align(16))]
@@ -224,11 +224,10 @@ pub fn run_typed_in(
 
  | step | node | op | kernel | output | at |
  |---|---|---|---|---|---|
- | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | pool slow 0..8192 (live steps 0..2) |
- | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | pool fast 0..8192 (live steps 1..4) |
+ | 0 | `conv0` | Conv | conv2d | `conv0` [1, 8, 16, 16] | pool fast 0..8192 (live steps 0..2) |
+ | 1 | `branch_a` | Conv | conv2d | `branch_a` [1, 8, 16, 16] | pool slow 0..8192 (live steps 1..3) |
  | 2 | `branch_b.einsum` | EinSum | conv2d | `branch_b` [1, 8, 16, 16] | pool slow 8192..16384 (live steps 2..3) |
- | 3 | `add` | Add | binary | `add` [1, 8, 16, 16] | pool fast 0..8192 (live steps 1..4) |
- | 4 | `relu.low` | Max | unary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
+ | 3 | `add` | Add | binary | `relu.low` [1, 8, 16, 16] | caller's output 0 |
 */
 #[allow(unused_doc_comments, unused_unsafe, unused_variables, clippy::all)]
 pub fn run_in(
@@ -242,8 +241,8 @@ pub fn run_in(
  - in:  `input` [1, 4, 16, 16] f32 @ caller's input 0
  - in:  `conv0.weight.0.packed` [296] f32 @ flash 0..1184
  - in:  `conv0.bias.0` [8] f32 @ flash 1216..1248
- - out: `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
- - scratch: pool fast 0..9216 (step 0 only)
+ - out: `conv0` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 0..2)
+ - scratch: pool slow 0..9216 (step 0 only)
 
  SAFETY: every arena slice here is a buffer live at step 0; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other. Each pool was planned and verified on its own buffers, and each is a `static` of its own: slices of different pools never share a byte.*/
     {
@@ -277,20 +276,20 @@ pub fn run_in(
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
                     f32,
-                >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
+                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
             },
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
                     f32,
-                >(base_fast, POOL_FAST_BYTES, 0usize, 2304usize)
+                >(base_slow, POOL_SLOW_BYTES, 0usize, 2304usize)
             },
         );
     }
     /** Step 1: `branch_a` (Conv -> conv2d)
- - in:  `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
+ - in:  `conv0` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 0..2)
  - in:  `branch_a.weight.0.packed` [584] f32 @ flash 1280..3616
  - in:  `branch_a.bias.0` [8] f32 @ flash 3648..3680
- - out: `branch_a` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 1..4)
+ - out: `branch_a` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 1..3)
  - scratch: pool slow 8192..16256 (step 1 only)
 
  SAFETY: every arena slice here is a buffer live at step 1; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other. Each pool was planned and verified on its own buffers, and each is a `static` of its own: slices of different pools never share a byte.*/
@@ -320,7 +319,7 @@ pub fn run_in(
             unsafe {
                 ::sramfit::__private::arena_slice::<
                     f32,
-                >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
+                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
             },
             ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 1280usize, 584usize),
             Some(
@@ -329,7 +328,7 @@ pub fn run_in(
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
                     f32,
-                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
+                >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
             },
             unsafe {
                 ::sramfit::__private::arena_slice_mut::<
@@ -339,7 +338,7 @@ pub fn run_in(
         );
     }
     /** Step 2: `branch_b.einsum` (EinSum -> conv2d)
- - in:  `conv0` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 0..2)
+ - in:  `conv0` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 0..2)
  - in:  `branch_b.einsum.weights.packed` [72] f32 @ flash 3712..4000
  - in:  `branch_b.einsum.folded_bias` [8] f32 @ flash 4032..4064
  - out: `branch_b` [1, 8, 16, 16] f32 @ pool slow 8192..16384 (live steps 2..3)
@@ -371,7 +370,7 @@ pub fn run_in(
             unsafe {
                 ::sramfit::__private::arena_slice::<
                     f32,
-                >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
+                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
             },
             ::sramfit::__private::weights_slice::<f32>(&WEIGHTS.0, 3712usize, 72usize),
             Some(
@@ -386,42 +385,28 @@ pub fn run_in(
         );
     }
     /** Step 3: `add` (Add -> binary)
- - in:  `branch_a` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 1..4)
+ - in:  `branch_a` [1, 8, 16, 16] f32 @ pool slow 0..8192 (live steps 1..3)
  - in:  `branch_b` [1, 8, 16, 16] f32 @ pool slow 8192..16384 (live steps 2..3)
- - out: `add` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 1..4)
- - in place: the output overwrites `branch_a`, whose last reader is this step (checked by `verify_in_place`); the kernel gets that one `&mut` slice.
+ - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
 
  SAFETY: every arena slice here is a buffer live at step 3; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other. Each pool was planned and verified on its own buffers, and each is a `static` of its own: slices of different pools never share a byte.*/
     {
-        ::sramfit::kernels::add_in_place(
+        ::sramfit::kernels::add_activated(
             &::sramfit::kernels::Broadcast {
                 out_shape: &[1usize, 8usize, 16usize, 16usize],
                 a_strides: &[0usize, 256usize, 16usize, 1usize],
                 b_strides: &[0usize, 256usize, 16usize, 1usize],
             },
+            ::sramfit::kernels::Activation::Relu,
             unsafe {
-                ::sramfit::__private::arena_slice_mut::<
+                ::sramfit::__private::arena_slice::<
                     f32,
-                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
+                >(base_slow, POOL_SLOW_BYTES, 0usize, 2048usize)
             },
             unsafe {
                 ::sramfit::__private::arena_slice::<
                     f32,
                 >(base_slow, POOL_SLOW_BYTES, 8192usize, 2048usize)
-            },
-        );
-    }
-    /** Step 4: `relu.low` (Max -> unary)
- - in:  `add` [1, 8, 16, 16] f32 @ pool fast 0..8192 (live steps 1..4)
- - out: `relu.low` [1, 8, 16, 16] f32 @ caller's output 0
-
- SAFETY: every arena slice here is a buffer live at step 4; the verified plan places buffers whose lifetimes overlap in disjoint bytes, so these slices do not alias each other. Each pool was planned and verified on its own buffers, and each is a `static` of its own: slices of different pools never share a byte.*/
-    {
-        ::sramfit::kernels::relu(
-            unsafe {
-                ::sramfit::__private::arena_slice::<
-                    f32,
-                >(base_fast, POOL_FAST_BYTES, 0usize, 2048usize)
             },
             &mut relu_low[..],
         );

@@ -77,7 +77,7 @@ pub(super) fn raw_binary(
         (broadcast_strides(&w.shape(a), &out_shape), broadcast_strides(&w.shape(b), &out_shape));
     let name = node.output.first().cloned().unwrap_or_default();
     let y = w.graph.add_tensor(name, out_shape, dtype, TensorKind::Activation);
-    w.push(node, Op::Binary(BinaryOp { kind, a_strides, b_strides }), vec![a, b], y);
+    w.push(node, Op::Binary(BinaryOp::new(kind, a_strides, b_strides)), vec![a, b], y);
     w.set(node, 0, Value::Int(y));
     Ok(())
 }

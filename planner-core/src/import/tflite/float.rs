@@ -423,7 +423,7 @@ fn binary(w: &mut Walk<'_>, c: &OpCall<'_>) -> Result<(), String> {
     let (a, b) = (w.float_operand(c, 0, rank)?, w.float_operand(c, 1, rank)?);
     let (sa, sb) = (w.graph.tensors[a].shape.clone(), w.graph.tensors[b].shape.clone());
     let out = crate::import::quant::broadcast_shape(&sa, &sb)?;
-    let op = BinaryOp { kind, a_strides: broadcast_strides(&sa, &out), b_strides: broadcast_strides(&sb, &out) };
+    let op = BinaryOp::new(kind, broadcast_strides(&sa, &out), broadcast_strides(&sb, &out));
     let y = w.float_out(c, 0)?;
     let Some(f) = after else {
         w.push(c, Op::Binary(op), vec![a, b], y);
