@@ -3,11 +3,11 @@
 //!
 //! The kernels already apply [`Activation`] to every output value after the bias (the Add's to
 //! each sum), on the same `f32` the separate node would have read back, so the fused result is
-//! bit-identical. A node is
-//! fused only when the producer's output has exactly one reader (the activation), is not a graph
-//! output, and the producer's current epilogue composes with the activation (`None` composes with
-//! anything; two clamps compose into one when their ranges overlap, e.g. `Max(x, 0)` then
-//! `Min(x, 6)` from an ONNX Clip, into ReLU6). The intermediate tensor is then removed.
+//! bit-identical. A node is fused only when the producer's output has exactly one reader (the
+//! activation), is not a graph output, and the producer's current epilogue composes with the
+//! activation (`None` composes with anything; two clamps compose into one when their ranges
+//! overlap, e.g. `Max(x, 0)` then `Min(x, 6)` from an ONNX Clip, into ReLU6). The intermediate
+//! tensor is then removed.
 
 use sramfit_runtime_min::Activation;
 
