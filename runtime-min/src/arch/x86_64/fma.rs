@@ -1817,7 +1817,7 @@ fn pad_band<'a, S: Lanes>(
 /// `height` rows `wq` wide, band row `r` holding input row `top + r` in columns `cols` (its
 /// first `cols.len()` values) and zeros elsewhere, a row outside the input all zeros. Each value
 /// is written once (zeroing the whole band first, then copying the rows into it, cost ResNet-8's
-/// 16-channel 32x32 layers 7% of their time).
+/// 16-channel 32x32 layers 5-6% of their time: old against new 0.94-0.95).
 #[inline(always)]
 fn padded_rows<'a>(
     p: &Conv2d,
