@@ -1,9 +1,9 @@
 //! Every rewrite (the memory-saving ones and weight packing) keeps outputs bit-identical: random
 //! models shaped for the rewrites (`build/rewrite_graphs.rs`: activations after convolutions and
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
-//! branches, transposed operands, strided 1x1 convolutions, unfolded BatchNormalizations, expanded convolution chains that
-//! patch-based execution runs in bands of rows, their depthwise steps overlapping input and output)
-//! are compiled with every rewrite on
+//! branches, transposed operands, strided 1x1 convolutions, unfolded BatchNormalizations,
+//! expanded convolution chains that patch-based execution runs in bands of rows, their depthwise
+//! steps overlapping input and output) are compiled with every rewrite on
 //! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
 //! bit for bit; scale/shift folding, which rounds differently, is compared within 1e-5 of each
 //! output's largest magnitude. More graphs:

@@ -69,7 +69,6 @@ impl BinaryOp {
     pub fn new(kind: Binary, a_strides: Vec<usize>, b_strides: Vec<usize>) -> BinaryOp {
         BinaryOp { kind, a_strides, b_strides, act: Activation::None }
     }
-
 }
 
 impl OpKind for BinaryOp {

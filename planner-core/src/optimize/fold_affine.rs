@@ -17,9 +17,9 @@
 //! is read by that step alone and is not a graph output; the convolution has no activation yet;
 //! and its weights (and bias) are constants.
 
-use sramfit_runtime_min::{Activation, Conv2d, MatMul};
+use sramfit_runtime_min::{Activation, Conv2d};
 
-use crate::ir::{Graph, Op, TensorId};
+use crate::ir::{Graph, Op};
 use crate::ops::binary::Binary;
 use crate::tensor::{strides_of, Data, TensorKind};
 
@@ -153,38 +153,37 @@ fn pointwise_orientation(g: &Graph, i: usize) -> Option<Orientation> {
     }
 }
 
-/// For a matrix product `i` that is a pointwise convolution ([`pointwise_orientation`]): its
-/// feature map and the 1x1 convolution [`as_pointwise_conv`] would make of it (its activation
-/// kept).
-pub(super) fn pointwise_feature_map(g: &Graph, i: usize) -> Option<(TensorId, Conv2d)> {
+/// For a matrix product `i` that is a pointwise convolution ([`pointwise_orientation`]): which
+/// of its inputs is the feature map (the other the weights), and the 1x1 convolution
+/// [`as_pointwise_conv`] makes of it (its activation kept: the subsampling fold runs after
+/// fusion).
+pub(super) fn pointwise_feature_map(g: &Graph, i: usize) -> Option<(usize, Conv2d)> {
     let Op::MatMul(p) = g.nodes[i].op else { return None };
     let (x, out, positions) = match pointwise_orientation(g, i)? {
         Orientation::WeightsFirst => (1, p.m, p.n),
         Orientation::WeightsSecond => (0, p.n, 1),
     };
-    Some((g.nodes[i].inputs[x], Conv2d { act: p.act, ..Conv2d::pointwise(p.k, out, positions) }))
+    Some((x, Conv2d { act: p.act, ..Conv2d::pointwise(p.k, out, positions) }))
 }
 
-/// Replaces matrix product `i` by the 1x1 convolution it computes ([`pointwise_orientation`]),
+/// Replaces matrix product `i` by the 1x1 convolution it computes ([`pointwise_feature_map`]),
 /// with its weights as a dense `[out, in, 1, 1]` constant. Returns whether it did.
 pub(super) fn as_pointwise_conv(g: &mut Graph, i: usize) -> bool {
-    let Some(orientation) = pointwise_orientation(g, i) else { return false };
+    let Some((x, conv)) = pointwise_feature_map(g, i) else { return false };
     let Op::MatMul(p) = g.nodes[i].op else { return false };
-    let MatMul { m, n, k, a_row_stride, a_col_stride, b_row_stride, b_col_stride, .. } = p;
-    // (weights operand, feature map, out channels, positions, weight (oc, kk) at oc * s_oc + kk * s_k)
-    let (w_in, x, out, positions, (s_oc, s_k)) = match orientation {
-        Orientation::WeightsFirst => (0, 1, m, n, (a_row_stride, a_col_stride)),
-        Orientation::WeightsSecond => (1, 0, n, 1, (b_col_stride, b_row_stride)),
+    // The weights are the other operand; weight (oc, kk) is at oc * s_oc + kk * s_k.
+    let (s_oc, s_k) = match x {
+        1 => (p.a_row_stride, p.a_col_stride),
+        _ => (p.b_col_stride, p.b_row_stride),
     };
-    let (w_t, x) = (g.nodes[i].inputs[w_in], g.nodes[i].inputs[x]);
+    let (out, k) = (conv.out_channels, conv.in_channels);
+    let (x, w_t) = (g.nodes[i].inputs[x], g.nodes[i].inputs[1 - x]);
     let TensorKind::Const(Data::F32(data)) = &g.tensors[w_t].kind else { return false };
     let Some(weights) = (0..out * k).map(|e| data.get(e / k * s_oc + e % k * s_k).copied()).collect() else {
         return false;
     };
     let name = format!("{}.weights", g.nodes[i].name);
     let w = g.add_const(name, vec![out, k, 1, 1], Data::F32(weights));
-    // The product's fused activation, if any (the subsampling fold runs after fusion).
-    let conv = Conv2d { act: p.act, ..Conv2d::pointwise(k, out, positions) };
     g.nodes[i].op = Op::Conv(conv);
     g.nodes[i].inputs = vec![x, w];
     true

@@ -94,7 +94,10 @@ fn subsampling_input(g: &Graph, j: usize, producers: &[Option<usize>], uses: &[u
             let one = p.kernel_h == 1 && p.kernel_w == 1 && p.pad_top == 0 && p.pad_left == 0;
             (one && p.input == ConvInput::Nchw).then_some((n.inputs[0], *p))?
         }
-        Op::MatMul(_) => super::fold_affine::pointwise_feature_map(g, j)?,
+        Op::MatMul(_) => {
+            let (x, p) = super::fold_affine::pointwise_feature_map(g, j)?;
+            (n.inputs[x], p)
+        }
         _ => return None,
     };
     if uses[map] != 1 {
