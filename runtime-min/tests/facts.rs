@@ -1,7 +1,8 @@
 //! The kernel facts (`*_stack_bytes`, `Target`) against the array sizes counted by hand from the
 //! kernels' sources: the portable GEMM's panels (`[f32; 4 * 64]` and `[f32; 64 * 8]`), the
 //! direct convolution's `[f32; 16]`, the FMA panels (`[f32; 32 * 128]`, `[f32; 128 * 12]`,
-//! `[[f32; 32]; 12]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
+//! `[[f32; 32]; 12]`), the implicit GEMM's band (`[f32; 16 * 1024]`) and stride-phase tap
+//! offsets (`[u32; 128]`), the depthwise padded plane (`2 x [f32; 4096 + 16]`, `[usize; 9]`, two
 //! `usize` and two slices of the arrays), the channel-blocked depthwise kernel (`[f32; 8192]`,
 //! `[f32; 2048]`, `[__m256; 25 + 1]`, `[usize; 25]`, `2 x [f32; 16]`), softmax's `2 x [f32; 64]`, resize's `2 x [usize; 64]` and
 //! `[f32; 64]`, `select_cmp`'s rank-8 walk over five stride sets (62 words), and the int8 kernels'
@@ -18,8 +19,8 @@ const CORTEX_M: Target = Target::Portable { pointer_bytes: 4 };
 const PORTABLE_PANELS: usize = (4 * 64 + 64 * 8) * 4;
 const DIRECT: usize = 16 * 4;
 const FMA_PANELS: usize = (32 * 128 + 128 * 12 + 12 * 32) * 4;
-/// The FMA panels and the implicit GEMM's padded band of input rows.
-const FMA_CONV: usize = FMA_PANELS + 16 * 1024 * 4;
+/// The FMA panels, the implicit GEMM's padded band of input rows and its tap offsets.
+const FMA_CONV: usize = FMA_PANELS + 16 * 1024 * 4 + 128 * 4;
 const DEPTHWISE_PLANE: usize = 2 * (4096 + 16) * 4 + 9 * 8 + 2 * 8 + 2 * 16;
 const DEPTHWISE_BLOCKED: usize = (8192 + 2048) * 4 + 26 * 64 + 16 * 16 * 4 + 25 * 8 + 16 * 4;
 

@@ -26,9 +26,10 @@ pub(crate) const FMA_PANELS_BYTES: usize = (FMA_MV_MAX * FMA_KC + FMA_KC * FMA_N
 /// Floats of the implicit-GEMM convolution's zero-padded band of input rows (`x86_64/fma.rs`):
 /// a layer with padding whose output rows read at most this much each runs on such bands.
 pub(crate) const FMA_CONV_BAND: usize = 16 * 1024;
-/// Bytes of the implicit-GEMM convolution's arrays: the row-vector kernels' panels and the padded
-/// band of input rows (`f32`): 87.5 KiB.
-pub(crate) const FMA_CONV_BYTES: usize = FMA_PANELS_BYTES + FMA_CONV_BAND * 4;
+/// Bytes of the implicit-GEMM convolution's arrays: the row-vector kernels' panels, the padded
+/// band of input rows (`f32`) and the tap offsets of an input staged by stride phase (`FMA_KC`
+/// `u32`): 88 KiB.
+pub(crate) const FMA_CONV_BYTES: usize = FMA_PANELS_BYTES + FMA_CONV_BAND * 4 + FMA_KC * 4;
 
 /// Largest zero-padded plane (floats) of the 3x3 depthwise padded-plane kernel.
 pub(crate) const DEPTHWISE_PLANE_MAX: usize = 4096;

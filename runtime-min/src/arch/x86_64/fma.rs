@@ -524,7 +524,7 @@ struct Panels {
 
 // What the kernel facts say these arrays take.
 const _: () = assert!(core::mem::size_of::<Panels>() == FMA_PANELS_BYTES);
-const _: () = assert!(core::mem::size_of::<(Panels, [MaybeUninit<f32>; FMA_CONV_BAND])>() == FMA_CONV_BYTES);
+const _: () = assert!(core::mem::size_of::<(Panels, [MaybeUninit<f32>; FMA_CONV_BAND], [u32; KC])>() == FMA_CONV_BYTES);
 
 impl Panels {
     #[inline(always)]
@@ -1316,7 +1316,10 @@ impl<const C: usize> Positions<C> {
 /// maps, whose rows the row tiles take whole, stay on them (1.4-1.6x slower on the column
 /// tiles), as do stride-2 layers (their im2col copy, the same tiles: ResNet-8's 32-to-64
 /// channel layer to 8x8 1.1-1.3x slower). A strided 1x1 convolution runs on the im2col path
-/// at any depth ([`subsamples`]).
+/// at any depth ([`subsamples`]). A layer whose input the stride-phase staging takes
+/// ([`Phases`]) runs on it, ahead of the im2col path: KWS's first layer (10x4 taps, one input
+/// channel, 5 outputs a row) in 0.86-0.90 of the im2col path's time on AVX-512, old and new code
+/// alternating in one process (p10).
 #[inline(always)]
 pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let ConvOperands { icg, ocg, x: xg, w: wg, bias, y: yg } = ops;
@@ -1325,7 +1328,9 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     let g = conv_gemm(p, ocg, kk, positions);
     let mut band = [MaybeUninit::uninit(); FMA_CONV_BAND];
     let on_cols = conv_cols_fit::<S>(p, &g);
-    if let Some(rows) = im2col_rows::<S>(p, &g).filter(|_| !on_cols || subsamples(p)) {
+    let phases = Phases::of::<S>(p, icg, kk);
+    let im2col = im2col_rows::<S>(p, &g).filter(|_| (!on_cols || subsamples(p)) && phases.is_none());
+    if let Some(rows) = im2col {
         for oh0 in (0..p.out_h).step_by(rows) {
             let bo = rows.min(p.out_h - oh0);
             let cols = im2col_band::<S>(p, icg, xg, oh0, bo, &mut band);
@@ -1336,7 +1341,7 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
         return;
     }
     let mut panels = Panels::new();
-    if let Some(phases) = Phases::of::<S>(p, icg, kk) {
+    if let Some(phases) = phases {
         let staged = phases.stage(p, icg, xg, &mut band);
         let mv = 2 * S::L;
         let epilogue = Epilogue::in_row_tiles::<S>(&g, bias);
@@ -1666,25 +1671,31 @@ fn phase_block<S: Lanes, const R: usize, const C: usize>(
     let blk = Passes::new::<S, R>(g, wg, i0).block::<S, R>(g, wg, i0, mr, 0, epilogue, apack);
     let panel = blk.panel(0, g.k);
     let a = panel.checked::<S, R>();
+    // Every depth's tap offset, computed once: inside the tiles, the offsets' arithmetic (a
+    // division per kernel row) cost as much as the multiply-adds (KWS's first layer on AVX2:
+    // 0.69-0.82 of the time with them computed here).
+    let mut taps = [0u32; KC];
+    let mut depths = taps.iter_mut();
+    for ic in 0..g.k / (p.kernel_h * p.kernel_w) {
+        for kh in 0..p.kernel_h {
+            let row = phases.tap_row(p, ic, kh);
+            for (kw, tap) in (0..p.kernel_w).zip(depths.by_ref()) {
+                // Below `FMA_CONV_BAND` (`Phases::of`).
+                *tap = (row + phases.tap_column(p, kw)) as u32;
+            }
+        }
+    }
     for oh in 0..p.out_h {
         let x = &staged[oh * phases.wp..][..phases.reach + C];
         let mut acc: Acc<S::V, R, C> = [[S::zero(); R]; C];
-        let mut at = 0;
-        for ic in 0..g.k / (p.kernel_h * p.kernel_w) {
-            for kh in 0..p.kernel_h {
-                let row = phases.tap_row(p, ic, kh);
-                for kw in 0..p.kernel_w {
-                    let off = row + phases.tap_column(p, kw);
-                    // SAFETY: `at` is the offset of a depth below `k` (one stride per depth), so
-                    // the `R` vectors at `at` lie inside `a`.
-                    let av = unsafe { vectors_at::<S, R>(a, at) };
-                    for (c, acc_c) in acc.iter_mut().enumerate() {
-                        // SAFETY: `off <= phases.reach` and `c < C`: inside `x`.
-                        let xv = unsafe { *x.get_unchecked(off + c) };
-                        fma_column::<S, R>(acc_c, &av, S::splat(xv));
-                    }
-                    at += panel.stride;
-                }
+        for (d, &off) in taps[..g.k].iter().enumerate() {
+            let off = off as usize;
+            // SAFETY: `d < k`: the panel holds `R` vectors at each depth's offset.
+            let av = unsafe { vectors_at::<S, R>(a, d * panel.stride) };
+            for (c, acc_c) in acc.iter_mut().enumerate() {
+                // SAFETY: `off <= phases.reach` and `c < C`: inside `x`.
+                let xv = unsafe { *x.get_unchecked(off + c) };
+                fma_column::<S, R>(acc_c, &av, S::splat(xv));
             }
         }
         // The tile's columns past the row hold values for the next row's first positions, which
