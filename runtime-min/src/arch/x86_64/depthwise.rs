@@ -203,6 +203,16 @@ pub(super) fn zeroed(buf: &mut [MaybeUninit<f32>], len: usize) -> &mut [f32] {
     unsafe { &mut *(buf as *mut [MaybeUninit<f32>] as *mut [f32]) }
 }
 
+/// `buf` as the values written into it.
+///
+/// # Safety
+/// Every element of `buf` has been written.
+#[inline(always)]
+pub(super) unsafe fn written(buf: &[MaybeUninit<f32>]) -> &[f32] {
+    // SAFETY: the caller's guarantee; `MaybeUninit<f32>` has the layout of `f32`.
+    unsafe { &*(buf as *const [MaybeUninit<f32>] as *const [f32]) }
+}
+
 /// One output plane before the activation, row by row: `yplane = b + conv(xplane, wk)` with `wk`
 /// the 9 weights of the channel.
 #[inline(always)]

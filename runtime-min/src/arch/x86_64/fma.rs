@@ -26,7 +26,7 @@
 //! [`micro_row`] and [`micro_tap_rows`], whose bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
 
 use super::copy::copy_every;
-use super::depthwise::zeroed;
+use super::depthwise::{written, zeroed};
 use super::kernel_columns::{conv_kernel_columns, KernelColumns};
 use super::lanes::{activate, Lanes};
 use crate::arch::x86_64_facts::{FMA_CONV_BAND, FMA_KC as KC, FMA_MV_MAX as MV_MAX, FMA_NB as NB};
@@ -517,8 +517,8 @@ type Acc<V, const R: usize, const C: usize> = [[V; R]; C];
 /// (unused when A is read in place), a B panel (columns gathered from anywhere), and a staging
 /// tile between the accumulators and C's rows. Sized for the widest vectors.
 struct Panels {
-    a: [f32; MV_MAX * KC],
-    b: [f32; KC * NB],
+    a: [MaybeUninit<f32>; MV_MAX * KC],
+    b: [MaybeUninit<f32>; KC * NB],
     tile: [[f32; MV_MAX]; NB],
 }
 
@@ -529,7 +529,13 @@ const _: () = assert!(core::mem::size_of::<(Panels, [MaybeUninit<f32>; FMA_CONV_
 impl Panels {
     #[inline(always)]
     fn new() -> Self {
-        Panels { a: [0.0; MV_MAX * KC], b: [0.0; KC * NB], tile: [[0.0; MV_MAX]; NB] }
+        // The panels are written where they are used (`pack_a`, `gather_b`, `zeroed`): zeroing
+        // their 22 KiB on every call cost a quarter of a VWW band's first convolution.
+        Panels {
+            a: [MaybeUninit::uninit(); MV_MAX * KC],
+            b: [MaybeUninit::uninit(); KC * NB],
+            tile: [[0.0; MV_MAX]; NB],
+        }
     }
 }
 
@@ -696,10 +702,10 @@ fn gemm_rows<S: Lanes>(g: &Gemm, a: &[f32], b: &[f32], bias: Bias, c: &mut [f32]
     let epilogue = Epilogue::in_row_tiles::<S>(g, bias).filter(|_| !streamed_a);
     if streamed_a {
         match g.n {
-            4 => streamed::<S, 4>(g, a, b, c, i0, &mut panels.a),
-            3 => streamed::<S, 3>(g, a, b, c, i0, &mut panels.a),
-            2 => streamed::<S, 2>(g, a, b, c, i0, &mut panels.a),
-            _ => streamed::<S, 1>(g, a, b, c, i0, &mut panels.a),
+            4 => streamed::<S, 4>(g, a, b, c, i0, zeroed(&mut panels.a, MV_MAX * KC)),
+            3 => streamed::<S, 3>(g, a, b, c, i0, zeroed(&mut panels.a, MV_MAX * KC)),
+            2 => streamed::<S, 2>(g, a, b, c, i0, zeroed(&mut panels.a, MV_MAX * KC)),
+            _ => streamed::<S, 1>(g, a, b, c, i0, zeroed(&mut panels.a, MV_MAX * KC)),
         }
     } else {
         let mut i = i0;
@@ -945,7 +951,7 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
     b: &[f32],
     c: &mut [f32],
     blk: &Block,
-    bpack: &mut [f32; KC * NB],
+    bpack: &mut [MaybeUninit<f32>; KC * NB],
     tile: &mut [[f32; MV_MAX]; NB],
 ) {
     let (i0, mr) = (blk.i0, blk.mr);
@@ -963,8 +969,8 @@ fn rows_pass<S: Lanes, const R: usize, const C: usize>(
             }
             if in_place < kc {
                 let (k1, rest) = (kb + in_place, kc - in_place);
-                gather_b::<C>(g, b, &cols, k1, rest, bpack);
-                micro::<S, R, C>(blk.panel(k1, rest), &bpack[..], C, &mut acc);
+                let packed = gather_b::<C>(g, b, &cols, k1, rest, bpack);
+                micro::<S, R, C>(blk.panel(k1, rest), packed, C, &mut acc);
             }
         }
         store_tile::<S, R, C>(g, c, i0, mr, &cols, tile, blk.last, acc);
@@ -1038,17 +1044,17 @@ impl Passes {
         mr: usize,
         k0: usize,
         epilogue: Option<Epilogue<'a>>,
-        apack: &'a mut [f32; MV_MAX * KC],
+        apack: &'a mut [MaybeUninit<f32>; MV_MAX * KC],
     ) -> Block<'a> {
         if self.in_place {
             let (a, accumulate, last) = (&a[i0..], g.add_to_c, epilogue);
             return Block { i0, mr, k0: 0, kc: g.k, accumulate, a, stride: g.a_cs, in_place: true, last };
         }
         let kc = KC.min(g.k - k0);
-        pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
+        let a = pack_a::<S, R>(g, a, i0, mr, k0, kc, apack);
         let accumulate = k0 > 0 || g.add_to_c;
         let last = epilogue.filter(|_| k0 + kc == g.k);
-        let (a, stride) = (&apack[..], R * S::L);
+        let stride = R * S::L;
         Block { i0, mr, k0, kc, accumulate, a, stride, in_place: false, last }
     }
 }
@@ -1079,16 +1085,26 @@ fn b_rows_in_place<const C: usize>(g: &Gemm, b_len: usize, j0: usize, k0: usize,
 }
 
 /// Gathers rows `k0..k0 + kc` of B's columns `cols` into `bpack` for [`micro`] (row stride `C`,
-/// missing columns zero).
+/// missing columns zero); returns them.
 #[inline(always)]
-fn gather_b<const C: usize>(g: &Gemm, b: &[f32], cols: &Cols<C>, k0: usize, kc: usize, bpack: &mut [f32; KC * NB]) {
+fn gather_b<'a, const C: usize>(
+    g: &Gemm,
+    b: &[f32],
+    cols: &Cols<C>,
+    k0: usize,
+    kc: usize,
+    bpack: &'a mut [MaybeUninit<f32>; KC * NB],
+) -> &'a [f32] {
     let j0 = cols.j[0];
-    for (kk, dst) in bpack[..kc * C].chunks_exact_mut(C).enumerate() {
+    let packed = &mut bpack[..kc * C];
+    for (kk, dst) in packed.chunks_exact_mut(C).enumerate() {
         let base = (k0 + kk) * g.b_rs + j0 * g.b_cs;
         for (jj, d) in dst.iter_mut().enumerate() {
-            *d = if jj < cols.n { b[base + jj * g.b_cs] } else { 0.0 };
+            d.write(if jj < cols.n { b[base + jj * g.b_cs] } else { 0.0 });
         }
     }
+    // SAFETY: every element of `packed` was written above.
+    unsafe { written(packed) }
 }
 
 /// The columns of C one tile computes: `j[..n]` (the rest repeat the last one: computed, never
@@ -1177,18 +1193,29 @@ fn store_tile<S: Lanes, const R: usize, const C: usize>(
 }
 
 /// Packs `A[i0..i0 + mr, k0..k0 + kc]` into `ap` as `kc` rows of `R * L` values (rows past `mr`
-/// zero).
+/// zero); returns them.
 #[inline(always)]
-fn pack_a<S: Lanes, const R: usize>(g: &Gemm, a: &[f32], i0: usize, mr: usize, k0: usize, kc: usize, ap: &mut [f32]) {
+fn pack_a<'a, S: Lanes, const R: usize>(
+    g: &Gemm,
+    a: &[f32],
+    i0: usize,
+    mr: usize,
+    k0: usize,
+    kc: usize,
+    ap: &'a mut [MaybeUninit<f32>],
+) -> &'a [f32] {
     let a = &a[i0 * g.a_rs..];
-    for (kk, dst) in ap[..kc * R * S::L].chunks_exact_mut(R * S::L).enumerate() {
+    let ap = &mut ap[..kc * R * S::L];
+    for (kk, dst) in ap.chunks_exact_mut(R * S::L).enumerate() {
         let col = (k0 + kk) * g.a_cs;
         let (live, pad) = dst.split_at_mut(mr);
         for (r, d) in live.iter_mut().enumerate() {
-            *d = a[r * g.a_rs + col];
+            d.write(a[r * g.a_rs + col]);
         }
-        pad.fill(0.0);
+        pad.fill(MaybeUninit::new(0.0));
     }
+    // SAFETY: every element of `ap` was written above (each row's `mr` values and its padding).
+    unsafe { written(ap) }
 }
 
 /// Walks the rows of a convolution's im2col matrix from a given one: for each, the offset of its
@@ -2080,7 +2107,7 @@ struct ConvTiles<'a> {
     xg: &'a [f32],
     yg: &'a mut [f32],
     blk: &'a Block<'a>,
-    bpack: &'a mut [f32; KC * NB],
+    bpack: &'a mut [MaybeUninit<f32>; KC * NB],
     tile: &'a mut [[f32; MV_MAX]; NB],
 }
 
@@ -2107,16 +2134,19 @@ impl ConvTiles<'_> {
                 let (in_h, in_w) = (p.in_h as isize, p.in_w as isize);
                 let mut taps = Taps::at(p, blk.k0);
                 for (kb, kc) in blk.b_blocks() {
-                    for dst in self.bpack[..kc * C].chunks_exact_mut(C) {
+                    let packed = &mut self.bpack[..kc * C];
+                    for dst in packed.chunks_exact_mut(C) {
                         let (th, tw) = taps.tap();
                         let off = taps.next();
                         for (d, &(h, w)) in dst.iter_mut().zip(&corner) {
                             let (ih, iw) = (h + th as isize, w + tw as isize);
                             let ok = (0..in_h).contains(&ih) && (0..in_w).contains(&iw);
-                            *d = if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 };
+                            d.write(if ok { xg[(off as isize + h * in_w + w) as usize] } else { 0.0 });
                         }
                     }
-                    micro::<S, R, C>(blk.panel(kb, kc), &self.bpack[..], C, &mut acc);
+                    // SAFETY: every element of `packed` was written above (`corner` has `C`
+                    // entries, one per value of a row).
+                    micro::<S, R, C>(blk.panel(kb, kc), unsafe { written(packed) }, C, &mut acc);
                 }
             }
         }
