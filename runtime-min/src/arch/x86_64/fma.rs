@@ -1883,9 +1883,8 @@ fn padded_rows<'a>(
         before.fill(MaybeUninit::new(0.0));
         after.fill(MaybeUninit::new(0.0));
     }
-    // SAFETY: every value of `band` was just written (each row's three parts), and
-    // `MaybeUninit<f32>` has the layout of `f32`.
-    unsafe { &*(band as *mut [MaybeUninit<f32>] as *const [f32]) }
+    // SAFETY: every value of `band` was just written (each row's three parts).
+    unsafe { written(band) }
 }
 
 /// `even[m] = src[2 * m]` and `odd[m] = src[2 * m + 1]` for all of `src` (`even` holds
