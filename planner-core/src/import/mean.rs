@@ -13,8 +13,7 @@ use crate::ops::view::View;
 /// a view of its output. Returns how many were rewritten.
 pub fn fuse_mean(g: &mut Graph) -> usize {
     let producers = g.producers();
-    let mut readers = vec![0usize; g.tensors.len()];
-    g.nodes.iter().flat_map(|n| &n.inputs).for_each(|&t| readers[t] += 1);
+    let readers = g.reads();
     let mut fused = 0;
     for m in 0..g.nodes.len() {
         let Some(r) = mean_pair(g, m, &producers, &readers) else { continue };
@@ -31,7 +30,8 @@ pub fn fuse_mean(g: &mut Graph) -> usize {
 }
 
 /// The reduction node that node `m` multiplies by `1 / count`, if `m` is such a multiplication of
-/// a sum reduction that nothing else reads and that is not a graph output.
+/// a sum reduction that nothing else reads and that is not a graph output (`readers`:
+/// [`Graph::reads`], which counts a graph output as a read).
 fn mean_pair(g: &Graph, m: usize, producers: &[Option<usize>], readers: &[usize]) -> Option<usize> {
     let node = &g.nodes[m];
     if !matches!(node.op, Op::Binary(BinaryOp { kind: Binary::Mul, .. })) || node.inputs.len() != 2 {
@@ -50,5 +50,5 @@ fn mean_pair(g: &Graph, m: usize, producers: &[Option<usize>], readers: &[usize]
     let Op::Reduce(ReduceOp { kind: Reducer::Sum, red_shape, .. }) = &g.nodes[r].op else { return None };
     let count = red_shape.iter().product::<usize>();
     let same_shape = g.tensors[node.output].shape == g.tensors[sum].shape;
-    (count > 1 && c == 1.0 / count as f32 && readers[sum] == 1 && same_shape && !g.outputs.contains(&sum)).then_some(r)
+    (count > 1 && c == 1.0 / count as f32 && readers[sum] == 1 && same_shape).then_some(r)
 }
