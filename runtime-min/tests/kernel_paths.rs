@@ -90,6 +90,14 @@ fn conv_cases() -> Vec<Conv2d> {
         // The implicit GEMM on padded bands of output rows: 10 bands; 6 at stride 2, dilated.
         conv_params(1, 64, 16, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, Relu),
         conv_params(1, 48, 24, (31, 34), (3, 3), (2, 2), (2, 2), (2, 1, 3, 2), 1, A0),
+        // Output rows 8 wide, one row tile each on AVX-512: ResNet-8's stride-2 layer to 8x8
+        // (on a padded band), and with 16 channels (tiles of one vector); unpadded (read in
+        // place), 20 channels (a partial second vector); padded with a band too deep to stage
+        // (every position in the scattered tiles).
+        conv_params(1, 32, 64, (16, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, Relu),
+        conv_params(1, 32, 16, (16, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, clip),
+        conv_params(1, 6, 20, (17, 17), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), 1, leaky),
+        conv_params(1, 330, 24, (16, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, A0),
         // Stride-1 depthwise layers with output rows as wide as the input's, which AVX-512 runs
         // on the planes where they are (masked loads) where the channel-blocked kernel would take
         // all channels: KWS's 25x5 planes, a plane of exactly four vectors and one of four
