@@ -547,31 +547,47 @@ macro_rules! by_rows {
     ($s:ty, $mr:expr, $block:ident($($arg:expr),* $(,)?)) => {
         if $mr <= <$s>::L { $block::<$s, 1, 12>($($arg),*) } else { $block::<$s, 2, 6>($($arg),*) }
     };
-    // Two vectors by 12 columns where `$wide` (24 accumulators: AVX-512's registers hold them).
-    ($s:ty, $mr:expr, $wide:expr, $block:ident($($arg:expr),* $(,)?)) => {
-        if $mr > <$s>::L && $wide { $block::<$s, 2, 12>($($arg),*) } else { by_rows!($s, $mr, $block($($arg),*)) }
+    // The implicit GEMM's tiles as `$tiles` ([`RowTiles`]) says.
+    ($s:ty, $mr:expr, $tiles:expr, $block:ident($($arg:expr),* $(,)?)) => {
+        match $tiles {
+            RowTiles::Twelve if $mr > <$s>::L => $block::<$s, 2, 12>($($arg),*),
+            RowTiles::Eight if $mr > <$s>::L => $block::<$s, 2, 8>($($arg),*),
+            RowTiles::Eight => $block::<$s, 1, 8>($($arg),*),
+            _ => by_rows!($s, $mr, $block($($arg),*)),
+        }
     };
 }
 
-/// Whether the implicit GEMM of `p` runs two vectors of channels by 12 positions: on AVX-512
-/// (24 accumulators, A's two vectors loaded once per 24 multiply-adds instead of 12), for rows
-/// of whole tiles of 12 (MNIST's 24-wide second layer: 126 to 116 us). Elsewhere the tiles of 6
-/// were faster: on narrower rows the positions left go to scattered tiles, and ResNet-18's
-/// 4x4 and 2x2 maps ran 1.1x and 1.6x slower.
-#[inline(always)]
-fn wide_row_tiles<S: Lanes>(p: &Conv2d) -> bool {
-    S::REGISTERS >= 32 && p.stride_w <= 2 && p.out_w.is_multiple_of(NB) && p.out_h * p.out_w >= 2 * NB
+/// The row tiles of the implicit GEMM ([`row_tiles`]), for [`by_rows!`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowTiles {
+    /// [`by_rows!`]'s: two vectors of channels by 6 positions, or one by 12.
+    Default,
+    /// Two vectors of channels by 12 positions (24 accumulators, A's two vectors loaded once
+    /// per 24 multiply-adds instead of 12), for rows of whole tiles of 12 (MNIST's 24-wide
+    /// second layer: 126 to 116 us). Elsewhere the tiles of 6 were faster: on narrower rows the
+    /// positions left go to scattered tiles, and ResNet-18's 4x4 and 2x2 maps ran 1.1x and 1.6x
+    /// slower.
+    Twelve,
+    /// Tiles of 8 positions (two vectors of channels, or one for a block of at most `L`), for
+    /// output rows 8 wide: one tile a row, where tiles of 6 left 2 positions of every row, and
+    /// tiles of 12 all 8, to the tiles of scattered positions. Old against new, one process,
+    /// p10: ResNet-8's stride-2 layer to 8x8 0.76-0.84; ResNet-18's 0.72-0.80; 16 output
+    /// channels 0.75; unpadded 0.78; 336 input channels (a band too deep to stage: every
+    /// position scattered, in tiles of 8 instead of 6) 0.87.
+    Eight,
 }
 
-/// Whether the implicit GEMM of `p` runs tiles of 8 positions (two vectors of channels, or one
-/// for a block of at most `L`): on AVX-512, for output rows 8 wide, one tile a row, where tiles
-/// of 6 left 2 positions of every row, and tiles of 12 all 8, to the tiles of scattered
-/// positions. Old against new, one process, p10: ResNet-8's stride-2 layer to 8x8 0.76-0.84;
-/// ResNet-18's 0.72-0.80; 16 output channels 0.75; unpadded 0.78; 336 input channels (a band
-/// too deep to stage: every position scattered, in tiles of 8 instead of 6) 0.87.
+/// The row tiles of the implicit GEMM of `p`: the wider ones only on AVX-512, whose 32
+/// registers hold their accumulators.
 #[inline(always)]
-fn eight_wide_row_tiles<S: Lanes>(p: &Conv2d) -> bool {
-    S::REGISTERS >= 32 && p.out_w == 8
+fn row_tiles<S: Lanes>(p: &Conv2d) -> RowTiles {
+    let whole_twelves = p.stride_w <= 2 && p.out_w.is_multiple_of(NB) && p.out_h * p.out_w >= 2 * NB;
+    match S::REGISTERS >= 32 {
+        true if p.out_w == 8 => RowTiles::Eight,
+        true if whole_twelves => RowTiles::Twelve,
+        _ => RowTiles::Default,
+    }
 }
 
 /// A's rows of one row-vector tile, `kc` deep: the `R * L` values of depth `kk` at
@@ -1763,17 +1779,11 @@ fn conv_rows<S: Lanes>(
 ) {
     let mv = 2 * S::L;
     let epilogue = Epilogue::in_row_tiles::<S>(g, bias);
-    let (wide, eight) = (wide_row_tiles::<S>(p), eight_wide_row_tiles::<S>(p));
+    let tiles = row_tiles::<S>(p);
     let mut i0 = 0;
     while i0 < g.m {
         let mr = mv.min(g.m - i0);
-        if eight && mr > S::L {
-            conv_block::<S, 2, 8>(p, g, xg, wg, &mut yg[j0..], i0, mr, epilogue, panels);
-        } else if eight {
-            conv_block::<S, 1, 8>(p, g, xg, wg, &mut yg[j0..], i0, mr, epilogue, panels);
-        } else {
-            by_rows!(S, mr, wide, conv_block(p, g, xg, wg, &mut yg[j0..], i0, mr, epilogue, panels));
-        }
+        by_rows!(S, mr, tiles, conv_block(p, g, xg, wg, &mut yg[j0..], i0, mr, epilogue, panels));
         if epilogue.is_none() {
             for r in i0..i0 + mr {
                 finish(&mut yg[r * g.c_rs + j0..][..g.n], g, bias, r, j0);
