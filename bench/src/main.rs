@@ -258,6 +258,12 @@ fn main() {
     println!(
         "sramfit kernels: {kernels} (run-time detection, no build flags; detected: {detected}); int8 kernels: {int8_kernels}"
     );
+    let host = sramfit_planner_core::target::Target::host();
+    let tiling = match host.memory_first() {
+        true => "patch-based execution where it saves 10% of the arena",
+        false => "speed first, no patch-based execution (it runs only for a budget here)",
+    };
+    println!("plans: `model!`'s defaults for {}: {tiling}", host.triple);
     if cfg!(feature = "layers") {
         println!("(built with feature `layers`: every step calls the step probe's hook, empty outside `--layers`)");
     }

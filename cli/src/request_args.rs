@@ -23,7 +23,8 @@ pub fn usage() -> String {
          --io-arena             inputs and outputs in the arena (io: arena)\n  \
          --io-caller NAME       with --io-arena, input NAME stays in the caller's buffer (io: arena {{ \"NAME\": caller }})\n  \
          --no-rewrites          every rewrite off; or one at a time: {}\n                         \
-         (--KEY switches one back on after --no-rewrites)\n  \
+         (--KEY switches one back on after --no-rewrites; --tile also asks for tiling where the\n                         \
+         target puts speed first, x86-64 and AArch64, which tile only for a budget unasked)\n  \
          --tile-extra-macs PCT  tile within PCT% extra multiply-accumulates (optimize: {{ tile: PCT% }}; default 10)\n  \
          --limit KEY=VALUE      raise a build-time limit: {} (e.g. --limit fold_bytes=4GiB)\n  \
          --target TRIPLE        the target compiled for (default: this machine's)",

@@ -284,6 +284,8 @@ fn tflm_samples(name: &str, fixture: &serde_json::Value) -> Vec<Sample> {
 /// execution on if `tile` (the firmware's `sram:` budget changes no step).
 fn compile(path: &Path, tile: bool) -> planner_core::pipeline::Program {
     let mut request = planner_core::request::Request::new(path);
+    // The target the firmware is built for, whose tiling default the binaries get.
+    request.target = planner_core::target::Target::new(&std::env::var("TARGET").expect("cargo sets TARGET"));
     request.optimizations.tile = tile;
     let compiled =
         planner_core::compile::compile_model(&request).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));

@@ -298,7 +298,8 @@ fn parse_budget(input: ParseStream, what: &str) -> syn::Result<Budget> {
 
 /// `{ fuse_activations: false, in_place: true, fit_scratch: false }`: switches for the memory-saving
 /// rewrites (each defaults to on); `tile` also takes a bound on the multiply-accumulates it may add,
-/// `tile: 5%`.
+/// `tile: 5%`, and `tile: true` or a bound asks for tiling where the target puts speed first
+/// (x86-64, AArch64: [`Optimizations::for_target`]).
 fn parse_optimize(input: ParseStream) -> syn::Result<Optimizations> {
     let body;
     braced!(body in input);

@@ -48,18 +48,28 @@ impl Compiled {
 /// errors are the path as the user wrote it ([`Request::shown_path`](crate::request::Request)).
 ///
 /// Patch-based execution declines a tiling that saves less than
-/// [`Optimizations::tile_min_gain_percent`](crate::optimize::Optimizations) of the arena; when the
-/// `sram` budget is exceeded without it, the model is compiled again with any gain kept, and that
-/// compilation (fitting or not) is the result.
+/// [`Optimizations::tile_min_gain_percent`](crate::optimize::Optimizations) of the arena (left to
+/// the request's target, [`Optimizations::for_target`](crate::optimize::Optimizations::for_target):
+/// on x86-64 and AArch64 every tiling); when the `sram` budget or a pool is exceeded without it,
+/// the model is compiled again with any gain kept, and that compilation (fitting or not) is the
+/// result.
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
         request.check_pools()?;
-        let compiled = compile_shapes(request)?;
+        let mut request = request.clone();
+        request.optimizations = request.optimizations.for_target(&request.target);
+        let any_gain = || {
+            let mut any_gain = request.clone();
+            any_gain.optimizations.tile_min_gain_percent = Some(0);
+            compile_shapes(&any_gain)
+        };
+        let compiled = match compile_shapes(&request) {
+            Err(CompileError::PoolBudget { .. }) if request.optimizations.tile => any_gain()?,
+            compiled => compiled?,
+        };
         match crate::budget::check(compiled.program(), request.sram, request.flash) {
             Err(CompileError::SramBudget { .. }) if compiled.program().optimizations.1.tile_declined.is_some() => {
-                let mut any_gain = request.clone();
-                any_gain.optimizations.tile_min_gain_percent = 0;
-                let compiled = compile_shapes(&any_gain)?;
+                let compiled = any_gain()?;
                 crate::budget::check(compiled.program(), request.sram, request.flash)?;
                 Ok(compiled)
             }

@@ -37,7 +37,7 @@ pub fn write(out: &Out) {
         fit_scratch: false,
         fold_scale_shift: false,
         // Every tiling the search finds, however small its gain, so that the bands are exercised.
-        tile_min_gain_percent: 0,
+        tile_min_gain_percent: Some(0),
         ..Default::default()
     };
     let folding = Optimizations { fold_scale_shift: true, ..optimized };

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use crate::liveness::Storage;
 use crate::offline::PlanSource;
+use crate::optimize::tile::SPEED_FIRST_MIN_GAIN_PERCENT;
 use crate::pipeline::Program;
 
 /// `[1, 3, 32, 32]`.
@@ -178,11 +179,15 @@ fn pools_doc(p: &Program) -> String {
 /// budget the planner sees would have taken.
 pub fn sram_assert_message(p: &Program) -> String {
     let a = &p.optimizations.1;
-    let declined = a.tile_declined.map_or(String::new(), |t| {
-        format!(
-            "; patch-based execution would lower the bound to {} bytes, a gain under the {}% it takes unasked: write `sram` as a literal so that the build can take it",
-            t.lower_bounds.1, a.tile_min_gain_percent
-        )
+    let declined = a.tile_declined.map_or(String::new(), |t| match a.tile_min_gain_percent {
+        gain if gain >= SPEED_FIRST_MIN_GAIN_PERCENT => format!(
+            "; patch-based execution would lower the bound to {} bytes, which this target (speed first) takes only for a budget: write `sram` as a literal so that the build can take it, or ask for it with `tile: true` among the `optimize` switches",
+            t.lower_bounds.1
+        ),
+        gain => format!(
+            "; patch-based execution would lower the bound to {} bytes, a gain under the {gain}% it takes unasked: write `sram` as a literal so that the build can take it",
+            t.lower_bounds.1
+        ),
     });
     format!(
         "sramfit: the model needs an arena of {} bytes, more than the `sram` budget (lower bound for this schedule: {} bytes, peak at step {}{declined})",

@@ -93,12 +93,13 @@ macro_rules! rewrites {
             /// percent of the model's (default [`tile::DEFAULT_EXTRA_MACS_PERCENT`]).
             #[serde(default = "default_tile_extra_macs")]
             pub tile_extra_macs_percent: u32,
-            /// The least share of the lower bound, in percent, a tiling must save to be kept
-            /// (default [`tile::MIN_GAIN_PERCENT`]; 0 keeps any gain): a smaller gain is not worth
-            /// the band copies and the shorter kernel calls, unless the SRAM budget needs it
-            /// ([`crate::compile::compile_model`] then compiles again with 0).
-            #[serde(default = "default_tile_min_gain")]
-            pub tile_min_gain_percent: u32,
+            /// The least share of the lower bound, in percent, a tiling must save to be kept (0
+            /// keeps any gain): a smaller gain is not worth the band copies and the shorter kernel
+            /// calls, unless the SRAM budget needs it ([`crate::compile::compile_model`] then
+            /// compiles again with 0). `None` (the default): the target's
+            /// ([`Optimizations::for_target`]); switching `tile` on sets [`tile::MIN_GAIN_PERCENT`].
+            #[serde(default)]
+            pub tile_min_gain_percent: Option<u32>,
         }
 
         impl Optimizations {
@@ -107,7 +108,7 @@ macro_rules! rewrites {
                 Optimizations {
                     $( $key: false, )*
                     tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT,
-                    tile_min_gain_percent: tile::MIN_GAIN_PERCENT,
+                    tile_min_gain_percent: None,
                 };
 
             /// Every rewrite, in report order, with its key, doc and default.
@@ -115,11 +116,15 @@ macro_rules! rewrites {
                 $( Rewrite { key: stringify!($key), doc: concat!($($doc, "\n",)*), default: $default }, )*
             ];
 
-            /// Switches the rewrite `key` on or off; `Err` lists the keys when there is no such rewrite.
+            /// Switches the rewrite `key` on or off; `Err` lists the keys when there is no such
+            /// rewrite. Switching `tile` on asks for it on any target ([`tile::MIN_GAIN_PERCENT`]).
             pub fn set(&mut self, key: &str, on: bool) -> Result<(), String> {
                 match key {
                     $( stringify!($key) => self.$key = on, )*
                     _ => return Err(format!("unknown rewrite `{key}`; the rewrites are {}", Self::keys())),
+                }
+                if key == "tile" && on {
+                    self.tile_min_gain_percent.get_or_insert(tile::MIN_GAIN_PERCENT);
                 }
                 Ok(())
             }
@@ -133,9 +138,22 @@ macro_rules! rewrites {
                         tile::MAX_EXTRA_MACS_PERCENT
                     ));
                 }
-                self.tile = true;
+                self.set("tile", true)?;
                 self.tile_extra_macs_percent = percent;
                 Ok(())
+            }
+
+            /// These switches with the least tiling gain left to the target
+            /// ([`Optimizations::tile_min_gain_percent`] `None`) set from `target`:
+            /// [`tile::MIN_GAIN_PERCENT`] where memory comes first
+            /// ([`crate::target::Target::memory_first`]), else
+            /// [`tile::SPEED_FIRST_MIN_GAIN_PERCENT`] (no tiling unless a budget needs it).
+            pub fn for_target(self, target: &crate::target::Target) -> Optimizations {
+                let gain = match target.memory_first() {
+                    true => tile::MIN_GAIN_PERCENT,
+                    false => tile::SPEED_FIRST_MIN_GAIN_PERCENT,
+                };
+                Optimizations { tile_min_gain_percent: Some(self.tile_min_gain_percent.unwrap_or(gain)), ..self }
             }
 
             /// `` `a`, `b`, ... `` for messages.
@@ -150,7 +168,7 @@ macro_rules! rewrites {
                 Optimizations {
                     $( $key: $default, )*
                     tile_extra_macs_percent: tile::DEFAULT_EXTRA_MACS_PERCENT,
-                    tile_min_gain_percent: tile::MIN_GAIN_PERCENT,
+                    tile_min_gain_percent: None,
                 }
             }
         }
@@ -351,6 +369,10 @@ impl Applied {
                 100.0 * t.extra_macs as f64 / t.macs.max(1) as f64
             ),
             None => match self.tile_declined {
+                Some(t) if self.tile_min_gain_percent >= tile::SPEED_FIRST_MIN_GAIN_PERCENT => format!(
+                    "no chain tiled (speed first on this target: the best tiling, {} chain(s) in {} bands, would lower the lower bound from {} to {} bytes; an sram budget or pools that need it get it, as does `tile: true`)",
+                    t.chains, t.bands, t.lower_bounds.0, t.lower_bounds.1
+                ),
                 Some(t) => format!(
                     "no chain tiled (the best tiling, {} chain(s) in {} bands, lowered the lower bound only from {} to {} bytes, less than the {}% worth its time; an sram budget that needs it gets it)",
                     t.chains, t.bands, t.lower_bounds.0, t.lower_bounds.1, self.tile_min_gain_percent
@@ -475,8 +497,9 @@ pub fn schedule(g: Graph, o: &Optimizations, applied: &mut Applied) -> (Graph, L
     let after = plan::lower_bound(&live.problem).bytes;
     applied.schedule_lower_bounds = bounds;
     let t = tile::Tiled { lower_bounds: (t.lower_bounds.0, after), ..t };
-    applied.tile_min_gain_percent = o.tile_min_gain_percent;
-    if !t.saves(o.tile_min_gain_percent) {
+    // Left to a target the caller did not resolve ([`Optimizations::for_target`]): memory first.
+    applied.tile_min_gain_percent = o.tile_min_gain_percent.unwrap_or(tile::MIN_GAIN_PERCENT);
+    if !t.saves(applied.tile_min_gain_percent) {
         applied.tile_declined = Some(t);
         return best;
     }

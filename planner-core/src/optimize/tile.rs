@@ -51,6 +51,11 @@ pub const MAX_EXTRA_MACS_PERCENT: u32 = 100;
 /// worth (a DS-CNN on a Cortex-M0 saved 4% for 1.67x the instructions at no extra MAC).
 pub const MIN_GAIN_PERCENT: u32 = 10;
 
+/// The least gain where speed comes first ([`crate::target::Target::memory_first`] false): a
+/// tiling never saves the whole lower bound, so none is kept unless the `sram` budget or the pools
+/// need it (the model is then compiled again keeping any gain).
+pub const SPEED_FIRST_MIN_GAIN_PERCENT: u32 = 100;
+
 /// The band counts the search tries for each chain.
 const BAND_COUNTS: [usize; 9] = [2, 3, 4, 5, 6, 8, 10, 12, 16];
 
