@@ -79,9 +79,10 @@ impl Target {
     /// Whether a build for this target spends time to save arena bytes without being asked
     /// ([`crate::optimize::tile`]'s default): every target but the 64-bit application processors
     /// (x86-64, AArch64), whose caches hold a model's activations many times over and whose memory
-    /// is counted in gigabytes. There, patch-based execution made VWW 1.27x and MNIST 1.16x slower
-    /// for arenas 3x smaller (same-process A/B, x86-64 with AVX-512), so it runs only where an
-    /// `sram` budget or pools need it, or where the user asks (`optimize: { tile: true }`).
+    /// is counted in gigabytes. There, patch-based execution made VWW 1.25-1.27x and MNIST
+    /// 1.13-1.16x slower for arenas 3x smaller (same-process A/B, x86-64 with AVX-512), so it runs
+    /// only where an `sram` budget or pools need it, or where the user asks (`optimize: { tile:
+    /// true }`).
     pub fn memory_first(&self) -> bool {
         !matches!(self.family, Family::X86_64 | Family::Aarch64)
     }
