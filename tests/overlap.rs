@@ -1,15 +1,14 @@
 //! Overlapping input and output (`optimize: { overlap }`, on by default) changes where a step's
-//! output is written, never what: each model is compiled with it and without it, with tiling
-//! (asked for: on x86-64 it is not the default) and without, all run on the same inputs and the
-//! outputs compared bit for bit
-//! (random inputs). The overlapped arena must not be larger, and on the models whose peak is a
-//! depthwise convolution (the MobileNetV2 ones, f32 and the int8 QDQ files, whose NCHW depthwise
-//! layers have a plane order too) it must be smaller, so the overlapped steps really ran. The
-//! arena figures are printed (`--nocapture`). The `.tflite` files' int8 convolutions are NHWC,
-//! overlapped row by row with `overlap_rows`: those models are compiled the same four ways and each run bit for bit
-//! against TensorFlow Lite Micro's outputs (their fixtures), and those whose peak is a
-//! convolution (the ResNets, MobileNetV2, the KWS DS-CNN, whose equal layers overlap as one chain)
-//! must shrink.
+//! output is written, never what: each model is compiled with it and without it, with tiling (asked
+//! for: on x86-64 it is not the default) and without, all run on the same inputs and the outputs
+//! compared bit for bit (random inputs). The overlapped arena must not be larger, and on the models
+//! whose peak is a depthwise convolution (the MobileNetV2 ones, f32 and the int8 QDQ files, whose
+//! NCHW depthwise layers have a plane order too) it must be smaller, so the overlapped steps really
+//! ran. The arena figures are printed (`--nocapture`). The `.tflite` files' int8 convolutions are
+//! NHWC, overlapped row by row with `overlap_rows`: those models are compiled the same four ways
+//! and each run bit for bit against TensorFlow Lite Micro's outputs (their fixtures), and those
+//! whose peak is a convolution (the ResNets, MobileNetV2, the KWS DS-CNN, whose equal layers
+//! overlap as one chain) must shrink.
 
 mod common;
 

@@ -1,11 +1,10 @@
 //! Patch-based execution (`optimize: { tile }`, on by default for microcontrollers, asked for here:
 //! on x86-64 it runs only for a budget) changes where rows are computed, never what: each model is
-//! compiled with it and without it, both run on the same
-//! inputs, and the outputs compared bit for bit (f32 models on random inputs; the int8 MLPerf Tiny
-//! models on TFLite Micro's fixture samples, where both builds must equal TFLM's outputs); the
-//! tiled arena must not be larger. The arena figures are printed (`--nocapture`). The default
-//! builds are also checked against onnxruntime and tract (`tests/models.rs`, `tests/architectures.rs`)
-//! and TFLM (`tests/tflite_models.rs`).
+//! compiled with it and without it, both run on the same inputs, and the outputs compared bit for
+//! bit (f32 models on random inputs; the int8 MLPerf Tiny models on TFLite Micro's fixture samples,
+//! where both builds must equal TFLM's outputs); the tiled arena must not be larger. The arena
+//! figures are printed (`--nocapture`). The default builds are also checked against onnxruntime and
+//! tract (`tests/models.rs`, `tests/architectures.rs`) and TFLM (`tests/tflite_models.rs`).
 
 mod common;
 

@@ -352,8 +352,8 @@ fn no_rewrites_plans_the_graph_as_imported() {
         |s: &str| s.lines().find(|l| l.starts_with("arena")).unwrap().split_whitespace().nth(1).unwrap().to_owned();
     // Without scratch fitting, conv2's im2col scratch is its preferred size: 128 rows (the kernel's
     // K block) x 64 positions. With the rewrites and tiling asked for (on an x86-64 or AArch64
-    // host it is not the default), patch-based execution runs the convolutions in bands of rows, copying the
-    // rows neighbouring bands share (23,520 B untiled; 7,920 B recomputing them).
+    // host it is not the default), patch-based execution runs the convolutions in bands of rows,
+    // copying the rows neighbouring bands share (23,520 B untiled; 7,920 B recomputing them).
     assert_eq!((arena(&with).as_str(), arena(&without).as_str()), ("6,336", "43,872"));
 }
 
