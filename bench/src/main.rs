@@ -260,8 +260,11 @@ fn main() {
     );
     let host = sramfit_planner_core::target::Target::host();
     let tiling = match host.memory_first() {
-        true => "patch-based execution where it saves 10% of the arena",
-        false => "speed first, no patch-based execution (it runs only for a budget here)",
+        true => format!(
+            "patch-based execution where it saves {}% of the arena",
+            sramfit_planner_core::optimize::tile::MIN_GAIN_PERCENT
+        ),
+        false => "speed first, no patch-based execution (it runs only for a budget here)".to_owned(),
     };
     println!("plans: `model!`'s defaults for {}: {tiling}", host.triple);
     if cfg!(feature = "layers") {
