@@ -1,7 +1,10 @@
 """Times one ONNX model with onnxruntime on one intra-op thread (called by sramfit-bench).
 
-usage: python3 ort_bench.py MODEL.onnx ITERATIONS
-Prints one line: the per-inference times in nanoseconds, space-separated (after 3 warm-up runs).
+usage: python3 ort_bench.py MODEL.onnx
+Loads the model, runs it 3 times, prints `ready`, then for every line `N` read from stdin runs N
+inferences and prints one line: their times in nanoseconds, space-separated; until stdin closes.
+The bench keeps one such worker per model, so that its rounds can alternate the engines every few
+tens of milliseconds without paying a process start and a session load per round.
 
 `session.qdqisint8allowed = 1`, as for the quantized fixtures (scripts/gen_quantized.py): int8 QDQ
 files run on onnxruntime's int8 x int8 integer kernels instead of being converted to uint8
@@ -13,7 +16,7 @@ import time
 import numpy as np
 import onnxruntime as ort
 
-path, iterations = sys.argv[1], int(sys.argv[2])
+path = sys.argv[1]
 options = ort.SessionOptions()
 options.intra_op_num_threads = 1
 options.inter_op_num_threads = 1
@@ -24,9 +27,18 @@ feeds = {i.name: rng.uniform(-1, 1, [d if isinstance(d, int) else 1 for d in i.s
          for i in session.get_inputs()}
 for _ in range(3):
     session.run(None, feeds)
-times = []
-for _ in range(iterations):
-    start = time.perf_counter_ns()
-    session.run(None, feeds)
-    times.append(time.perf_counter_ns() - start)
-print(" ".join(map(str, times)))
+
+
+def timed(n):
+    """The times of n inferences, in nanoseconds, as one line."""
+    times = []
+    for _ in range(n):
+        start = time.perf_counter_ns()
+        session.run(None, feeds)
+        times.append(time.perf_counter_ns() - start)
+    return " ".join(map(str, times))
+
+
+print("ready", flush=True)
+for line in sys.stdin:
+    print(timed(int(line)), flush=True)

@@ -1,11 +1,15 @@
 //! `cargo run --release -p sramfit-bench [NAME...]`: single-thread, batch-1 latency of the code `model!`
 //! generates, against tract (optimized plan) on the same ONNX file and, when Python `onnxruntime`
-//! is installed, onnxruntime with one intra-op thread (a subprocess, `bench/ort_bench.py`).
+//! is installed, onnxruntime with one intra-op thread (a worker subprocess per model,
+//! `bench/ort_bench.py`, that loads the model once and times runs on request).
 //!
-//! Engines alternate within every round (and the order flips each round), so a noisy machine moves
-//! all of them together; the table reports per-inference medians with their 10th-90th percentile
-//! spread, the ratios, the GFLOP/s sramfit reaches (2 x multiply-accumulates / median) and its share
-//! of this core's f32 FMA peak (derivation printed with the table).
+//! Every engine runs on one core (the bench pins itself, and so its workers, to the core it
+//! starts on) and the engines alternate every [`ROUND_TIME`] or so over [`ROUNDS`] rounds (the
+//! order flips each round), so a noisy machine moves all of them together; the table reports
+//! per-inference medians with their 10th-90th percentile spread, the ratios, sramfit's median over
+//! onnxruntime's per round (the median and spread over the rounds of the ratio of the two
+//! engines' medians in that round), the GFLOP/s sramfit reaches (2 x multiply-accumulates /
+//! median) and its share of this core's f32 FMA peak (derivation printed with the table).
 //!
 //! sramfit's kernels are the ones a user's own crate gets, built without any flags: the best path
 //! the CPU runs, detected at run time (the table's header names it); `-- --kernel-path NAME` forces
@@ -51,8 +55,9 @@ macro_rules! bench_models {
 mod layers;
 mod rewrites;
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -86,8 +91,8 @@ macro_rules! benches {
 bench_models!(benches);
 
 /// Rounds per model; each round times every engine for about [`ROUND_TIME`].
-const ROUNDS: usize = 7;
-const ROUND_TIME: Duration = Duration::from_millis(150);
+const ROUNDS: usize = 31;
+const ROUND_TIME: Duration = Duration::from_millis(30);
 
 fn crate_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -111,8 +116,8 @@ fn inputs(shapes: &[&[usize]]) -> Vec<Vec<f32>> {
         .collect()
 }
 
-/// An engine: runs one inference.
-type Engine<'a> = Box<dyn FnMut() + 'a>;
+/// An engine: `(n, out)` runs `n` inferences and appends their times to `out`.
+type Engine<'a> = Box<dyn FnMut(usize, &mut Vec<Duration>) + 'a>;
 
 /// Times `iterations` calls of `f`, one sample per call.
 fn sample(f: &mut dyn FnMut(), iterations: usize, out: &mut Vec<Duration>) {
@@ -123,14 +128,120 @@ fn sample(f: &mut dyn FnMut(), iterations: usize, out: &mut Vec<Duration>) {
     }
 }
 
-/// Per-inference times of onnxruntime, from the Python helper (None when unavailable).
-fn ort_samples(model: &Path, iterations: usize) -> Option<Vec<Duration>> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ort_bench.py");
-    let out = Command::new("python3").arg(script).arg(model).arg(iterations.to_string()).output().ok()?;
-    if !out.status.success() {
+/// What [`time_rounds`] measured: per engine, every sample and each round's median.
+struct Timed {
+    samples: Vec<Vec<Duration>>,
+    round_medians: Vec<Vec<Duration>>,
+}
+
+/// Times the engines over [`ROUNDS`] rounds, each engine about [`ROUND_TIME`] per round, one
+/// after the other (every other round in the opposite order): a machine whose speed moves over
+/// seconds moves all of them alike, and two engines' medians of one round are a pair.
+fn time_rounds(engines: &mut [(&str, Engine)]) -> Timed {
+    let iterations: Vec<usize> = (engines.iter_mut())
+        .map(|(_, run)| {
+            let mut warm = Vec::new();
+            run(2, &mut warm);
+            let once = warm.last().copied().unwrap_or_default().max(Duration::from_micros(1));
+            ((ROUND_TIME.as_secs_f64() / once.as_secs_f64()) as usize).clamp(3, 10_000)
+        })
+        .collect();
+    let mut timed = Timed { samples: vec![Vec::new(); engines.len()], round_medians: vec![Vec::new(); engines.len()] };
+    for round in 0..ROUNDS {
+        let mut order: Vec<usize> = (0..engines.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for e in order {
+            let mut this = Vec::with_capacity(iterations[e]);
+            (engines[e].1)(iterations[e], &mut this);
+            if !this.is_empty() {
+                timed.round_medians[e].push(stats(&mut this).0);
+            }
+            timed.samples[e].extend(this);
+        }
+    }
+    timed
+}
+
+/// Pins this thread, and so the onnxruntime workers it starts afterwards, to the core it runs on,
+/// and returns that core: on a shared machine each core has its own slow spells (here, 1.5x for
+/// seconds at a time, independently on either core), and engines that run on different cores
+/// would not share them.
+#[cfg(target_os = "linux")]
+fn pin_to_this_core() -> Option<usize> {
+    // SAFETY: plain system calls on a zeroed `cpu_set_t` owned by this frame.
+    unsafe {
+        let cpu = usize::try_from(libc::sched_getcpu()).ok()?;
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        (libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0).then_some(cpu)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pin_to_this_core() -> Option<usize> {
+    None
+}
+
+/// The median and the 10th-90th percentiles over the rounds of `a`'s round median over `b`'s
+/// (None unless both have every round).
+fn paired_ratio(a: &[Duration], b: &[Duration]) -> Option<(f64, f64, f64)> {
+    if a.len() != ROUNDS || b.len() != ROUNDS {
         return None;
     }
-    String::from_utf8(out.stdout).ok()?.split_whitespace().map(|t| t.parse().ok().map(Duration::from_nanos)).collect()
+    let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x.as_secs_f64() / y.as_secs_f64()).collect();
+    r.sort_by(f64::total_cmp);
+    let at = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
+    Some((at(0.5), at(0.1), at(0.9)))
+}
+
+/// onnxruntime on one model: a `bench/ort_bench.py` worker that has loaded it and times runs on
+/// request, so that a round costs no process start or session load.
+struct OrtWorker {
+    child: Child,
+    requests: ChildStdin,
+    replies: BufReader<ChildStdout>,
+}
+
+impl OrtWorker {
+    /// A worker for `model`, once it has loaded the model (None when onnxruntime cannot run it).
+    fn start(model: &Path) -> Option<Self> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("ort_bench.py");
+        let mut child = (Command::new("python3").arg(script).arg(model))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let requests = child.stdin.take()?;
+        let mut replies = BufReader::new(child.stdout.take()?);
+        let mut ready = String::new();
+        replies.read_line(&mut ready).ok()?;
+        let worker = OrtWorker { child, requests, replies };
+        (ready.trim() == "ready").then_some(worker)
+    }
+
+    /// This worker as an [`Engine`] (a failed request adds no samples).
+    fn engine(&mut self) -> Engine<'_> {
+        Box::new(|n, out| out.extend(self.samples(n).unwrap_or_default()))
+    }
+
+    /// The per-inference times of `iterations` runs (None when the worker failed).
+    fn samples(&mut self, iterations: usize) -> Option<Vec<Duration>> {
+        writeln!(self.requests, "{iterations}").ok()?;
+        let mut line = String::new();
+        self.replies.read_line(&mut line).ok()?;
+        line.split_whitespace().map(|t| t.parse().ok().map(Duration::from_nanos)).collect()
+    }
+}
+
+impl Drop for OrtWorker {
+    fn drop(&mut self) {
+        // The worker exits when its stdin closes; do not leave it running if it does not.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// (median, 10th percentile, 90th percentile).
@@ -250,7 +361,8 @@ fn main() {
     let (peak, how) = fma_peak();
     let with_ort =
         Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());
-    println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model");
+    let core = pin_to_this_core().map_or("not pinned to a core".to_owned(), |c| format!("every engine on core {c}"));
+    println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model, {core}");
     println!("{how}");
     let kernels = sramfit::kernels::kernel_path().name();
     let detected = sramfit::kernels::detected_kernel_path().name();
@@ -275,9 +387,9 @@ fn main() {
     }
     println!();
     println!(
-        "| model | MMACs | sramfit ms (p10-p90) | tract ms (p10-p90) | onnxruntime ms (p10-p90) | sramfit/tract | sramfit/ort | sramfit GFLOP/s | % of peak |"
+        "| model | MMACs | sramfit ms (p10-p90) | tract ms (p10-p90) | onnxruntime ms (p10-p90) | sramfit/tract | sramfit/ort | sramfit/ort per round (p10-p90) | sramfit GFLOP/s | % of peak |"
     );
-    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     // `cargo run --release -p sramfit-bench -- resnet mnist`: only the models whose name contains
     // one of the arguments (case-insensitive).
     let filters: Vec<String> = args.iter().map(|a| a.to_lowercase()).collect();
@@ -316,44 +428,21 @@ fn main() {
         let twin = (b.name.strip_suffix(INT8)).and_then(|float| BENCHES.iter().find(|t| t.name == float));
         let mut twin_outs = twin.map_or(Vec::new(), output_buffers);
         let mut twin_run = || run_once(twin.expect("an int8 row with a float twin"), &ins, &mut twin_outs);
-        let mut engines: Vec<(&str, Engine)> =
-            vec![("sramfit", Box::new(&mut sramfit_run)), ("tract", Box::new(&mut tract_run))];
+        let mut ort_worker = with_ort.then(|| OrtWorker::start(&path)).flatten();
+        let mut engines: Vec<(&str, Engine)> = vec![
+            ("sramfit", Box::new(|n, out: &mut Vec<Duration>| sample(&mut sramfit_run, n, out))),
+            ("tract", Box::new(|n, out: &mut Vec<Duration>| sample(&mut tract_run, n, out))),
+        ];
         if twin.is_some() {
-            engines.push(("sramfit f32", Box::new(&mut twin_run)));
+            engines.push(("sramfit f32", Box::new(|n, out: &mut Vec<Duration>| sample(&mut twin_run, n, out))));
         }
-        // Calibrate: iterations per round so that each engine runs about ROUND_TIME.
-        let mut iterations = Vec::new();
-        for (_, run) in engines.iter_mut() {
-            run();
-            let start = Instant::now();
-            run();
-            let once = start.elapsed().max(Duration::from_micros(1));
-            iterations.push(((ROUND_TIME.as_secs_f64() / once.as_secs_f64()) as usize).clamp(3, 10_000));
-        }
-        let ort_iterations = iterations[1];
-        let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); engines.len()];
-        let mut ort: Option<Vec<Duration>> = with_ort.then(Vec::new);
-        let time_ort = |ort: &mut Option<Vec<Duration>>| {
-            if let Some(o) = ort {
-                o.extend(ort_samples(&path, ort_iterations).unwrap_or_default());
-            }
-        };
-        for round in 0..ROUNDS {
-            // Every other round runs the engines in the opposite order.
-            let reversed = round % 2 == 1;
-            let mut order: Vec<usize> = (0..engines.len()).collect();
-            if reversed {
-                order.reverse();
-                time_ort(&mut ort);
-            }
-            for e in order {
-                sample(&mut *engines[e].1, iterations[e], &mut samples[e]);
-            }
-            if !reversed {
-                time_ort(&mut ort);
-            }
-        }
+        let ort_engine = ort_worker.as_mut().map(|w| w.engine()).map(|e| engines.push(("onnxruntime", e))).is_some();
+        let timed = time_rounds(&mut engines);
         drop(engines);
+        let mut samples = timed.samples;
+        let ort = ort_engine.then(|| samples.pop()).flatten();
+        let paired =
+            (timed.round_medians.last()).filter(|_| ort_engine).and_then(|o| paired_ratio(&timed.round_medians[0], o));
         let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
         let float_twin = samples.get_mut(2).map(|f| stats(f).0);
         let o = ort.filter(|o| !o.is_empty()).map(|mut o| stats(&mut o));
@@ -364,7 +453,7 @@ fn main() {
         let gflops = 2.0 * macs as f64 / s.0.as_secs_f64() / 1e9;
         let ratio = |x: Duration| s.0.as_secs_f64() / x.as_secs_f64();
         println!(
-            "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {:.2} | {:.1}% |",
+            "| {} | {:.1} | {} | {} | {} | {:.2} | {} | {} | {:.2} | {:.1}% |",
             b.name,
             macs as f64 / 1e6,
             cell(Some(s)),
@@ -372,6 +461,7 @@ fn main() {
             cell(o),
             ratio(t.0),
             o.map_or("-".into(), |o| format!("{:.2}", ratio(o.0))),
+            paired.map_or("-".into(), |(m, lo, hi)| format!("{m:.2} ({lo:.2}-{hi:.2})")),
             gflops,
             100.0 * gflops / peak
         );
@@ -379,6 +469,7 @@ fn main() {
             "model": b.name, "path": b.path, "macs": macs,
             "sramfit_ms": ms_json(Some(s)), "tract_ms": ms_json(Some(t)), "onnxruntime_ms": ms_json(o),
             "sramfit_over_tract": ratio(t.0), "sramfit_over_onnxruntime": o.map(|o| ratio(o.0)),
+            "sramfit_over_onnxruntime_per_round": paired.map(|(m, lo, hi)| json!({ "median": m, "p10": lo, "p90": hi })),
             "gflops": gflops, "peak_share": gflops / peak,
         }));
         if with_layers {
