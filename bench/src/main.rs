@@ -165,7 +165,7 @@ fn time_rounds(engines: &mut [(&str, Engine)]) -> Timed {
 }
 
 /// Pins this thread, and so the onnxruntime workers it starts afterwards, to the core it runs on,
-/// and returns that core: on a shared machine each core has its own slow spells (here, 1.5x for
+/// and returns that core: on a shared machine each core has its own slow spells (here, 1.5-2x for
 /// seconds at a time, independently on either core), and engines that run on different cores
 /// would not share them.
 #[cfg(target_os = "linux")]
@@ -192,8 +192,7 @@ fn paired_ratio(a: &[Duration], b: &[Duration]) -> Option<(f64, f64, f64)> {
     }
     let mut r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x.as_secs_f64() / y.as_secs_f64()).collect();
     r.sort_by(f64::total_cmp);
-    let at = |q: f64| r[((r.len() - 1) as f64 * q).round() as usize];
-    Some((at(0.5), at(0.1), at(0.9)))
+    Some(spread(&r))
 }
 
 /// onnxruntime on one model: a `bench/ort_bench.py` worker that has loaded it and times runs on
@@ -247,7 +246,12 @@ impl Drop for OrtWorker {
 /// (median, 10th percentile, 90th percentile).
 fn stats(samples: &mut [Duration]) -> (Duration, Duration, Duration) {
     samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    spread(samples)
+}
+
+/// (median, 10th percentile, 90th percentile) of sorted, non-empty `values`.
+fn spread<T: Copy>(values: &[T]) -> (T, T, T) {
+    let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.1), at(0.9))
 }
 
@@ -361,7 +365,8 @@ fn main() {
     let (peak, how) = fma_peak();
     let with_ort =
         Command::new("python3").args(["-c", "import onnxruntime"]).output().is_ok_and(|o| o.status.success());
-    let core = pin_to_this_core().map_or("not pinned to a core".to_owned(), |c| format!("every engine on core {c}"));
+    let pinned = pin_to_this_core();
+    let core = pinned.map_or("not pinned to a core".to_owned(), |c| format!("every engine on core {c}"));
     println!("sramfit-bench: batch 1, one thread, {ROUNDS} alternating rounds per model, {core}");
     println!("{how}");
     let kernels = sramfit::kernels::kernel_path().name();
@@ -483,7 +488,7 @@ fn main() {
         .collect();
     if let Some(file) = json_file {
         let report = json!({
-            "rounds": ROUNDS, "fma_peak_gflops": peak, "fma_peak": how,
+            "rounds": ROUNDS, "core": pinned, "fma_peak_gflops": peak, "fma_peak": how,
             "kernels": kernels, "detected_kernels": detected, "int8_kernels": int8_kernels,
             "probes": cfg!(feature = "layers"), "onnxruntime": with_ort,
             "models": rows, "int8": int8_rows, "layers": layer_json,
