@@ -935,9 +935,9 @@ fn gemv_rows<S: Lanes, const V: usize>(
     mut i0: usize,
 ) -> usize {
     let rows = V * S::L;
+    let ahead = prefetches_gemv::<S, V>(rows * g.k);
     while i0 + rows <= g.m && (g.k - 1) * g.a_cs + i0 + rows <= a.len() {
         let mut acc = [S::zero(); V];
-        let ahead = prefetches_gemv::<S, V>(rows * g.k);
         for kk in 0..g.k {
             if ahead {
                 prefetch_rows(a, (kk + STREAM_AHEAD) * g.a_cs + i0, rows);
