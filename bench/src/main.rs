@@ -441,15 +441,18 @@ fn main() {
         if twin.is_some() {
             engines.push(("sramfit f32", Box::new(|n, out: &mut Vec<Duration>| sample(&mut twin_run, n, out))));
         }
-        let ort_engine = ort_worker.as_mut().map(|w| w.engine()).map(|e| engines.push(("onnxruntime", e))).is_some();
+        // onnxruntime's place among the engines (the last), when its worker started.
+        let ort_index = ort_worker.as_mut().map(|w| {
+            engines.push(("onnxruntime", w.engine()));
+            engines.len() - 1
+        });
         let timed = time_rounds(&mut engines);
         drop(engines);
         let mut samples = timed.samples;
-        let ort = ort_engine.then(|| samples.pop()).flatten();
-        let paired =
-            (timed.round_medians.last()).filter(|_| ort_engine).and_then(|o| paired_ratio(&timed.round_medians[0], o));
+        let ort = ort_index.map(|i| std::mem::take(&mut samples[i]));
+        let paired = ort_index.and_then(|i| paired_ratio(&timed.round_medians[0], &timed.round_medians[i]));
         let (s, t) = (stats(&mut samples[0]), stats(&mut samples[1]));
-        let float_twin = samples.get_mut(2).map(|f| stats(f).0);
+        let float_twin = twin.is_some().then(|| stats(&mut samples[2]).0);
         let o = ort.filter(|o| !o.is_empty()).map(|mut o| stats(&mut o));
         let cell = |x: Option<(Duration, Duration, Duration)>| {
             x.map_or("-".into(), |(m, lo, hi)| format!("{} ({}-{})", ms(m), ms(lo), ms(hi)))
