@@ -24,7 +24,8 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// computes a shared region in one call when a block's whole input fits its stage: blocks of 8
 /// channels at stride 1 and 2, with channels left to the plane kernel and a band's outputs in
 /// two passes through its output buffer, 5x5, and a layer too tall for the stage (then the
-/// plane kernels take it); AVX-512's stride-2 kernel on planes where they are (rows of 24 and 32).
+/// plane kernels take it); AVX-512's stride-2 kernel, which takes a shared region as it is, at any
+/// height (rows of 24 and 32).
 fn cases() -> Vec<Conv2d> {
     use Activation::{None as A0, Relu};
     vec![

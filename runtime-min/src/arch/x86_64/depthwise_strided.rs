@@ -10,9 +10,10 @@
 //! is a vector of zeros. So every output is `act(bias + w0 * x0 + w1 * x1 + ...)`, each product
 //! rounded, then added in row-major tap order, a tap outside the input adding `w * 0`: the
 //! channel-blocked kernel's sums (it stages the padding as zeros), which the AVX2 path runs on the
-//! same layers ([`strided_applies`] takes no other), so both paths give the same bits; and the
-//! direct convolution's values (which skips those taps: for finite weights only a zero sum's sign
-//! can differ).
+//! same layers on separate planes ([`strided_applies`] takes no other), and the padded-plane
+//! kernel's, which it runs on them in a shared region, so both paths give the same bits; and the
+//! direct convolution's values (which skips those taps, as the plane kernel for planes too large
+//! to pad does: for finite weights only a zero sum's sign can differ).
 //!
 //! Several rows and vectors of a channel are summed at once (independent chains: the add's
 //! latency is hidden), all their taps read before any output is stored. In a region shared by
@@ -38,14 +39,21 @@ const L: usize = 16;
 const MAX_VECTORS: usize = 4;
 
 /// Whether [`depthwise_strided`] computes depthwise convolution `p` with `ocg` output channels per
-/// group, its planes `shared` in one region or not: a layer whose channels the channel-blocked
-/// kernel would all take ([`blocked_applies`], whole blocks of 8), 3x3 at stride 2 without
-/// dilation, at most one padding column on the left, output rows of one to [`MAX_VECTORS`]
-/// vectors (on narrower ones the channel-blocked kernel is faster: VWW's 32 channels of 12x12
-/// outputs, 5.2 against 9.9 us), and an activation with a vector form.
+/// group, its planes in one shared region or not: a layer whose channels the channel-blocked
+/// kernel would all take on separate planes ([`blocked_applies`], whole blocks of 8), 3x3 at
+/// stride 2 without dilation, at most one padding column on the left, output rows of one to
+/// [`MAX_VECTORS`] vectors (on narrower ones the channel-blocked kernel is faster: VWW's 32
+/// channels of 12x12 outputs, 5.2 against 9.9 us), and an activation with a vector form.
+///
+/// A shared region needs nothing more: this kernel stages nothing, and goes through the channels
+/// in order, each output plane ending before its own input plane. (The channel-blocked kernel
+/// takes a shared region only where a block's whole input fits its stage, so until this kernel
+/// took them, MobileNetV2-0.35's 48-channel 48x48 layer, overlapped in its plan, ran on the
+/// plane kernels: 41.6-42.0 against 19.2-19.7 us for this kernel on the same region, Zen 4,
+/// old and new code alternating in one process, p10.)
 #[inline(always)]
-pub(super) fn strided_applies(p: &Conv2d, ocg: usize, shared: bool) -> bool {
-    blocked_applies(p, ocg, shared)
+pub(super) fn strided_applies(p: &Conv2d, ocg: usize) -> bool {
+    blocked_applies(p, ocg, false)
         && p.out_channels.is_multiple_of(Avx2::L)
         && (p.kernel_h, p.kernel_w) == (3, 3)
         && (p.stride_h, p.stride_w) == (2, 2)

@@ -180,7 +180,7 @@ fn depthwise_on(path: KernelPath, p: &Conv2d, mut ops: DepthwiseOperands) -> boo
         unsafe { depthwise_masked_avx512(p, ops) };
         return true;
     }
-    if path == KernelPath::Avx512 && depthwise_strided::strided_applies(p, ops.ocg, ops.planes.shared()) {
+    if path == KernelPath::Avx512 && depthwise_strided::strided_applies(p, ops.ocg) {
         // SAFETY: as above.
         unsafe { depthwise_strided_avx512(p, ops) };
         return true;
