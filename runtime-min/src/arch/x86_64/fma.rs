@@ -37,6 +37,7 @@ use crate::util::valid_range;
 use crate::Activation;
 use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
 use core::mem::MaybeUninit;
+use core::ops::Range;
 
 // The stack arrays are sized for the widest vectors (`MV_MAX` rows: two vectors of AVX-512);
 // narrower vectors use a part. `KC` is the depth of one packed A panel, `NB` the columns of the
@@ -48,7 +49,9 @@ const MN: usize = 6;
 
 /// Rows of the column-vector tile for products of fewer than 24 rows that are a multiple of it
 /// and not of [`MN`] (8, 16, 20: MobileNetV2's projections to 8 and 16 channels), whose last block
-/// of `MN` rows would compute rows that are never stored (8 rows as 6 + 2 computed 12).
+/// of `MN` rows would compute rows that are never stored (8 rows as 6 + 2 computed 12), and for
+/// the last rows of larger products that a last block of `MN` would leave short by two or four
+/// ([`ColumnRun::all`]).
 const MN_SHORT: usize = 4;
 
 /// `C = act(alpha * A B + bias)` for one matrix triple (any strides), with `g.k > 0`.
@@ -184,7 +187,7 @@ impl ColumnRun<'_> {
     /// 16-to-32 one at 24x24 0.84-0.90, its 64-channel 12x12 one 0.94-0.95, MobileNetV2's
     /// 16-to-96 expansion at 24x24 0.89, 96-to-24 at 12x12 0.96-0.99, 128-to-256 at 8x8 1.00-1.01.
     #[inline(always)]
-    fn wide<S: Lanes, const ROWS: usize>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
+    fn wide<S: Lanes, const ROWS: usize>(&self, span: Range<usize>, n_main: usize, tail: usize, c: &mut [f32]) {
         let n = n_main + tail;
         let wide = S::REGISTERS >= 32;
         let n4 = match wide {
@@ -192,32 +195,45 @@ impl ColumnRun<'_> {
             false => 0,
         };
         if n4 > 0 {
-            self.tiles::<S, ROWS, 4, false, 1>(0, n4, 0, c);
+            self.tiles::<S, ROWS, 4, false, 1>(span.clone(), 0, n4, 0, c);
         }
         match n - n4 {
-            r if wide && r > 3 * S::L => self.tiles::<S, ROWS, 4, true, 1>(n4, r, n4, c),
-            _ => self.columns::<S, ROWS, 1>(n4, n_main - n4, tail, n4, c),
+            r if wide && r > 3 * S::L => self.tiles::<S, ROWS, 4, true, 1>(span, n4, r, n4, c),
+            _ => self.columns::<S, ROWS, 1>(span, n4, n_main - n4, tail, n4, c),
         }
     }
 
     /// [`ColumnRun::wide`] in tiles of [`MN`] rows, or of [`MN_SHORT`] for the products it fits
-    /// better.
+    /// better; the rows that a last tile of `MN` would leave short by two or four (64 rows: 6 x
+    /// 10 + 4; 32: 6 x 5 + 2) in tiles of `MN_SHORT` (6 x 10 + 4; 6 x 4 + 4 x 2), so that no tile
+    /// computes rows it does not store.
     #[inline(always)]
     pub(super) fn all<S: Lanes>(&self, n_main: usize, tail: usize, c: &mut [f32]) {
         let m = self.g.m;
-        match m < 24 && !m.is_multiple_of(MN) && m.is_multiple_of(MN_SHORT) {
-            true => self.wide::<S, MN_SHORT>(n_main, tail, c),
-            false => self.wide::<S, MN>(n_main, tail, c),
+        if m < 24 && !m.is_multiple_of(MN) && m.is_multiple_of(MN_SHORT) {
+            return self.wide::<S, MN_SHORT>(0..m, n_main, tail, c);
+        }
+        // (Columns of one vector or fewer run in tiles of 12 rows whatever `ROWS` is.)
+        let short = match m % MN {
+            _ if n_main + tail <= S::L => 0,
+            4 => 4,
+            2 if m > MN => 8,
+            _ => 0,
+        };
+        self.wide::<S, MN>(0..m - short, n_main, tail, c);
+        if short > 0 {
+            self.wide::<S, MN_SHORT>(m - short..m, n_main, tail, c);
         }
     }
 
-    /// Columns `j0..j0 + n_main` (a multiple of two vectors) of C, in tiles of `ROWS` rows by two
-    /// vectors of columns, then the `tail` columns after them (fewer than two vectors) in one
-    /// tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector masked. Column
-    /// `j` of C reads B from `b0 + j - j0`.
+    /// Rows `span` and columns `j0..j0 + n_main` (a multiple of two vectors) of C, in tiles of
+    /// `ROWS` rows by two vectors of columns, then the `tail` columns after them (fewer than two
+    /// vectors) in one tile of `ROWS` rows by two vectors, or of 12 rows by one, its last vector
+    /// masked. Column `j` of C reads B from `b0 + j - j0`.
     #[inline(always)]
     fn columns<S: Lanes, const ROWS: usize, const PHASES: usize>(
         &self,
+        span: Range<usize>,
         j0: usize,
         n_main: usize,
         tail: usize,
@@ -225,23 +241,25 @@ impl ColumnRun<'_> {
         c: &mut [f32],
     ) {
         if n_main > 0 {
-            self.tiles::<S, ROWS, 2, false, PHASES>(j0, n_main, b0, c);
+            self.tiles::<S, ROWS, 2, false, PHASES>(span.clone(), j0, n_main, b0, c);
         }
         let (j, b) = (j0 + n_main, b0 + n_main);
         match tail {
             0 => {}
-            t if t > S::L => self.tiles::<S, ROWS, 2, true, PHASES>(j, t, b, c),
-            t if t == S::L => self.tiles::<S, 12, 1, false, PHASES>(j, t, b, c),
-            t => self.tiles::<S, 12, 1, true, PHASES>(j, t, b, c),
+            t if t > S::L => self.tiles::<S, ROWS, 2, true, PHASES>(span, j, t, b, c),
+            t if t == S::L => self.tiles::<S, 12, 1, false, PHASES>(span, j, t, b, c),
+            t => self.tiles::<S, 12, 1, true, PHASES>(span, j, t, b, c),
         }
     }
 
-    /// Columns `j0..j0 + n` of C in tiles of `ROWS` rows by `V` vectors of columns, column `j`
-    /// reading B from `b0 + j - j0`; `MASKED`: `n` is less than `V` vectors, one tile whose last
-    /// vector holds `n - (V - 1) * L` columns (loaded, computed and stored masked).
+    /// Rows `span` and columns `j0..j0 + n` of C in tiles of `ROWS` rows by `V` vectors of
+    /// columns, column `j` reading B from `b0 + j - j0`; `MASKED`: `n` is less than `V` vectors,
+    /// one tile whose last vector holds `n - (V - 1) * L` columns (loaded, computed and stored
+    /// masked).
     #[inline(always)]
     fn tiles<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, const PHASES: usize>(
         &self,
+        span: Range<usize>,
         j0: usize,
         n: usize,
         b0: usize,
@@ -254,9 +272,9 @@ impl ColumnRun<'_> {
         let last = n - (V - 1) * l;
         debug_assert!(MASKED == (last < l) && (MASKED || n.is_multiple_of(V * l)));
         let width = if MASKED { n } else { V * l };
-        let mut i0 = 0;
-        while i0 < g.m {
-            let mr = ROWS.min(g.m - i0);
+        let mut i0 = span.start;
+        while i0 < span.end {
+            let mr = ROWS.min(span.end - i0);
             let a_tile = &a[i0 * g.a_rs..];
             // Rows past `mr` repeat the last one: computed, never stored. With A's rows adjacent
             // (weights packed at build time) and the whole tile inside `a`, they are read as they
@@ -1511,17 +1529,17 @@ fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: 
             (false, false) => (p.out_w / (2 * l) * (2 * l), p.out_w % (2 * l)),
         };
         match twelve {
-            true => run.columns::<S, CONV_COLS_ROWS, PHASES>(j, n_main, 0, b0, y),
-            false => run.columns::<S, 8, PHASES>(j, n_main, 0, b0, y),
+            true => run.columns::<S, CONV_COLS_ROWS, PHASES>(0..g.m, j, n_main, 0, b0, y),
+            false => run.columns::<S, 8, PHASES>(0..g.m, j, n_main, 0, b0, y),
         }
         // A last vector of positions: the same tiles, or of 16 rows (16 accumulators) for
         // products of a multiple of 16 rows.
         let (j, b0) = (j + n_main, b0 + n_main);
         if tail > 0 {
             match (g.m.is_multiple_of(16), twelve) {
-                (true, _) => run.tiles::<S, 16, 1, false, PHASES>(j, tail, b0, y),
-                (false, true) => run.tiles::<S, CONV_COLS_ROWS, 1, false, PHASES>(j, tail, b0, y),
-                (false, false) => run.tiles::<S, 8, 1, false, PHASES>(j, tail, b0, y),
+                (true, _) => run.tiles::<S, 16, 1, false, PHASES>(0..g.m, j, tail, b0, y),
+                (false, true) => run.tiles::<S, CONV_COLS_ROWS, 1, false, PHASES>(0..g.m, j, tail, b0, y),
+                (false, false) => run.tiles::<S, 8, 1, false, PHASES>(0..g.m, j, tail, b0, y),
             }
         }
         oh += step;
