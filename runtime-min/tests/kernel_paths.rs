@@ -506,3 +506,33 @@ fn global_average_pooling_gives_the_portable_bits_on_every_path() {
         }
     }
 }
+
+/// 2x2, stride-2 max pooling: every path gives the portable kernel's bits (the x86-64 paths pool
+/// a vector of outputs at once, the same combinations in the same order), NaN payloads and the
+/// signs of zeros included: rows of 12 outputs (MNIST's, masked), of whole vectors and of a vector
+/// and some, an input column and row left over, several images, and windows holding NaNs of two
+/// payloads, both zeros and infinities.
+#[test]
+fn max_pooling_2x2_gives_the_portable_bits_on_every_path() {
+    let specials =
+        [f32::from_bits(0x7fc0_0001), f32::from_bits(0xffc0_0002), 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY];
+    for (i, (c, hw)) in [(64, (24, 24)), (3, (8, 32)), (5, (9, 41)), (2, (2, 70))].into_iter().enumerate() {
+        let p = pool_params((2, c), hw, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false);
+        let mut rng = Rng::new(150 + i as u64);
+        let mut x = rng.vec(2 * c * hw.0 * hw.1);
+        for v in x.iter_mut() {
+            // Half the values special, so that windows hold two NaNs, or a NaN and a zero.
+            if rng.below(2) == 0 {
+                *v = specials[rng.below(specials.len())];
+            }
+        }
+        let results = on_each_path(|| {
+            let mut y = vec![f32::NAN; 2 * c * p.out_h * p.out_w];
+            max_pool2d(&p, &x, &mut y);
+            y
+        });
+        for (path, y) in &results {
+            assert_eq!(bits(y), bits(&results[0].1), "{p:?}: {} vs {}", path.name(), results[0].0.name());
+        }
+    }
+}

@@ -127,6 +127,13 @@ impl Kernels {
         this_arch::plane_sums(self.0, x, y)
     }
 
+    /// Computes a 2x2, stride-2 max pooling ([`crate::max_pool2d`]) with this path's vectors and
+    /// returns true, or returns false when the portable kernel is to run (same bits either way).
+    #[inline(always)]
+    pub(crate) fn max_pool_square2(self, p: &crate::Pool2d, x: &[f32], y: &mut [f32]) -> bool {
+        this_arch::max_pool_square2(self.0, p, x, y)
+    }
+
     /// Computes a depthwise convolution (one input channel per group) on this path's depthwise
     /// kernels and returns true, or returns false when the portable direct convolution is to run.
     #[inline(always)]

@@ -6,6 +6,7 @@
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
+use crate::pool::Pool2d;
 
 /// The only path.
 #[inline(always)]
@@ -34,6 +35,12 @@ pub(super) fn gemm(_path: KernelPath, _g: &Gemm, _a: &[f32], _b: &[f32], _bias: 
 #[inline(always)]
 pub(super) fn plane_sums(_path: KernelPath, _x: &[f32], _y: &mut [f32]) -> usize {
     0
+}
+
+/// No vector max pooling: the portable kernel pools every window.
+#[inline(always)]
+pub(super) fn max_pool_square2(_path: KernelPath, _p: &Pool2d, _x: &[f32], _y: &mut [f32]) -> bool {
+    false
 }
 
 /// No implicit-GEMM convolution.

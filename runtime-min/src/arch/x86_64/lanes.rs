@@ -34,6 +34,10 @@ pub(crate) trait Lanes {
     fn min(a: Self::V, b: Self::V) -> Self::V;
     /// Lane by lane `v < 0 ? w : v` (`v` where it is NaN).
     fn where_negative(v: Self::V, w: Self::V) -> Self::V;
+    /// Lane by lane `v > d || v is NaN ? v : d`: max pooling's combination of a running maximum
+    /// `d` with the next value `v` (`crate::pool`'s), which keeps the later of two NaNs and, of
+    /// two equal values, the earlier (the sign of a zero).
+    fn pool_max(d: Self::V, v: Self::V) -> Self::V;
     /// Loads the first `L` floats of `s` (which has at least `L`).
     fn load(s: &[f32]) -> Self::V;
     /// Stores `v` into the first `L` floats of `d` (which has at least `L`).
@@ -84,7 +88,7 @@ macro_rules! binary_ops {
 
 /// Implements [`Lanes`] for `$isa` with its intrinsics.
 macro_rules! lanes {
-    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $deinterleave:ident, $store_rows:ident) => {
+    ($isa:ident, $v:ty, $l:literal, $registers:literal, $zero:ident, $splat:ident, $mul:ident, $add:ident, $fma:ident, $max:ident, $min:ident, $where_negative:ident, $pool_max:ident, $load:ident, $store:ident, $load_first:ident, $store_first:ident, $transpose:ident, $deinterleave:ident, $store_rows:ident) => {
         impl Lanes for $isa {
             type V = $v;
             const L: usize = $l;
@@ -108,6 +112,10 @@ macro_rules! lanes {
             #[inline(always)]
             fn where_negative(v: $v, w: $v) -> $v {
                 $where_negative(v, w)
+            }
+            #[inline(always)]
+            fn pool_max(d: $v, v: $v) -> $v {
+                $pool_max(d, v)
             }
             #[inline(always)]
             fn load(s: &[f32]) -> $v {
@@ -172,6 +180,7 @@ lanes!(
     _mm256_max_ps,
     _mm256_min_ps,
     where_negative_avx2,
+    pool_max_avx2,
     _mm256_loadu_ps,
     _mm256_storeu_ps,
     load_first_avx2,
@@ -196,6 +205,7 @@ lanes!(
     _mm512_max_ps,
     _mm512_min_ps,
     where_negative_avx512,
+    pool_max_avx512,
     _mm512_loadu_ps,
     _mm512_storeu_ps,
     load_first_avx512,
@@ -217,6 +227,28 @@ fn where_negative_avx2(v: __m256, w: __m256) -> __m256 {
 fn where_negative_avx512(v: __m512, w: __m512) -> __m512 {
     // SAFETY: the module invariant.
     unsafe { _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_LT_OQ>(v, _mm512_setzero_ps()), v, w) }
+}
+
+/// [`Lanes::pool_max`] on AVX2: a blend on an ordered greater-than or an unordered compare of `v`
+/// with itself.
+#[inline(always)]
+fn pool_max_avx2(d: __m256, v: __m256) -> __m256 {
+    // SAFETY: the module invariant.
+    unsafe {
+        let take = _mm256_or_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(v, d), _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+        _mm256_blendv_ps(d, v, take)
+    }
+}
+
+/// [`Lanes::pool_max`] on AVX-512: a masked blend on an ordered greater-than or an unordered
+/// compare of `v` with itself.
+#[inline(always)]
+fn pool_max_avx512(d: __m512, v: __m512) -> __m512 {
+    // SAFETY: the module invariant.
+    unsafe {
+        let take = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, d) | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+        _mm512_mask_blend_ps(take, d, v)
+    }
 }
 
 /// The activation of every lane of `v` in registers, with the bits of [`Activation::apply`]

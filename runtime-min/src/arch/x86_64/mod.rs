@@ -24,6 +24,7 @@ mod fma;
 mod int8;
 mod kernel_columns;
 mod lanes;
+mod max_pool;
 mod plane_sums;
 
 pub(super) use detect::{current, detected, force};
@@ -33,6 +34,7 @@ pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connecte
 use super::path::{KernelCall, KernelPath, Kernels};
 use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
+use crate::pool::Pool2d;
 use depthwise_io::{DepthwiseOperands, Planes};
 use lanes::{Avx2, Avx512};
 
@@ -84,6 +86,12 @@ macro_rules! entry_points {
                 plane_sums::plane_sums::<$lanes>(x, y)
             }
 
+            /// [`max_pool::max_pool_square2`].
+            #[target_feature(enable = $features)]
+            pub(super) fn max_pool_square2(p: &Pool2d, x: &[f32], y: &mut [f32]) {
+                max_pool::max_pool_square2::<$lanes>(p, x, y)
+            }
+
             /// A kernel call's whole body.
             #[target_feature(enable = $features)]
             pub(super) fn run(kernels: Kernels, call: impl KernelCall) {
@@ -132,6 +140,21 @@ pub(super) fn plane_sums(path: KernelPath, x: &[f32], y: &mut [f32]) -> usize {
         KernelPath::Avx2Fma => unsafe { avx2::plane_sums(x, y) },
         KernelPath::Avx512 => unsafe { avx512::plane_sums(x, y) },
     }
+}
+
+/// See [`Kernels::max_pool_square2`]: on the FMA paths, where [`max_pool::takes`] `p`.
+#[inline(always)]
+pub(super) fn max_pool_square2(path: KernelPath, p: &Pool2d, x: &[f32], y: &mut [f32]) -> bool {
+    if !max_pool::takes(p) {
+        return false;
+    }
+    match path {
+        KernelPath::Portable => return false,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::max_pool_square2(p, x, y) },
+        KernelPath::Avx512 => unsafe { avx512::max_pool_square2(p, x, y) },
+    }
+    true
 }
 
 /// See [`Kernels::implicit_conv`]: on the FMA paths, for at least [`FMA_MIN_ROWS`] output
