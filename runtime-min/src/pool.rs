@@ -414,8 +414,11 @@ impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
     #[inline(always)]
     fn run(self, kernels: Kernels) {
         match MAX {
-            true if kernels.max_pool_square2(self.p, self.x, self.y) => {}
-            true => max_pool2d_on(self.p, self.x, self.y),
+            true => {
+                if !kernels.max_pool_square2(self.p, self.x, self.y) {
+                    max_pool2d_on(self.p, self.x, self.y)
+                }
+            }
             false => avg_pool2d_on(self.p, self.x, self.y, kernels),
         }
     }
