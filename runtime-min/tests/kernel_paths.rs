@@ -37,6 +37,13 @@ fn check_fma_paths_agree(ctx: &str, results: &[(KernelPath, Vec<f32>)], dispatch
     assert_eq!(bits(dispatched), bits(&detected.1), "{ctx}: dispatched vs {}", detected.0.name());
 }
 
+/// Checks that every path gave the bits of the first one in `results` (the portable path).
+fn check_every_path_agrees(ctx: &str, results: &[(KernelPath, Vec<f32>)]) {
+    for (path, y) in results {
+        assert_eq!(bits(y), bits(&results[0].1), "{ctx}: {} vs {}", path.name(), results[0].0.name());
+    }
+}
+
 /// Convolutions that reach every kernel of every path: the implicit GEMM (row tiles, inside and
 /// border positions, stride 1, 2, 3, padded bands), im2col on a narrow output, pointwise, grouped, few output
 /// channels (portable GEMM), 3x3 depthwise on small planes (padded-plane kernel) and a large one
@@ -501,9 +508,7 @@ fn global_average_pooling_gives_the_portable_bits_on_every_path() {
             avg_pool2d(&p, &x, &mut y);
             y
         });
-        for (path, y) in &results {
-            assert_eq!(bits(y), bits(&results[0].1), "{p:?}: {} vs {}", path.name(), results[0].0.name());
-        }
+        check_every_path_agrees(&format!("{p:?}"), &results);
     }
 }
 
@@ -531,8 +536,6 @@ fn max_pooling_2x2_gives_the_portable_bits_on_every_path() {
             max_pool2d(&p, &x, &mut y);
             y
         });
-        for (path, y) in &results {
-            assert_eq!(bits(y), bits(&results[0].1), "{p:?}: {} vs {}", path.name(), results[0].0.name());
-        }
+        check_every_path_agrees(&format!("{p:?}"), &results);
     }
 }
