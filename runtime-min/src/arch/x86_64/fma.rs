@@ -495,29 +495,34 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, c
     assert!(offsets.iter().all(|&o| o + a_last < a.len()) && rows.last() + width <= b.len());
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
     let (mut at, mut run, mut plane, mut in_plane) = (0, 0, 0, 0);
+    // A run of three adjacent rows (a kernel 3 wide at column stride 1) as three steps, not a
+    // loop of three inside the loop over runs. Its time depended less on where the linker put the
+    // code: in five builds of one benchmark (16, 4 and 1 codegen units; loops aligned to 16 and
+    // 32 bytes), ResNet-8's first layer took 11.1-11.6 us this way and 11.1-14.1 us with the
+    // inner loop, its 16-channel 32x32 layers 47.1-49.0 and 47.7-49.5 us (Zen 4).
+    let three = PHASES == 1 && rows.len == 3 && rows.step == 1;
     for _ in 0..rows.runs {
-        for t in 0..rows.len {
-            // SAFETY: the `at`-th depth's row of B starts at `run + column(t) <= rows.last()`, so
-            // its vectors end within `width` of that, inside `b` (the last vector's masked load
-            // reads `last` values); `at < k`, so `offsets[r] + at * a_cs < a.len()` (the
-            // assertions above).
+        if three {
+            // SAFETY: as below, with `column(t) = t` for t = 0, 1, 2.
             unsafe {
-                let brow = bp.add(run + rows.column::<PHASES>(t));
-                let mut bv = [S::zero(); V];
-                for (v, x) in bv.iter_mut().enumerate() {
-                    *x = match MASKED && v == V - 1 {
-                        true => S::load_first_ptr(brow.add(v * rows.vector), last),
-                        false => S::load_ptr(brow.add(v * rows.vector)),
-                    };
-                }
-                for (acc_r, &o) in acc.iter_mut().zip(&offsets) {
-                    let av = S::splat(*ap.add(o + at * g.a_cs));
-                    for (acc_v, &x) in acc_r.iter_mut().zip(&bv) {
-                        *acc_v = S::fma(av, x, *acc_v);
-                    }
-                }
+                let brow = bp.add(run);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow, at);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow.add(1), at + 1);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow.add(2), at + 2);
             }
-            at += 1;
+            at += 3;
+        } else {
+            for t in 0..rows.len {
+                // SAFETY: the `at`-th depth's row of B starts at `run + column(t) <= rows.last()`, so
+                // its vectors end within `width` of that, inside `b` (the last vector's masked load
+                // reads `last` values); `at < k`, so `offsets[r] + at * a_cs < a.len()` (the
+                // assertions above).
+                unsafe {
+                    let brow = bp.add(run + rows.column::<PHASES>(t));
+                    cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow, at);
+                }
+                at += 1;
+            }
         }
         in_plane += 1;
         run += rows.row;
@@ -528,6 +533,40 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, c
         }
     }
     acc
+}
+
+/// One depth of [`cols_micro`]: B's row at `brow`, A's column `at`.
+///
+/// # Safety
+/// `brow`'s vectors `vector` apart (the last one's first `last` values when `MASKED`) and
+/// `ap[offsets[r] + at * a_cs]` must be readable.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn cols_step<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool>(
+    acc: &mut [[S::V; V]; ROWS],
+    ap: *const f32,
+    offsets: &[usize; ROWS],
+    a_cs: usize,
+    vector: usize,
+    last: usize,
+    brow: *const f32,
+    at: usize,
+) {
+    unsafe {
+        let mut bv = [S::zero(); V];
+        for (v, x) in bv.iter_mut().enumerate() {
+            *x = match MASKED && v == V - 1 {
+                true => S::load_first_ptr(brow.add(v * vector), last),
+                false => S::load_ptr(brow.add(v * vector)),
+            };
+        }
+        for (acc_r, &o) in acc.iter_mut().zip(offsets) {
+            let av = S::splat(*ap.add(o + at * a_cs));
+            for (acc_v, &x) in acc_r.iter_mut().zip(&bv) {
+                *acc_v = S::fma(av, x, *acc_v);
+            }
+        }
+    }
 }
 
 /// The accumulators of one row-vector tile: column `c` holds rows `0..R * L` in `R` vectors.
