@@ -1700,9 +1700,9 @@ pub(super) fn copy_row<S: Lanes>(dst: &mut [f32], src: &[f32]) {
 /// row is one run of consecutive values: tap `(ic, kh, kw)` of output `(oh, ow)` is at
 /// [`Phases::tap`] `+ oh * wp + ow`. So a tile's positions are read like a row tile's, one
 /// window start per column, the same k-ascending chains; its positions run on across output rows.
-/// One tile per output row (6 columns for KWS's 5 positions) computed a sixth more than it stored:
-/// KWS's first layer went from 10.6-10.8 to 9.5-9.8 us (old and new code alternating in one
-/// process, p10, Zen 4).
+/// Tiles of one output row each (6 columns for KWS's 5 positions) had computed a sixth more than
+/// they stored: KWS's first layer went from 10.6-10.8 to 9.5-9.8 us (old and new code
+/// alternating in one process, p10, Zen 4).
 struct Phases {
     /// Values per staged row: the output row's width plus the taps' reach within a phase.
     wp: usize,
@@ -1819,7 +1819,8 @@ fn phase_block<S: Lanes, const R: usize, const C: usize>(
         }
     }
     // Position `q` of the output, row `q / out_w` and column `q % out_w`, reads its window from
-    // `(q / out_w) * wp + q % out_w` on: inside `staged` for every tap (`Phases::of`).
+    // `(q / out_w) * wp + q % out_w` on, which never decreases with `q` (`wp >= out_w`): the
+    // last position's window is the furthest, inside `staged` for every tap (`Phases::of`).
     let window = |q: usize| q / p.out_w * phases.wp + q % p.out_w;
     assert!(window(g.n - 1) + phases.reach < staged.len());
     for j in (0..g.n).step_by(C) {
