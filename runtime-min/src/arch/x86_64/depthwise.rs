@@ -18,8 +18,9 @@
 
 // `PADDED_PLANE_MAX`: the largest zero-padded plane (floats) of the padded-plane kernel, 16 KiB
 // of stack plus as much again for its flattened output; `TILE`: outputs per register tile.
-use super::copy::{copy_every, copy_short};
+use super::copy::{copy_even, copy_short};
 use super::depthwise_io::DepthwiseOperands;
+use super::lanes::Lanes;
 use crate::arch::x86_64_facts::{
     DEPTHWISE_PLANE_BYTES, DEPTHWISE_PLANE_MAX as PADDED_PLANE_MAX, DEPTHWISE_TILE as TILE,
 };
@@ -43,7 +44,7 @@ const _: () =
 /// plane after another (so in a shared region too: output plane `oc` ends before input plane
 /// `oc`, and the planes after it are read later).
 #[inline(always)]
-pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
+pub(super) fn depthwise_3x3<S: Lanes>(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
     let DepthwiseOperands { ocg, w, bias, mut planes } = ops;
     let in_plane = p.in_h * p.in_w;
     let out_plane = p.out_h * p.out_w;
@@ -60,7 +61,7 @@ pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
             let b = bias.row(oc);
             let wk = &wk[..];
             match padded.as_mut() {
-                Some(padded) => padded.conv(p, xplane, wk, b, yplane),
+                Some(padded) => padded.conv::<S>(p, xplane, wk, b, yplane),
                 None => {
                     row_wise(p, xplane, wk, b, yplane);
                     p.act.apply_in_kernel(yplane);
@@ -143,7 +144,7 @@ impl<'a> PaddedPlane<'a> {
 
     /// One output plane: `yplane = act(b + conv(xplane, wk))`.
     #[inline(always)]
-    fn conv(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
+    fn conv<S: Lanes>(&mut self, p: &Conv2d, xplane: &[f32], wk: &[f32], b: f32, yplane: &mut [f32]) {
         let (sh, sw, ph) = (p.stride_h, p.stride_w, self.phases);
         let (plane, out) = (&mut *self.plane, &mut *self.out);
         // Input rows and columns that some output reads (the rest would land past the extent).
@@ -160,7 +161,7 @@ impl<'a> PaddedPlane<'a> {
                 let (dst, src) = (&mut plane[start..][..count], &xrow[iw0..in_cols]);
                 match sw {
                     1 => copy_short(dst, src),
-                    2 => copy_every::<2>(dst, src),
+                    2 => copy_even::<S>(dst, src),
                     _ => dst.iter_mut().zip(src.iter().step_by(sw)).for_each(|(d, &v)| *d = v),
                 }
                 phase_row += 1;

@@ -25,7 +25,7 @@
 //! `unsafe` here: the unchecked reads in [`ColumnRun::wide`], [`micro`], [`micro_indirect`],
 //! [`micro_row`] and [`micro_tap_rows`], whose bounds are checked once per tile (the intrinsics are in [`super::lanes`]).
 
-use super::copy::copy_every;
+use super::copy::copy_even;
 use super::depthwise::{written, zeroed};
 use super::kernel_columns::{conv_kernel_columns, KernelColumns};
 use super::lanes::{activate, Lanes};
@@ -1463,7 +1463,10 @@ pub(super) fn conv_implicit<S: Lanes>(p: &Conv2d, ops: ConvOperands) {
     if let Some(rows) = im2col {
         for oh0 in (0..p.out_h).step_by(rows) {
             let bo = rows.min(p.out_h - oh0);
-            let cols = im2col_band::<S>(p, icg, xg, oh0, bo, &mut band);
+            let cols = match subsamples(p) {
+                true => subsampled_band::<S>(p, icg, xg, oh0, bo, &mut band),
+                false => im2col_band::<S>(p, icg, xg, oh0, bo, &mut band),
+            };
             let n = bo * p.out_w;
             let gb = Gemm { n, b_rs: n, b_cs: 1, ..g };
             gemm::<S>(&gb, wg, cols, bias, &mut yg[oh0 * p.out_w..]);
@@ -1658,12 +1661,45 @@ fn im2col_band<'a, S: Lanes>(
             let (dst, span) = (&mut out[lo..hi], (hi - lo - 1) * p.stride_w + 1);
             match p.stride_w {
                 1 => copy_row::<S>(dst, &src[iw0..]),
-                2 => copy_every::<2>(dst, &src[iw0..][..span]),
+                2 => copy_even::<S>(dst, &src[iw0..][..span]),
                 sw => {
                     for (o, &x) in dst.iter_mut().zip(src[iw0..].iter().step_by(sw)) {
                         *o = x;
                     }
                 }
+            }
+        }
+    }
+    band
+}
+
+/// [`im2col_band`] of a strided 1x1 convolution without padding ([`subsamples`]): the one tap
+/// of every position lies inside the input, so each row of the band is every `stride_w`-th
+/// value of one input row, copied without the general path's per-row range checks, which cost
+/// more than the copy on rows this short. Old against new (this path and [`copy_even`], against
+/// the general path and a scalar copy) in one process, p10, Zen 4, in three of four code
+/// layouts: ResNet-8's shortcuts (rows of 16 and 8 values) 0.87-0.97 and 0.84-0.94; in the
+/// fourth, where an unchanged layer ran 1.05, 0.99 and 1.04.
+#[inline(always)]
+fn subsampled_band<'a, S: Lanes>(
+    p: &Conv2d,
+    icg: usize,
+    xg: &[f32],
+    oh0: usize,
+    bo: usize,
+    buf: &'a mut [MaybeUninit<f32>],
+) -> &'a [f32] {
+    let (n, span) = (bo * p.out_w, (p.out_w - 1) * p.stride_w + 1);
+    let band = zeroed(buf, icg * n);
+    for (ic, rows) in band.chunks_exact_mut(n).enumerate() {
+        let first = (ic * p.in_h + oh0 * p.stride_h) * p.in_w;
+        let sources = xg[first..].chunks(p.stride_h * p.in_w);
+        for (out, src) in rows.chunks_exact_mut(p.out_w).zip(sources) {
+            let src = &src[..span];
+            match p.stride_w {
+                1 => copy_row::<S>(out, src),
+                2 => copy_even::<S>(out, src),
+                sw => out.iter_mut().zip(src.iter().step_by(sw)).for_each(|(o, &x)| *o = x),
             }
         }
     }

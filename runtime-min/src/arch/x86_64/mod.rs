@@ -71,7 +71,7 @@ macro_rules! entry_points {
             /// [`depthwise::depthwise_3x3`].
             #[target_feature(enable = $features)]
             pub(super) fn depthwise_3x3(p: &Conv2d, ops: DepthwiseOperands, c0: usize) {
-                depthwise::depthwise_3x3(p, ops, c0)
+                depthwise::depthwise_3x3::<$lanes>(p, ops, c0)
             }
 
             /// [`depthwise_blocked::depthwise_blocked`].
