@@ -394,6 +394,19 @@ fn implicit_gemm_column_tiles() {
         (conv_params(1, 3, 16, (9, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
     ];
     check_all(cases, 110);
+    // Rows one or two vectors wide at stride 1 (on AVX-512), in tiles of four vectors over four
+    // or two output rows: 16 output channels in tiles of 4 rows, 24 in tiles of 6, 64 and 32 in
+    // tiles of 6 and the last 4 or 8 rows in tiles of 4; numbers of rows that leave one, two
+    // and three rows to the tiles of one row or two, dilation down the rows, two groups.
+    let cases = [
+        (conv_params(1, 16, 16, (33, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 8, 64, (6, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), true),
+        (conv_params(1, 16, 32, (14, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, relu), true),
+        (conv_params(1, 8, 24, (11, 16), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1, A0), false),
+        (conv_params(1, 4, 16, (9, 16), (3, 3), (1, 1), (2, 1), (2, 1, 2, 1), 1, relu), true),
+        (conv_params(1, 16, 32, (7, 32), (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2, relu), true),
+    ];
+    check_all(cases, 200);
     // Stride 2 along the rows, from bands staged by column phase: rows of three vectors (a last
     // tile of one vector, 8, 16 and 12 rows: VWW's and MobileNetV2's first layers, 20 channels
     // with rows computed and never stored), an odd and an even number of padding columns on the

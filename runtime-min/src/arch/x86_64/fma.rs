@@ -112,14 +112,17 @@ const TAIL_MIN: usize = 8;
 
 /// Where the rows of B that a column tile reads lie, from the tile's first column: `runs` runs of
 /// `len` rows, run `q` starting at `(q / per_plane) * plane + (q % per_plane) * row`, its row `t`
-/// [`BRows::column`] further on, each row's vectors `vector` apart. A matrix's B is one run of
-/// `k` rows `b_rs` apart, its vectors adjacent; a convolution's virtual im2col matrix
-/// ([`conv_cols`]) is a run of `kernel_w` columns per kernel row and input channel (adjacent, or
-/// alternating between two column phases at column stride 2), a tile's two vectors one output row
-/// or, for rows one vector wide, two.
+/// [`BRows::column`] further on, a tile's vectors at [`BRows::vector_at`] in each row. A
+/// matrix's B is one run of `k` rows `b_rs` apart, its vectors adjacent; a convolution's virtual
+/// im2col matrix ([`conv_cols`]) is a run of `kernel_w` columns per kernel row and input channel
+/// (adjacent, or alternating between two column phases at column stride 2), a tile's vectors one
+/// output row or, for rows one or two vectors wide, two.
 #[derive(Clone, Copy)]
 pub(super) struct BRows {
-    pub(super) vector: usize,
+    /// A tile's vectors lie in groups of `across` adjacent vectors, the groups `next` apart (the
+    /// next output row's input, for tiles over several output rows, [`conv_cols`]).
+    pub(super) across: usize,
+    pub(super) next: usize,
     pub(super) runs: usize,
     pub(super) len: usize,
     pub(super) step: usize,
@@ -135,7 +138,23 @@ impl BRows {
     /// The rows of a matrix B: one run of `k` rows, `b_rs` apart.
     #[inline(always)]
     fn matrix<S: Lanes>(g: &Gemm) -> Self {
-        BRows { vector: S::L, runs: 1, len: g.k, step: g.b_rs, per_plane: 1, row: 0, plane: 0, phase: 0 }
+        BRows {
+            across: COLS_MAX_VECTORS,
+            next: 0,
+            runs: 1,
+            len: g.k,
+            step: g.b_rs,
+            per_plane: 1,
+            row: 0,
+            plane: 0,
+            phase: 0,
+        }
+    }
+
+    /// The offset of a tile's vector `v` from its first.
+    #[inline(always)]
+    pub(super) fn vector_at<S: Lanes>(&self, v: usize) -> usize {
+        v / self.across * self.next + v % self.across * S::L
     }
 
     /// The offset of row `t` of a run from the run's start: `t * step` in one phase, `(t / 2) *
@@ -160,7 +179,7 @@ impl BRows {
 }
 
 /// The most vectors of columns in one column tile.
-const COLS_MAX_VECTORS: usize = 4;
+pub(super) const COLS_MAX_VECTORS: usize = 4;
 
 /// What the column tiles of one product share.
 pub(super) struct ColumnRun<'a> {
@@ -490,7 +509,8 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, c
 ) -> [[S::V; V]; ROWS] {
     let (k, l) = (g.k, S::L);
     let a_last = (k - 1) * g.a_cs;
-    let width = (V - 1) * rows.vector + if MASKED { last } else { l };
+    let vectors: [usize; V] = core::array::from_fn(|v| rows.vector_at::<S>(v));
+    let width = vectors[V - 1] + if MASKED { last } else { l };
     assert!(rows.runs * rows.len == k && rows.per_plane > 0 && (PHASES == 2) == (rows.phase > 0));
     assert!(offsets.iter().all(|&o| o + a_last < a.len()) && rows.last() + width <= b.len());
     let (ap, bp) = (a.as_ptr(), b.as_ptr());
@@ -506,9 +526,9 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, c
             // SAFETY: as below, with `column(t) = t` for t = 0, 1, 2.
             unsafe {
                 let brow = bp.add(run);
-                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow, at);
-                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow.add(1), at + 1);
-                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow.add(2), at + 2);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, &vectors, last, brow, at);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, &vectors, last, brow.add(1), at + 1);
+                cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, &vectors, last, brow.add(2), at + 2);
             }
             at += 3;
         } else {
@@ -519,7 +539,7 @@ fn cols_micro<S: Lanes, const ROWS: usize, const V: usize, const MASKED: bool, c
                 // assertions above).
                 unsafe {
                     let brow = bp.add(run + rows.column::<PHASES>(t));
-                    cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, rows.vector, last, brow, at);
+                    cols_step::<S, ROWS, V, MASKED>(&mut acc, ap, &offsets, g.a_cs, &vectors, last, brow, at);
                 }
                 at += 1;
             }
@@ -547,7 +567,7 @@ unsafe fn cols_step<S: Lanes, const ROWS: usize, const V: usize, const MASKED: b
     ap: *const f32,
     offsets: &[usize; ROWS],
     a_cs: usize,
-    vector: usize,
+    vectors: &[usize; V],
     last: usize,
     brow: *const f32,
     at: usize,
@@ -556,8 +576,8 @@ unsafe fn cols_step<S: Lanes, const ROWS: usize, const V: usize, const MASKED: b
         let mut bv = [S::zero(); V];
         for (v, x) in bv.iter_mut().enumerate() {
             *x = match MASKED && v == V - 1 {
-                true => S::load_first_ptr(brow.add(v * vector), last),
-                false => S::load_ptr(brow.add(v * vector)),
+                true => S::load_first_ptr(brow.add(vectors[v]), last),
+                false => S::load_ptr(brow.add(vectors[v])),
             };
         }
         for (acc_r, &o) in acc.iter_mut().zip(offsets) {
@@ -1543,12 +1563,29 @@ fn conv_cols_fit<S: Lanes>(p: &Conv2d, g: &Gemm) -> bool {
 /// one vector wide run two to a tile (their positions are adjacent in C). The same k-ascending
 /// chains as the row tiles ([`conv_rows`]), without their transposed stores; on AVX-512 its tiles
 /// keep 16 or 24 accumulators, a row's last vector (rows of an odd number of vectors) up to 16.
+///
+/// On AVX-512, at column stride 1, rows one or two vectors wide run in tiles of four vectors
+/// over four or two output rows ([`ColumnRun::all`]: 6 output channels a tile, 4 for 16
+/// channels; [`BRows::across`]), the rows left over as above: per depth, four loads of the
+/// input and 6 broadcasts for 24 multiply-adds, against two loads and 8 broadcasts for 16.
+/// Old against new in one process (p10, Zen 4), in three of four code layouts (16 and 4
+/// codegen units, loops aligned to 32 bytes): ResNet-8's first layer 0.89-0.91, its 16-channel
+/// 32x32 layers 0.95-0.98, its 32-channel 16x16 layer and ResNet-18's 64-channel 16x16 layers
+/// 0.99-1.00; in the fourth (one codegen unit), where KWS's pointwise layer (its tiles' vector
+/// offsets the same constants as before) ran 1.05, 1.08 and 1.01.
 #[inline(always)]
 fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: &[f32], bias: Bias, y: &mut [f32]) {
     let (l, row_in, plane) = (S::L, p.stride_h * p.in_w, p.in_h * p.in_w);
     let stacked = p.out_w == l;
+    // Rows one or two vectors wide: tiles of four vectors over four or two output rows.
+    let group = match PHASES == 1 && S::REGISTERS >= 32 {
+        true if stacked => 4,
+        true if p.out_w == 2 * l => 2,
+        _ => 0,
+    };
     let rows = BRows {
-        vector: if stacked { row_in } else { l },
+        across: if stacked { 1 } else { 2 },
+        next: row_in,
         runs: g.k / p.kernel_w,
         len: p.kernel_w,
         step: 1,
@@ -1558,14 +1595,19 @@ fn conv_cols<S: Lanes, const PHASES: usize>(p: &Conv2d, g: &Gemm, x: &[f32], w: 
         phase: if PHASES == 2 { plane } else { 0 },
     };
     let run = ColumnRun { g, a: w, b: x, bias, epilogue: Epilogue::of::<S>(g, bias), rows };
-    // Output rows per call: one row (tiles of two vectors, then one of one), or two rows one
-    // vector wide.
+    // Output rows per call, past the groups: one row (tiles of two vectors, then one of one), or
+    // two rows one vector wide.
     let step = if stacked { 2 } else { 1 };
     // Tiles of 12 rows, or of 8 for products of a multiple of 8 rows but not of 12.
     let twelve = g.m.is_multiple_of(CONV_COLS_ROWS) || !g.m.is_multiple_of(8);
     let mut oh = 0;
     while oh < p.out_h {
         let (j, b0) = (oh * p.out_w, oh * row_in);
+        if group > 0 && oh + group <= p.out_h {
+            ColumnRun { b: &x[b0..], ..run }.all::<S>(4 * l, 0, &mut y[j..]);
+            oh += group;
+            continue;
+        }
         // The last of an odd number of one-vector rows: a tile of one vector.
         let (n_main, tail) = match (stacked, oh + step > p.out_h) {
             (_, true) => (0, l),

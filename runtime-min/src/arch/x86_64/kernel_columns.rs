@@ -13,7 +13,7 @@
 //! copies of the input for a 3x3 kernel, where im2col makes nine.
 
 use super::depthwise::zeroed;
-use super::fma::{copy_row, BRows, ColumnRun, Epilogue};
+use super::fma::{copy_row, BRows, ColumnRun, Epilogue, COLS_MAX_VECTORS};
 use super::lanes::Lanes;
 use crate::arch::x86_64_facts::{FMA_CONV_BAND, FMA_NB as NB};
 use crate::conv_shape::Conv2d;
@@ -110,7 +110,8 @@ pub(super) fn conv_kernel_columns<S: Lanes>(
         let staged = staging.stage::<S>(p, &x[ic0 * p.in_h * p.in_w..], channels, buf);
         let gc = Gemm { k: channels * taps, add_to_c: ic0 > 0, epilogue: ic0 + channels == icg, ..*g };
         let rows = BRows {
-            vector: S::L,
+            across: COLS_MAX_VECTORS,
+            next: 0,
             runs: channels * p.kernel_h,
             len: p.kernel_w,
             step: len,
