@@ -116,7 +116,7 @@ const TAIL_MIN: usize = 8;
 /// matrix's B is one run of `k` rows `b_rs` apart, its vectors adjacent; a convolution's virtual
 /// im2col matrix ([`conv_cols`]) is a run of `kernel_w` columns per kernel row and input channel
 /// (adjacent, or alternating between two column phases at column stride 2), a tile's vectors one
-/// output row or, for rows one or two vectors wide, two.
+/// output row or, for rows one or two vectors wide, two or four.
 #[derive(Clone, Copy)]
 pub(super) struct BRows {
     /// A tile's vectors lie in groups of `across` adjacent vectors, the groups `next` apart (the
