@@ -1701,15 +1701,7 @@ fn im2col_band<'a, S: Lanes>(
             let src = &plane[ih as usize * p.in_w..][..p.in_w];
             let iw0 = ((lo * p.stride_w) as isize + left) as usize;
             let (dst, span) = (&mut out[lo..hi], (hi - lo - 1) * p.stride_w + 1);
-            match p.stride_w {
-                1 => copy_row::<S>(dst, &src[iw0..]),
-                2 => copy_even::<S>(dst, &src[iw0..][..span]),
-                sw => {
-                    for (o, &x) in dst.iter_mut().zip(src[iw0..].iter().step_by(sw)) {
-                        *o = x;
-                    }
-                }
-            }
+            copy_every::<S>(dst, &src[iw0..][..span], p.stride_w);
         }
     }
     band
@@ -1737,15 +1729,21 @@ fn subsampled_band<'a, S: Lanes>(
         let first = (ic * p.in_h + oh0 * p.stride_h) * p.in_w;
         let sources = xg[first..].chunks(p.stride_h * p.in_w);
         for (out, src) in rows.chunks_exact_mut(p.out_w).zip(sources) {
-            let src = &src[..span];
-            match p.stride_w {
-                1 => copy_row::<S>(out, src),
-                2 => copy_even::<S>(out, src),
-                sw => out.iter_mut().zip(src.iter().step_by(sw)).for_each(|(o, &x)| *o = x),
-            }
+            copy_every::<S>(out, &src[..span], p.stride_w);
         }
     }
     band
+}
+
+/// `dst[i] = src[i * step]` for all `i < dst.len()`, `src` holding `(dst.len() - 1) * step + 1`
+/// values: an im2col band's row of one tap ([`copy_row`] at step 1, [`copy_even`] at step 2).
+#[inline(always)]
+fn copy_every<S: Lanes>(dst: &mut [f32], src: &[f32], step: usize) {
+    match step {
+        1 => copy_row::<S>(dst, src),
+        2 => copy_even::<S>(dst, src),
+        _ => dst.iter_mut().zip(src.iter().step_by(step)).for_each(|(o, &x)| *o = x),
+    }
 }
 
 /// `dst.copy_from_slice(&src[..dst.len()])` in whole vectors and a masked last one on AVX-512
