@@ -225,7 +225,8 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_convolutions() {
 fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
     // (m, n, k): at least 8 rows reach the FMA kernels (column tiles when n allows, row tiles
     // for the rest; one column with A's rows contiguous: the matrix-vector tiles of 8, 4, 2 and
-    // 1 vectors, then row tiles; on AVX-512, 48 x 2100 a tile of 2 vectors over 64K values of A,
+    // 1 vectors, then the rows left in a masked tile (12 x 1 x 64: a fully connected layer of
+    // fewer rows than a vector); on AVX-512, 48 x 2100 a tile of 2 vectors over 64K values of A,
     // which asks for A's lines ahead, and one of 1 vector over fewer), fewer the portable GEMM; 8
     // and 16 rows: column tiles of 4 rows; A of 64K values read in place (transposed): depth
     // outer; every transpose.
@@ -239,6 +240,7 @@ fn fma_paths_and_dispatch_give_the_same_bits_on_matrix_products() {
         (300, 1, 70),
         (56, 1, 500),
         (48, 1, 2100),
+        (12, 1, 64),
         (64, 4, 1100),
     ]
     .iter()
