@@ -13,8 +13,8 @@
 //! compare-and-blends per output instead of four. MNIST's 64 planes of 24x24 (Zen 4, against the
 //! portable kernel compiled for AVX-512, whose loop LLVM vectorised, alternating in one process,
 //! p10): 6.5 to 5.3 us folded in order, to 4.2-4.4 as a tree, to 3.2 with a plane's rows taken
-//! by columns of `L` outputs, each column's masks worked out once for all its rows (row by row,
-//! with the masks of each row's last vector worked out anew, each row took about 20 cycles).
+//! by columns of `L` outputs, a column's width `n` (and so its load and store masks) the same for
+//! all its rows (row by row, the width changing within each row, a row took about 20 cycles).
 
 use super::copy::even_odd;
 use super::lanes::Lanes;
@@ -39,7 +39,7 @@ pub(super) fn max_pool_square2<S: Lanes>(p: &Pool2d, x: &[f32], y: &mut [f32]) {
     let (x, y) = (&x[..planes * in_plane], &mut y[..planes * out_plane]);
     for (xplane, yplane) in x.chunks_exact(in_plane).zip(y.chunks_exact_mut(out_plane)) {
         // A plane's outputs by columns of `L` (the last one `n` wide), each column's rows in one
-        // loop with the same masks (see the module docs).
+        // loop over the same width (see the module docs).
         for ow in (0..p.out_w).step_by(S::L) {
             let n = S::L.min(p.out_w - ow);
             for (oh, yrow) in yplane.chunks_exact_mut(p.out_w).enumerate() {
