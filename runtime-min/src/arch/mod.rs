@@ -119,6 +119,13 @@ impl Kernels {
         this_arch::conv_implicit(self.0, p, ops)
     }
 
+    /// Computes [`crate::conv2d_blocked`] on this path's kernels and returns true, or returns
+    /// false when the portable kernel is to run.
+    #[inline(always)]
+    pub(crate) fn conv2d_blocked(self, p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) -> bool {
+        this_arch::conv2d_blocked(self.0, p, x, w, bias, y)
+    }
+
     /// `y[c] = 0.0 + x[c * plane] + x[c * plane + 1] + ...` (`plane = x.len() / y.len()`, added
     /// in that order) for the first planes, on this path's vectors; returns how many (0 on the
     /// portable path), the rest being the caller's.

@@ -37,6 +37,19 @@ pub(super) fn plane_sums(_path: KernelPath, _x: &[f32], _y: &mut [f32]) -> usize
     0
 }
 
+/// No channel-blocked convolution kernels: the portable ones compute every layer.
+#[inline(always)]
+pub(super) fn conv2d_blocked(
+    _path: KernelPath,
+    _p: &Conv2d,
+    _x: &[f32],
+    _w: &[f32],
+    _bias: Option<&[f32]>,
+    _y: &mut [f32],
+) -> bool {
+    false
+}
+
 /// No vector max pooling: the portable kernel pools every window.
 #[inline(always)]
 pub(super) fn max_pool_square2(_path: KernelPath, _p: &Pool2d, _x: &[f32], _y: &mut [f32]) -> bool {

@@ -236,3 +236,57 @@ pub fn nchw_to_nhwc(x: &[f32], (n, c, h, w): (usize, usize, usize, usize)) -> Ve
     }
     out
 }
+
+/// Direct ONNX Conv in f64; returns (value, magnitude).
+pub fn conv_ref(p: &sramfit_runtime_min::Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f64>, Vec<f64>) {
+    let icg = p.in_channels / p.groups;
+    let ocg = p.out_channels / p.groups;
+    let mut out = vec![];
+    let mut mag = vec![];
+    for n in 0..p.batch {
+        for oc in 0..p.out_channels {
+            let g = oc / ocg;
+            for oh in 0..p.out_h {
+                for ow in 0..p.out_w {
+                    let b = bias.map_or(0.0, |b| b[oc] as f64);
+                    let (mut s, mut m) = (b, b.abs());
+                    for ic in 0..icg {
+                        for kh in 0..p.kernel_h {
+                            for kw in 0..p.kernel_w {
+                                let ih = (oh * p.stride_h + kh * p.dilation_h) as isize - p.pad_top as isize;
+                                let iw = (ow * p.stride_w + kw * p.dilation_w) as isize - p.pad_left as isize;
+                                if ih < 0 || iw < 0 || ih >= p.in_h as isize || iw >= p.in_w as isize {
+                                    continue;
+                                }
+                                let xv = x
+                                    [((n * p.in_channels + g * icg + ic) * p.in_h + ih as usize) * p.in_w + iw as usize]
+                                    as f64;
+                                let wv = w[((oc * icg + ic) * p.kernel_h + kh) * p.kernel_w + kw] as f64;
+                                s += xv * wv;
+                                m += (xv * wv).abs();
+                            }
+                        }
+                    }
+                    out.push(act_ref(p.act, s));
+                    mag.push(m);
+                }
+            }
+        }
+    }
+    (out, mag)
+}
+
+/// OIHW weights in the `ConvWeights::KMajor` layout, followed by `slack` zeros.
+pub fn k_major(p: &sramfit_runtime_min::Conv2d, w: &[f32], slack: usize) -> Vec<f32> {
+    let ocg = p.out_channels / p.groups;
+    let kk = p.in_channels / p.groups * p.kernel_h * p.kernel_w;
+    let mut out = vec![0.0; w.len() + slack];
+    for g in 0..p.groups {
+        for oc in 0..ocg {
+            for k in 0..kk {
+                out[(g * kk + k) * ocg + oc] = w[(g * ocg + oc) * kk + k];
+            }
+        }
+    }
+    out
+}

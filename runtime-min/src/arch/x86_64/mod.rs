@@ -13,6 +13,7 @@
 //! path).
 #![allow(unsafe_code)]
 
+mod blocked;
 mod copy;
 mod depthwise;
 mod depthwise_blocked;
@@ -80,6 +81,12 @@ macro_rules! entry_points {
                 depthwise_blocked::depthwise_blocked::<$lanes>(p, ops)
             }
 
+            /// [`blocked::conv2d_blocked`].
+            #[target_feature(enable = $features)]
+            pub(super) fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+                blocked::conv2d_blocked::<$lanes>(p, x, w, bias, y)
+            }
+
             /// [`plane_sums::plane_sums`].
             #[target_feature(enable = $features)]
             pub(super) fn plane_sums(x: &[f32], y: &mut [f32]) -> usize {
@@ -127,6 +134,25 @@ pub(super) fn gemm(path: KernelPath, g: &Gemm, a: &[f32], b: &[f32], bias: Bias,
         // SAFETY (both): `path` is supported by this CPU (see the module docs).
         KernelPath::Avx2Fma => unsafe { avx2::gemm(g, a, b, bias, c) },
         KernelPath::Avx512 => unsafe { avx512::gemm(g, a, b, bias, c) },
+    }
+    true
+}
+
+/// See [`Kernels::conv2d_blocked`]: on the FMA paths.
+#[inline(always)]
+pub(super) fn conv2d_blocked(
+    path: KernelPath,
+    p: &Conv2d,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) -> bool {
+    match path {
+        KernelPath::Portable => return false,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::conv2d_blocked(p, x, w, bias, y) },
+        KernelPath::Avx512 => unsafe { avx512::conv2d_blocked(p, x, w, bias, y) },
     }
     true
 }

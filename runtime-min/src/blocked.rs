@@ -1,0 +1,158 @@
+//! Channel-blocked activations: a tensor of shape `[batch, channels, h, w]` stored as
+//! `[batch][channels / 16][h * w][16]`, the 16 channels of a block at one position side by side
+//! ([`CHANNEL_BLOCK`]; channel `c` at position `q` of image `n` is element
+//! [`blocked_index`]`(channels, h * w, n, c, q)`). The same bytes as NCHW, in another order.
+//!
+//! Between two convolutions this is the layout their vectors want: a pointwise convolution's
+//! vectors of output channels are stored as they are (in NCHW they are transposed into rows of
+//! positions, or, with positions as the vector lanes, the last vector of a row is masked), and a
+//! depthwise convolution's vectors are 16 channels at one position, one whole-vector load per
+//! tap and output wherever it lies in the plane (in NCHW a tap's positions are shifted loads
+//! masked at the plane's edges). onnxruntime runs its convolutions on this layout (its
+//! `NchwcTransformer`, 16 channels a block on AVX-512). One layer each against `conv2d` on
+//! NCHW, in one process (p10, AVX-512, Zen 4): KWS's pointwise layer 0.84-0.86 of its time, its
+//! depthwise layer 0.77-0.85. The compiler does not choose this layout yet.
+//!
+//! [`conv2d_blocked`] computes the convolutions [`conv2d_blocked_applies`] to (pointwise, and 3x3
+//! depthwise at stride 1 or 2) from a blocked input into a blocked output, with the bits of
+//! [`crate::conv2d`] on the NCHW tensors on the same kernel path: on the x86-64 FMA paths the
+//! same chains of fused multiply-adds (pointwise) or of rounded products added in tap order
+//! from the bias, the taps outside the input adding `w * 0` (depthwise); on the portable path
+//! the portable convolution's sums. [`to_blocked`] and [`from_blocked`] convert.
+
+use crate::arch::x86_64_facts::DEPTHWISE_BLOCKED_STAGE;
+use crate::arch::Kernels;
+use crate::conv_shape::{Conv2d, ConvInput, ConvWeights};
+
+/// Channels per block of the channel-blocked layout.
+pub const CHANNEL_BLOCK: usize = 16;
+
+/// Where channel `c` at position `q` of image `n` lies in a channel-blocked tensor of `channels`
+/// channels (a multiple of [`CHANNEL_BLOCK`]) and `plane` positions per channel.
+#[inline(always)]
+pub const fn blocked_index(channels: usize, plane: usize, n: usize, c: usize, q: usize) -> usize {
+    (n * channels + c - c % CHANNEL_BLOCK) * plane + q * CHANNEL_BLOCK + c % CHANNEL_BLOCK
+}
+
+/// The NCHW tensor `x` (`batch` images of `channels` planes of `plane` values; `channels` a
+/// multiple of [`CHANNEL_BLOCK`]) into the channel-blocked `y`.
+pub fn to_blocked(batch: usize, channels: usize, plane: usize, x: &[f32], y: &mut [f32]) {
+    assert!(channels.is_multiple_of(CHANNEL_BLOCK), "{channels} channels are not whole blocks");
+    let (x, y) = (&x[..batch * channels * plane], &mut y[..batch * channels * plane]);
+    for (i, &v) in x.iter().enumerate() {
+        let (n, c, q) = (i / (channels * plane), i / plane % channels, i % plane);
+        y[blocked_index(channels, plane, n, c, q)] = v;
+    }
+}
+
+/// The channel-blocked tensor `x` into the NCHW `y` (the inverse of [`to_blocked`]).
+pub fn from_blocked(batch: usize, channels: usize, plane: usize, x: &[f32], y: &mut [f32]) {
+    assert!(channels.is_multiple_of(CHANNEL_BLOCK), "{channels} channels are not whole blocks");
+    let (x, y) = (&x[..batch * channels * plane], &mut y[..batch * channels * plane]);
+    for (i, v) in y.iter_mut().enumerate() {
+        let (n, c, q) = (i / (channels * plane), i / plane % channels, i % plane);
+        *v = x[blocked_index(channels, plane, n, c, q)];
+    }
+}
+
+/// Whether [`conv2d_blocked`] computes convolution `p`: input and output channels whole blocks,
+/// an NCHW-shaped input, and either a pointwise convolution (1x1, stride 1, no padding, one
+/// group, weights stored k-major: [`ConvWeights::KMajor`]) or a 3x3 depthwise one (one input
+/// and one output channel per group, stride 1 or 2 in both directions, no dilation, padding at
+/// most 2 before each axis, output rows whose zero-padded input rows, 16 channels wide, fit the
+/// x86-64 kernel's stage three at a time: at most 170 columns, padding included).
+pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
+    let blocks = p.in_channels.is_multiple_of(CHANNEL_BLOCK) && p.out_channels.is_multiple_of(CHANNEL_BLOCK);
+    let plain = p.input == ConvInput::Nchw && p.in_channels > 0 && p.dilation_h == 1 && p.dilation_w == 1;
+    let pointwise = p.kernel_h == 1
+        && p.kernel_w == 1
+        && p.stride_h == 1
+        && p.stride_w == 1
+        && p.pad_top == 0
+        && p.pad_left == 0
+        && p.groups == 1
+        && p.out_h == p.in_h
+        && p.out_w == p.in_w
+        && p.weights == ConvWeights::KMajor;
+    let depthwise = p.kernel_h == 3
+        && p.kernel_w == 3
+        && p.groups == p.in_channels
+        && p.out_channels == p.in_channels
+        && p.stride_h == p.stride_w
+        && (p.stride_h == 1 || p.stride_h == 2)
+        && p.pad_top <= 2
+        && p.pad_left <= 2
+        && p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE;
+    blocks && plain && (pointwise || depthwise)
+}
+
+/// Convolution `p` ([`conv2d_blocked_applies`]) of the channel-blocked `x` (`[batch,
+/// in_channels, in_h, in_w]`) into the channel-blocked `y` (`[batch, out_channels, out_h,
+/// out_w]`); `w` and `bias` as [`crate::conv2d`] takes them. No scratch.
+pub fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    assert!(conv2d_blocked_applies(p), "not a convolution conv2d_blocked computes");
+    let x = &x[..p.batch * p.in_channels * p.in_h * p.in_w];
+    let y = &mut y[..p.batch * p.out_channels * p.out_h * p.out_w];
+    if p.batch == 0 || p.out_h * p.out_w == 0 || Kernels::current().conv2d_blocked(p, x, w, bias, y) {
+        return;
+    }
+    match p.groups {
+        1 => pointwise(p, x, w, bias, y),
+        _ => depthwise(p, x, w, bias, y),
+    }
+}
+
+/// The portable pointwise convolution: each output the k-ascending sum of rounded products from
+/// 0.0, then the bias and the activation (the portable GEMM's sums and epilogue).
+fn pointwise(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let (k, m, plane) = (p.in_channels, p.out_channels, p.out_h * p.out_w);
+    let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k);
+    let w = &w[w0..][..(k - 1) * a_cs + m];
+    for n in 0..p.batch {
+        for oc in 0..m {
+            for q in 0..plane {
+                let mut v = 0.0f32;
+                for ic in 0..k {
+                    v += w[ic * a_cs + oc] * x[blocked_index(k, plane, n, ic, q)];
+                }
+                y[blocked_index(m, plane, n, oc, q)] = finish(p, bias, oc, v);
+            }
+        }
+    }
+}
+
+/// The portable depthwise convolution: each output the bias plus the rounded products of the taps
+/// inside the input, in row-major tap order, then the activation (the portable direct
+/// convolution's sums).
+fn depthwise(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let c = p.out_channels;
+    let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+    for n in 0..p.batch {
+        for ch in 0..c {
+            let (w0, _, ws) = p.weights.gemm_operand(ch, 1, 9);
+            for q in 0..out_plane {
+                let (oh, ow) = (q / p.out_w, q % p.out_w);
+                let mut v = bias.map_or(0.0, |b| b[ch]);
+                for t in 0..9 {
+                    let ih = (oh * p.stride_h + t / 3) as isize - p.pad_top as isize;
+                    let iw = (ow * p.stride_w + t % 3) as isize - p.pad_left as isize;
+                    if (0..p.in_h as isize).contains(&ih) && (0..p.in_w as isize).contains(&iw) {
+                        let at = ih as usize * p.in_w + iw as usize;
+                        v += w[w0 + t * ws] * x[blocked_index(c, in_plane, n, ch, at)];
+                    }
+                }
+                let mut out = [v];
+                p.act.apply_in_place(&mut out);
+                y[blocked_index(c, out_plane, n, ch, q)] = out[0];
+            }
+        }
+    }
+}
+
+/// A pointwise output's epilogue, as the portable GEMM's `finish` applies it: the bias, then
+/// the activation.
+fn finish(p: &Conv2d, bias: Option<&[f32]>, oc: usize, v: f32) -> f32 {
+    let mut out = [bias.map_or(v, |b| v + b[oc])];
+    p.act.apply_in_place(&mut out);
+    out[0]
+}

@@ -1,0 +1,153 @@
+//! Channel-blocked activations (`conv2d_blocked`, `to_blocked`, `from_blocked`): on every kernel
+//! path a blocked convolution gives the bits of `conv2d` on the NCHW tensors on that path, and
+//! values close to an `f64` reference; the conversions are each other's inverse and put channel
+//! `c` of position `q` where `blocked_index` says.
+//!
+//! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
+
+mod common;
+
+use common::*;
+use sramfit_runtime_min::*;
+use std::sync::Mutex;
+
+/// Held by every test of this file: the path in force is process-wide.
+static PATHS: Mutex<()> = Mutex::new(());
+
+/// Pointwise and 3x3 depthwise layers that reach every tile of the blocked kernels: output
+/// channels in tiles of four, three, two and one AVX-512 vectors; planes of one tile of all
+/// their positions (1 to 11 of them), a whole number of tiles and a last tile overlapping the
+/// one before; two images;
+/// depthwise rows of up to 8 outputs and longer ones, stride 1 and 2, padding 0 to 2; every
+/// activation, with and without a vector form.
+fn cases() -> Vec<(Conv2d, bool)> {
+    use Activation::{HardSwish, None as A0, Relu, Sigmoid};
+    let clip = Activation::Clip { min: -0.25, max: 0.5 };
+    let leaky = Activation::LeakyRelu { alpha: 0.1 };
+    let pw = |ic, oc, hw, batch, act| {
+        let p = conv_params(batch, ic, oc, hw, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, act);
+        Conv2d { weights: ConvWeights::KMajor, ..p }
+    };
+    let dw = |c, hw, s, pad, act| conv_params(1, c, c, hw, (3, 3), (s, s), (1, 1), pad, c, act);
+    vec![
+        (pw(64, 64, (25, 5), 1, Relu), true),
+        (pw(16, 112, (7, 3), 1, A0), true),
+        (pw(48, 48, (2, 2), 2, clip), false),
+        (pw(32, 16, (6, 1), 1, leaky), true),
+        (pw(16, 32, (1, 1), 1, HardSwish), true),
+        (pw(80, 32, (9, 9), 1, Sigmoid), true),
+        (pw(48, 64, (3, 3), 1, Relu), true),
+        (pw(16, 48, (5, 2), 1, clip), true),
+        (dw(64, (25, 5), 1, (1, 1, 1, 1), Relu), true),
+        (dw(16, (12, 12), 2, (1, 1, 1, 1), A0), true),
+        (dw(32, (7, 9), 2, (0, 0, 0, 0), clip), false),
+        (dw(16, (11, 23), 1, (2, 2, 2, 2), leaky), true),
+        (dw(48, (3, 3), 1, (1, 1, 1, 1), HardSwish), true),
+        (dw(16, (1, 1), 1, (1, 1, 1, 1), Relu), true),
+        (dw(32, (8, 8), 2, (0, 0, 1, 1), Relu), true),
+        (dw(16, (4, 168), 1, (1, 1, 1, 1), Relu), true),
+        (dw(16, (5, 166), 2, (1, 1, 1, 1), A0), true),
+    ]
+}
+
+/// The operands of case `p`: input, weights (k-major for a pointwise layer), bias.
+fn operands(p: &Conv2d, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut rng = Rng::new(seed);
+    let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
+    let oihw = rng.vec(p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w);
+    let w = match p.weights {
+        ConvWeights::KMajor => k_major(p, &oihw, 0),
+        ConvWeights::Oihw => oihw.clone(),
+    };
+    (x, oihw, w, rng.vec(p.out_channels))
+}
+
+/// The bit patterns of `v`.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
+/// `conv2d` on the NCHW tensors, and `conv2d_blocked` on their blocked forms converted back.
+fn both(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f32>, Vec<f32>) {
+    let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+    let len = p.batch * p.out_channels * out_plane;
+    let mut nchw = vec![f32::NAN; len];
+    conv2d(p, x, w, bias, &mut nchw, &mut vec![0.0; conv2d_scratch_len(p)]);
+    let mut xb = vec![f32::NAN; x.len()];
+    to_blocked(p.batch, p.in_channels, in_plane, x, &mut xb);
+    let mut yb = vec![f32::NAN; len];
+    conv2d_blocked(p, &xb, w, bias, &mut yb);
+    let mut blocked = vec![f32::NAN; len];
+    from_blocked(p.batch, p.out_channels, out_plane, &yb, &mut blocked);
+    (nchw, blocked)
+}
+
+#[test]
+fn blocked_convolutions_give_the_bits_of_nchw_ones_on_every_path() {
+    for (i, (p, with_bias)) in cases().into_iter().enumerate() {
+        assert!(conv2d_blocked_applies(&p), "{p:?}");
+        let (x, oihw, w, b) = operands(&p, i as u64 + 7);
+        let bias = with_bias.then_some(b.as_slice());
+        let results = on_each_path(&PATHS, || both(&p, &x, &w, bias));
+        let (want, mag) = conv_ref(&p, &x, &oihw, bias);
+        for (path, (nchw, blocked)) in &results {
+            assert_eq!(bits(blocked), bits(nchw), "{p:?} on {}", path.name());
+            assert_close_mag(blocked, &want, Some(&mag), &format!("{p:?} on {}", path.name()));
+        }
+    }
+}
+
+#[test]
+fn conversions_place_each_channel_where_blocked_index_says() {
+    let (batch, channels, plane) = (2, 48, 7);
+    let x: Vec<f32> = (0..batch * channels * plane).map(|i| i as f32).collect();
+    let mut xb = vec![f32::NAN; x.len()];
+    to_blocked(batch, channels, plane, &x, &mut xb);
+    for n in 0..batch {
+        for c in 0..channels {
+            for q in 0..plane {
+                let at = ((n * channels / CHANNEL_BLOCK + c / CHANNEL_BLOCK) * plane + q) * CHANNEL_BLOCK + c % 16;
+                assert_eq!(blocked_index(channels, plane, n, c, q), at);
+                assert_eq!(xb[at], x[(n * channels + c) * plane + q]);
+            }
+        }
+    }
+    let mut back = vec![f32::NAN; x.len()];
+    from_blocked(batch, channels, plane, &xb, &mut back);
+    assert_eq!(back, x);
+}
+
+/// The first depthwise case.
+fn depthwise() -> Conv2d {
+    cases().into_iter().map(|(p, _)| p).find(|p| p.groups > 1).unwrap()
+}
+
+#[test]
+fn only_whole_blocks_of_pointwise_and_3x3_depthwise_layers_apply() {
+    let ok = cases()[0].0;
+    let dw = depthwise();
+    let not = [
+        Conv2d { in_channels: 24, ..ok },
+        Conv2d { out_channels: 40, ..ok },
+        Conv2d { weights: ConvWeights::Oihw, ..ok },
+        Conv2d { stride_h: 2, stride_w: 2, ..ok },
+        Conv2d { input: ConvInput::Nhwc, ..ok },
+        Conv2d { kernel_h: 5, kernel_w: 5, ..dw },
+        Conv2d { stride_h: 3, stride_w: 3, ..dw },
+        Conv2d { stride_h: 1, stride_w: 2, ..dw },
+        Conv2d { dilation_h: 2, ..dw },
+        Conv2d { pad_top: 3, ..dw },
+        Conv2d { groups: 16, ..dw },
+        Conv2d { in_w: 171, out_w: 171, ..dw },
+    ];
+    for p in not {
+        assert!(!conv2d_blocked_applies(&p), "{p:?}");
+    }
+}
+
+#[test]
+#[should_panic(expected = "not a convolution conv2d_blocked computes")]
+fn a_convolution_it_does_not_compute_is_refused() {
+    let p = Conv2d { kernel_h: 5, kernel_w: 5, ..depthwise() };
+    conv2d_blocked(&p, &[0.0; 8000], &[0.0; 1600], None, &mut [0.0; 8000]);
+}
