@@ -333,7 +333,7 @@ impl<S: Lanes> Block<S> {
         let step = p.stride_w * b;
         let start = first + ow0 * step;
         // The last output's last tap ends inside the stage, and so does every other.
-        assert!(start + (N - 1) * step + (2 * cols + 2) * b <= stage.len() && (ow0 + N) * b <= out.len());
+        assert!(start + (N - 1) * step + (2 * cols + 3) * b <= stage.len() && (ow0 + N) * b <= out.len());
         for v in 0..b / l {
             let mut acc = [self.bias[v]; N];
             let sp = stage.as_ptr().wrapping_add(start + v * l);
