@@ -15,11 +15,11 @@ use std::sync::Mutex;
 static PATHS: Mutex<()> = Mutex::new(());
 
 /// Pointwise and 3x3 depthwise layers that reach every tile of the blocked kernels: output
-/// channels in tiles of four, three, two and one AVX-512 vectors; planes of one tile of all
-/// their positions (1 to 11 of them), a whole number of tiles and a last tile overlapping the
-/// one before; two images;
-/// depthwise rows of up to 8 outputs and longer ones, stride 1 and 2, padding 0 to 2; every
-/// activation, with and without a vector form.
+/// channels in tiles of four, three, two and one AVX-512 vectors; planes in one tile of all
+/// their positions (1, 4, 9 and 10), in a whole number of tiles, and with a last tile
+/// overlapping the one before; two images; depthwise rows of fewer than 8 outputs and of more,
+/// stride 1 and 2, padding 0 to 2, rows as wide as the stage takes; every activation, with and
+/// without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
     use Activation::{HardSwish, None as A0, Relu, Sigmoid};
     let clip = Activation::Clip { min: -0.25, max: 0.5 };
@@ -50,7 +50,8 @@ fn cases() -> Vec<(Conv2d, bool)> {
     ]
 }
 
-/// The operands of case `p`: input, weights (k-major for a pointwise layer), bias.
+/// The operands of case `p`: input, OIHW weights, the weights `p` reads (k-major for a
+/// pointwise layer), bias.
 fn operands(p: &Conv2d, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(seed);
     let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
