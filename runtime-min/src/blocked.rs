@@ -82,7 +82,7 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
         && (p.stride_h == 1 || p.stride_h == 2)
         && p.pad_top <= 2
         && p.pad_left <= 2
-        && p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE;
+        && (p.out_w == 0 || p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE);
     blocks && plain && (pointwise || depthwise)
 }
 

@@ -151,19 +151,23 @@ pub(crate) struct SharedRegion<'a> {
     pub y_at: usize,
 }
 
-/// The extents of a band of output rows, for the x86-64 kernels that stage their input rows.
-#[cfg(target_arch = "x86_64")]
+/// The extents of a band of output rows, for the x86-64 kernels that stage their input rows and
+/// for [`crate::conv2d_blocked_applies`] (on every target).
 impl Conv2d {
     /// Input rows (padding included) that `rows >= 1` consecutive output rows read.
     pub(crate) const fn rows_read(&self, rows: usize) -> usize {
         (rows - 1) * self.stride_h + (self.kernel_h - 1) * self.dilation_h + 1
     }
 
-    /// Input columns (padding included) that a whole output row reads.
+    /// Input columns (padding included) that a whole output row (`out_w >= 1`) reads.
     pub(crate) const fn cols_read(&self) -> usize {
         (self.out_w - 1) * self.stride_w + (self.kernel_w - 1) * self.dilation_w + 1
     }
+}
 
+/// How many output rows a staged band holds, for the x86-64 kernels.
+#[cfg(target_arch = "x86_64")]
+impl Conv2d {
     /// The most consecutive output rows whose input rows fit in `input_rows` rows (0 when not
     /// even one output row's do).
     pub(crate) const fn rows_fitting(&self, input_rows: usize) -> usize {
