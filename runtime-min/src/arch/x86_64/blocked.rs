@@ -48,7 +48,7 @@ pub(super) fn conv2d_blocked<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: O
 /// registers where the activation has a vector form, else stored and activated on `out`. (One
 /// decision for the run: with one per vector, LLVM summed each output's taps just before its
 /// store, one chain of additions at a time, and KWS's depthwise layer took about 1.5x as long:
-/// 1.18-1.20 of the NCHW kernel's time, against 0.77-0.85.)
+/// 1.18-1.20 of the NCHW kernel's time, against 0.75-0.85.)
 #[inline(always)]
 fn store_run<S: Lanes, const N: usize>(act: Activation, acc: [S::V; N], out: &mut [f32]) {
     let b = CHANNEL_BLOCK;
