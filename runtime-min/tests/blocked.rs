@@ -21,7 +21,7 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// stride 1 and 2, padding 0 to 2, rows as wide as the stage takes; every activation, with and
 /// without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
-    use Activation::{HardSwish, None as A0, Relu, Sigmoid};
+    use Activation::{HardSwish, None as A0, Relu, Sigmoid, Tanh};
     let clip = Activation::Clip { min: -0.25, max: 0.5 };
     let leaky = Activation::LeakyRelu { alpha: 0.1 };
     let pw = |ic, oc, hw, batch, act| {
@@ -44,6 +44,7 @@ fn cases() -> Vec<(Conv2d, bool)> {
         (dw(16, (11, 23), 1, (2, 2, 2, 2), leaky), true),
         (dw(48, (3, 3), 1, (1, 1, 1, 1), HardSwish), true),
         (dw(16, (1, 1), 1, (1, 1, 1, 1), Relu), true),
+        (dw(16, (5, 7), 1, (1, 1, 1, 1), Tanh), true),
         (dw(32, (8, 8), 2, (0, 0, 1, 1), Relu), true),
         (dw(16, (4, 168), 1, (1, 1, 1, 1), Relu), true),
         (dw(16, (5, 166), 2, (1, 1, 1, 1), A0), true),
