@@ -136,7 +136,15 @@ pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result
         applied
     });
     // The storage passes, once per candidate order of the schedule search.
-    let (graph, live) = phase("liveness", || optimize::schedule(graph, optimizations, &mut applied));
+    let (mut graph, mut live) = phase("liveness", || optimize::schedule(graph, optimizations, &mut applied));
+    // In the order and bands chosen: chains run blocked where that costs no memory, so the
+    // layout never takes a tiling's place or changes what the report says of tiling.
+    if optimizations.blocked_layout {
+        applied.blocked_convs = phase("rewrites", || optimize::blocked::block_chains(&mut graph, optimizations));
+        if applied.blocked_convs > 0 {
+            live = phase("liveness", || optimize::storage(&graph, optimizations));
+        }
+    }
     phase("verify", || verify::verify_in_place(&graph, &live))
         .map_err(|message| CompileError::PlanRejected { message })?;
     Ok(Prepared { graph, live, optimizations: (*optimizations, applied) })

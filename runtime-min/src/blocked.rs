@@ -35,23 +35,53 @@ pub const fn blocked_index(channels: usize, plane: usize, n: usize, c: usize, q:
 }
 
 /// The NCHW tensor `x` (`batch` images of `channels` planes of `plane` values; `channels` a
-/// multiple of [`CHANNEL_BLOCK`]) into the channel-blocked `y`.
+/// multiple of [`CHANNEL_BLOCK`]) into the channel-blocked `y`. In either layout a block of 16
+/// channels is `16 * plane` consecutive values, so this transposes each block from 16 rows of
+/// `plane` values into `plane` rows of 16 (on the x86-64 FMA paths through vector transposes).
 pub fn to_blocked(batch: usize, channels: usize, plane: usize, x: &[f32], y: &mut [f32]) {
-    assert!(channels.is_multiple_of(CHANNEL_BLOCK), "{channels} channels are not whole blocks");
-    let (x, y) = (&x[..batch * channels * plane], &mut y[..batch * channels * plane]);
-    for (i, &v) in x.iter().enumerate() {
-        let (n, c, q) = (i / (channels * plane), i / plane % channels, i % plane);
-        y[blocked_index(channels, plane, n, c, q)] = v;
-    }
+    reorder(Reorder::ToBlocked, batch, channels, plane, x, y)
 }
 
 /// The channel-blocked tensor `x` into the NCHW `y` (the inverse of [`to_blocked`]).
 pub fn from_blocked(batch: usize, channels: usize, plane: usize, x: &[f32], y: &mut [f32]) {
+    reorder(Reorder::FromBlocked, batch, channels, plane, x, y)
+}
+
+/// Which way [`reorder`] converts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reorder {
+    /// NCHW into channel-blocked ([`to_blocked`]).
+    ToBlocked,
+    /// Channel-blocked into NCHW ([`from_blocked`]).
+    FromBlocked,
+}
+
+/// [`to_blocked`] or [`from_blocked`]: each block of `16 * plane` values transposed, on this
+/// CPU's vectors where it has them.
+fn reorder(way: Reorder, batch: usize, channels: usize, plane: usize, x: &[f32], y: &mut [f32]) {
     assert!(channels.is_multiple_of(CHANNEL_BLOCK), "{channels} channels are not whole blocks");
-    let (x, y) = (&x[..batch * channels * plane], &mut y[..batch * channels * plane]);
-    for (i, v) in y.iter_mut().enumerate() {
-        let (n, c, q) = (i / (channels * plane), i / plane % channels, i % plane);
-        *v = x[blocked_index(channels, plane, n, c, q)];
+    let len = batch * channels * plane;
+    let (x, y) = (&x[..len], &mut y[..len]);
+    if len == 0 || Kernels::current().reorder_blocked(way, plane, x, y) {
+        return;
+    }
+    let block = CHANNEL_BLOCK * plane;
+    for (xb, yb) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)) {
+        reorder_block(way, plane, xb, yb);
+    }
+}
+
+/// One block of [`reorder`], value by value (the portable path, and the x86-64 kernels' planes
+/// of fewer positions than a vector has lanes).
+pub(crate) fn reorder_block(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]) {
+    for c in 0..CHANNEL_BLOCK {
+        for q in 0..plane {
+            let (nchw, blocked) = (c * plane + q, q * CHANNEL_BLOCK + c);
+            match way {
+                Reorder::ToBlocked => y[blocked] = x[nchw],
+                Reorder::FromBlocked => y[nchw] = x[blocked],
+            }
+        }
     }
 }
 

@@ -8,8 +8,8 @@
 
 use crate::arch::arm_facts::{DEPTHWISE_STACK_BYTES as ARM_DSP_DEPTHWISE_BYTES, STACK_BYTES as ARM_DSP_BYTES};
 use crate::arch::x86_64_facts::{
-    depthwise_bytes, FMA_CONV_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES, INT8_DEPTHWISE_BYTES,
-    PLANE_SUMS_FLOATS,
+    depthwise_bytes, CONV_BLOCKED_BYTES, FMA_CONV_BYTES, FMA_MIN_ROWS, FMA_PANELS_BYTES, INT8_CONV_BYTES,
+    INT8_DEPTHWISE_BYTES, PLANE_SUMS_FLOATS, REORDER_BLOCKED_BYTES,
 };
 use crate::conv::DIRECT_STACK_BYTES;
 use crate::gemm::PORTABLE_PANELS_BYTES;
@@ -91,6 +91,25 @@ pub const fn conv2d_stack_bytes(p: &Conv2d, t: Target) -> usize {
             let depthwise = if one_input_channel { depthwise_bytes(p.kernel_h, p.kernel_w) } else { 0 };
             2 * PORTABLE_PANELS_BYTES + DIRECT_STACK_BYTES + max(fma, depthwise)
         }
+    }
+}
+
+/// Stack bytes of [`conv2d_blocked`](crate::conv2d_blocked)'s local arrays on `t`: none on the
+/// portable path (scalar sums); on x86-64 the FMA kernels' (the depthwise stage, 32 KiB, and
+/// their vectors).
+pub const fn conv2d_blocked_stack_bytes(t: Target) -> usize {
+    match t {
+        Target::Portable { .. } => 0,
+        Target::X86_64 => CONV_BLOCKED_BYTES,
+    }
+}
+
+/// Stack bytes of [`to_blocked`](crate::to_blocked)'s and [`from_blocked`](crate::from_blocked)'s
+/// local arrays on `t`: none on the portable path; on x86-64 a transpose's vectors.
+pub const fn reorder_blocked_stack_bytes(t: Target) -> usize {
+    match t {
+        Target::Portable { .. } => 0,
+        Target::X86_64 => REORDER_BLOCKED_BYTES,
     }
 }
 

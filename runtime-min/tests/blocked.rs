@@ -99,24 +99,37 @@ fn blocked_convolutions_give_the_bits_of_nchw_ones_on_every_path() {
     }
 }
 
+/// Planes of fewer positions than an AVX2 or AVX-512 vector has lanes (converted value by
+/// value), of exactly a vector, of whole vectors, and with a last tile overlapping the one
+/// before, on every path; one and two images.
 #[test]
 fn conversions_place_each_channel_where_blocked_index_says() {
-    let (batch, channels, plane) = (2, 48, 7);
-    let x: Vec<f32> = (0..batch * channels * plane).map(|i| i as f32).collect();
-    let mut xb = vec![f32::NAN; x.len()];
-    to_blocked(batch, channels, plane, &x, &mut xb);
-    for n in 0..batch {
-        for c in 0..channels {
-            for q in 0..plane {
-                let at = ((n * channels / CHANNEL_BLOCK + c / CHANNEL_BLOCK) * plane + q) * CHANNEL_BLOCK + c % 16;
-                assert_eq!(blocked_index(channels, plane, n, c, q), at);
-                assert_eq!(xb[at], x[(n * channels + c) * plane + q]);
+    for (batch, channels, plane) in [(2, 48, 7), (1, 16, 8), (1, 32, 16), (2, 16, 125), (1, 64, 25), (1, 16, 1)] {
+        let len = batch * channels * plane;
+        let x: Vec<f32> = (0..len).map(|i| i as f32).collect();
+        let results = on_each_path(&PATHS, || {
+            // One value past the tensor in each output, which no conversion may write.
+            let (mut xb, mut back) = (vec![f32::NAN; len + 1], vec![f32::NAN; len + 1]);
+            to_blocked(batch, channels, plane, &x, &mut xb);
+            from_blocked(batch, channels, plane, &xb, &mut back);
+            (xb, back)
+        });
+        for (path, (xb, back)) in &results {
+            let case = format!("{batch}x{channels}x{plane} on {}", path.name());
+            for n in 0..batch {
+                for c in 0..channels {
+                    for q in 0..plane {
+                        let at =
+                            ((n * channels / CHANNEL_BLOCK + c / CHANNEL_BLOCK) * plane + q) * CHANNEL_BLOCK + c % 16;
+                        assert_eq!(blocked_index(channels, plane, n, c, q), at, "{case}");
+                        assert_eq!(xb[at], x[(n * channels + c) * plane + q], "{case}");
+                    }
+                }
             }
+            assert_eq!(back[..len], x[..], "{case}");
+            assert!(xb[len].is_nan() && back[len].is_nan(), "{case}: a value written past the tensor");
         }
     }
-    let mut back = vec![f32::NAN; x.len()];
-    from_blocked(batch, channels, plane, &xb, &mut back);
-    assert_eq!(back, x);
 }
 
 /// The first depthwise case.

@@ -9,8 +9,10 @@
 //! patterns the rewrites look for: an activation after a convolution or matrix product (fusion),
 //! chains of elementwise steps (in place), concatenations of branches read only by them (concat
 //! elision), values read by several branches that join again (what must *not* be rewritten),
-//! transposed matrix-product operands, and chains of convolutions, depthwise convolutions and
-//! pooling around a channel expansion (what patch-based execution tiles).
+//! transposed matrix-product operands, chains of convolutions, depthwise convolutions and
+//! pooling around a channel expansion (what patch-based execution tiles), and chains of
+//! pointwise and 3x3 depthwise convolutions between whole blocks of 16 channels (what runs on
+//! channel-blocked tensors).
 //!
 //! `SRAMFIT_REWRITE_GRAPHS` sets how many (default [`DEFAULT_COUNT`]), `SRAMFIT_REWRITE_SEED`
 //! where the generator starts (default 1): graph `i` comes from seed `SEED + i`.
@@ -94,7 +96,7 @@ pub fn write(out: &Out) {
 /// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
 fn applied(p: &Program, folds: usize) -> TokenStream {
     let a = &p.optimizations.1;
-    let (fused, in_place, elided, transposes, subsampled, packed, tiled, overlapped) = (
+    let (fused, in_place, elided, transposes, subsampled, packed, tiled, overlapped, blocked) = (
         a.fused_activations,
         a.in_place_steps,
         a.elided_concats,
@@ -103,11 +105,13 @@ fn applied(p: &Program, folds: usize) -> TokenStream {
         a.packed_weights,
         a.tiled.map_or(0, |t| t.chains),
         a.overlapped_steps,
+        a.blocked_convs,
     );
     let reordered = a.schedule_lower_bounds.is_some_and(|(onnx, aware)| aware < onnx);
     quote!(Applied {
         fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, subsampled: #subsampled,
         packed: #packed, reordered: #reordered, tiled: #tiled, overlapped: #overlapped, folds: #folds,
+        blocked: #blocked,
     })
 }
 
@@ -116,12 +120,13 @@ fn generate(seed: u64) -> pb::ModelProto {
     let mut b = Builder::start(seed, "rewrites");
     for _ in 0..2 + b.rng.below(MAX_PATTERNS - 1) {
         let v = b.pick();
-        match b.rng.below(7) {
+        match b.rng.below(8) {
             0 | 1 => producer_then_activation(&mut b, v),
             2 => elementwise_chain(&mut b, v),
             3 => concat_of_branches(&mut b, v),
             4 => fork_and_join(&mut b, v),
             5 => transposed_product(&mut b, v),
+            6 if v.shape.len() == 4 => blocked_chain(&mut b, v),
             _ => add_node(&mut b, v),
         }
     }
@@ -334,6 +339,19 @@ fn transposed_product(b: &mut Builder, v: Value) {
     }
 }
 
+/// A 3x3 depthwise convolution of the NCHW value `x` at `stride`, padding 1.
+fn depthwise3x3(b: &mut Builder, x: Value, stride: usize) {
+    let (c, h, w) = (x.shape[1], x.shape[2], x.shape[3]);
+    let dw = b.constant(&[c, 1, 3, 3]);
+    let attrs = vec![
+        int("group", c as i64),
+        ints("kernel_shape", &[3, 3]),
+        ints("pads", &[1; 4]),
+        ints("strides", &[stride as i64; 2]),
+    ];
+    b.node("Conv", vec![x.name, dw], attrs, vec![1, c, (h - 1) / stride + 1, (w - 1) / stride + 1]);
+}
+
 /// A chain patch-based execution tiles: a pointwise expansion to many channels whose zero padding
 /// grows the rows (so that bands exist), a 3x3 depthwise convolution (maybe strided), a pooling or
 /// a residual add, and a convolution to few channels: the expanded tensors are the peak, which
@@ -350,15 +368,7 @@ fn expanded_chain(b: &mut Builder, v: Value) {
     activation(b, e);
     let e = last(b);
     let stride = 1 + b.rng.below(2);
-    let (out_rows, out_cols) = ((rows - 1) / stride + 1, (w - 1) / stride + 1);
-    let dw = b.constant(&[wide, 1, 3, 3]);
-    let attrs = vec![
-        int("group", wide as i64),
-        ints("kernel_shape", &[3, 3]),
-        ints("pads", &[1; 4]),
-        ints("strides", &[stride as i64; 2]),
-    ];
-    b.node("Conv", vec![e.name, dw], attrs, vec![1, wide, out_rows, out_cols]);
+    depthwise3x3(b, e, stride);
     let d = last(b);
     if b.rng.chance(50) {
         let attrs = vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1; 4]), ints("strides", &[1, 1])];
@@ -371,4 +381,44 @@ fn expanded_chain(b: &mut Builder, v: Value) {
     let p = last(b);
     let narrow = 1 + b.rng.below(3);
     conv(b, &p, narrow, false);
+}
+
+/// A chain of two to four convolutions that run on channel-blocked tensors, after a pointwise
+/// convolution of `v` to 16 or 32 channels: pointwise convolutions between whole blocks and 3x3
+/// depthwise ones (stride 1 or 2, padding 1), alternating, some activated; the first one's
+/// output read once more by an elementwise step after the chain, half the time (a conversion
+/// back from inside the chain). The chain starts with a pointwise convolution, whose input
+/// conversion costs no more bytes than the convolution itself holds.
+fn blocked_chain(b: &mut Builder, v: Value) {
+    let blocks = |b: &mut Builder| 16 * (1 + b.rng.below(2));
+    let mut c = blocks(b);
+    let w = b.constant(&[c, v.shape[1], 1, 1]);
+    b.node("Conv", vec![v.name, w], vec![ints("kernel_shape", &[1, 1])], vec![1, c, v.shape[2], v.shape[3]]);
+    let mut inner = None;
+    for i in 0..2 + b.rng.below(3) {
+        let x = last(b);
+        let (h, w) = (x.shape[2], x.shape[3]);
+        if i % 2 == 0 {
+            let out = blocks(b);
+            let pw = b.constant(&[out, c, 1, 1]);
+            let mut inputs = vec![x.name, pw];
+            if b.rng.chance(50) {
+                inputs.push(b.constant(&[out]));
+            }
+            b.node("Conv", inputs, vec![ints("kernel_shape", &[1, 1])], vec![1, out, h, w]);
+            c = out;
+        } else {
+            let stride = 1 + b.rng.below(2);
+            depthwise3x3(b, x, stride);
+        }
+        if b.rng.chance(50) {
+            let y = last(b);
+            activation(b, y);
+        }
+        inner.get_or_insert(last(b));
+    }
+    if let Some(inner) = inner.filter(|_| b.rng.chance(50)) {
+        let s = inner.shape.clone();
+        b.node("Abs", vec![inner.name], vec![], s);
+    }
 }

@@ -3,7 +3,8 @@
 //! matrix products, elementwise chains, concatenations of single-use branches, multi-reader
 //! branches, transposed operands, strided 1x1 convolutions, unfolded BatchNormalizations,
 //! expanded convolution chains that patch-based execution runs in bands of rows, their depthwise
-//! steps overlapping input and output) are compiled with every rewrite on
+//! steps overlapping input and output, chains of pointwise and depthwise convolutions between
+//! whole blocks of 16 channels that run on channel-blocked tensors) are compiled with every rewrite on
 //! (in checked mode) and with `Optimizations::NONE`, run on the same random inputs, and compared
 //! bit for bit; scale/shift folding, which rounds differently, is compared within 1e-5 of each
 //! output's largest magnitude. More graphs:
@@ -34,6 +35,8 @@ pub struct Applied {
     overlapped: usize,
     /// Scale/shift steps folded in the folded build.
     folds: usize,
+    /// Convolutions on channel-blocked tensors.
+    blocked: usize,
 }
 
 /// Both builds of one graph.
@@ -81,7 +84,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
-    let (mut folds, mut tiled, mut overlapped, mut subsampled) = (0, 0, 0, 0);
+    let (mut folds, mut tiled, mut overlapped, mut subsampled, mut blocked) = (0, 0, 0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -126,10 +129,11 @@ fn every_rewrite_keeps_outputs_bit_identical() {
         folds += p.applied.folds;
         tiled += p.applied.tiled;
         overlapped += p.applied.overlapped;
+        blocked += p.applied.blocked;
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {subsampled} subsamplings folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {subsampled} subsamplings folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded, {blocked} convolutions blocked; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -145,7 +149,8 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             && packed > 0
             && folds > 0
             && tiled > 0
-            && overlapped > 0,
+            && overlapped > 0
+            && blocked > 0,
         "the generator no longer exercises every rewrite"
     );
 }

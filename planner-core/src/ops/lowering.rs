@@ -29,7 +29,8 @@ pub fn find(node: &TypedNode) -> Option<&'static Lowerer> {
 }
 
 /// The `lower` module of the operators no tract node lowers to: the integer operators, which
-/// [`crate::import`] builds from the ONNX protobuf of a quantized model.
+/// [`crate::import`] builds from the ONNX protobuf of a quantized model, and those only a rewrite
+/// makes (the channel-blocked layout's, [`crate::optimize::blocked`]).
 pub mod from_protobuf {
     /// No tract lowerings.
     pub(crate) const LOWERINGS: &[super::Lowerer] = &[];

@@ -151,6 +151,10 @@ operators! {
     view => View(view::View),
     /// 2-D (or 1-D) convolution; inputs `[x, weights, bias?]`.
     conv => Conv(rt::Conv2d),
+    /// A convolution on channel-blocked activations; inputs `[x, weights, bias?]`.
+    conv_blocked => ConvBlocked(conv_blocked::ConvBlocked),
+    /// A conversion between NCHW and channel-blocked activations; input `[x]`.
+    reorder => Reorder(reorder::Reorder),
     /// 2-D (or 1-D) transposed convolution; inputs `[x, weights (OIHW), bias?]`.
     conv_transpose => ConvTranspose(rt::ConvTranspose2d),
     /// Batched strided matrix product; inputs `[a, b, bias?]`.

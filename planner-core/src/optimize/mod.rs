@@ -37,8 +37,13 @@
 //!   convolution (an unfolded BatchNormalization; a pointwise convolution that tract made a
 //!   matrix product becomes a 1x1 convolution first) goes into its weights and bias;
 //! - [`pack`] (for speed, not memory): convolution weights are stored in the layout the GEMM
-//!   kernels read in place, so nothing is repacked at run time.
+//!   kernels read in place, so nothing is repacked at run time;
+//! - [`blocked`] (for speed, not memory; x86-64 targets; after scheduling and tiling, on the
+//!   order they chose): chains of pointwise and 3x3 depthwise convolutions run on
+//!   channel-blocked tensors, converted at the chains' ends, where that does not raise the lower
+//!   bound.
 
+pub mod blocked;
 pub mod elide_concat;
 pub mod exact_schedule;
 pub mod fit_scratch;
@@ -147,13 +152,19 @@ macro_rules! rewrites {
             /// ([`Optimizations::tile_min_gain_percent`] `None`) set from `target`:
             /// [`tile::MIN_GAIN_PERCENT`] where memory comes first
             /// ([`crate::target::Target::memory_first`]), else
-            /// [`tile::SPEED_FIRST_MIN_GAIN_PERCENT`] (no tiling unless a budget needs it).
+            /// [`tile::SPEED_FIRST_MIN_GAIN_PERCENT`] (no tiling unless a budget needs it); and
+            /// `blocked_layout` off but on x86-64 (only its kernels gain from the layout).
             pub fn for_target(self, target: &crate::target::Target) -> Optimizations {
                 let gain = match target.memory_first() {
                     true => tile::MIN_GAIN_PERCENT,
                     false => tile::SPEED_FIRST_MIN_GAIN_PERCENT,
                 };
-                Optimizations { tile_min_gain_percent: Some(self.tile_min_gain_percent.unwrap_or(gain)), ..self }
+                let x86_64 = target.family == crate::target::Family::X86_64;
+                Optimizations {
+                    tile_min_gain_percent: Some(self.tile_min_gain_percent.unwrap_or(gain)),
+                    blocked_layout: self.blocked_layout && x86_64,
+                    ..self
+                }
             }
 
             /// `` `a`, `b`, ... `` for messages.
@@ -274,6 +285,12 @@ rewrites! {
     pack_weights: default true, memory false,
         on |a| format!("{} convolution(s) with weights packed for the GEMM kernels", a.packed_weights),
         off "weight packing off";
+    /// Run chains of pointwise and 3x3 depthwise convolutions between whole blocks of 16 channels
+    /// on channel-blocked tensors, converted at the chains' ends ([`blocked`]): speed only,
+    /// bit-identical outputs; x86-64 targets only (elsewhere it does nothing).
+    blocked_layout: default true, memory false,
+        on |a| format!("{} convolution(s) on channel-blocked tensors", a.blocked_convs),
+        off "channel-blocked layout off (it runs on x86-64 targets only)";
 }
 
 /// What the rewrites did.
@@ -310,6 +327,9 @@ pub struct Applied {
     /// Convolutions whose weights were packed at build time.
     #[serde(default)]
     pub packed_weights: usize,
+    /// Convolutions running on channel-blocked tensors ([`blocked`]).
+    #[serde(default)]
+    pub blocked_convs: usize,
     /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
     /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
     /// elision); otherwise only the greedy order was tried.

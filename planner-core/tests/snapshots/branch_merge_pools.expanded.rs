@@ -7,7 +7,7 @@
  | naive, no reuse (`NAIVE_BYTES`) | 41856 |
  | weights in flash (`WEIGHT_BYTES`) | 4064 |
 
- Planner: naive. Steps: 4. Rewrites: 1 activation(s) fused into the preceding kernel, 0 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 0 subsampling copies folded into convolution strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels. See [`run_in`] for the schedule.
+ Planner: naive. Steps: 4. Rewrites: 1 activation(s) fused into the preceding kernel, 0 step(s) in place, 0 concat(s) elided, no step overlapped (none at the peak lowered the lower bound), 0 transpose(s) folded into matrix product strides or convolution inputs, 0 subsampling copies folded into convolution strides, 1 kernel(s) with reduced scratch, ONNX order kept (lower bound 24576 bytes, no better order found by exact search), no chain tiled (none lowered the lower bound within 10% extra MACs), no tiled chain caches rows, 1 scale/shift step(s) folded into convolution weights, 3 convolution(s) with weights packed for the GEMM kernels, 0 convolution(s) on channel-blocked tensors. See [`run_in`] for the schedule.
 
  # Memory pools
 

@@ -38,6 +38,7 @@ use x86_64 as this_arch;
 pub(crate) use path::{KernelCall, Kernels};
 pub use path::{KernelPath, UnsupportedKernelPath};
 
+use crate::blocked::Reorder;
 use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 use crate::quant::{
@@ -124,6 +125,14 @@ impl Kernels {
     #[inline(always)]
     pub(crate) fn conv2d_blocked(self, p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) -> bool {
         this_arch::conv2d_blocked(self.0, p, x, w, bias, y)
+    }
+
+    /// Converts the whole blocks of `x` into `y` ([`crate::to_blocked`] / [`crate::from_blocked`],
+    /// `plane` positions per channel) with this path's vectors and returns true, or returns false
+    /// when the portable loop is to run (a copy: the same values either way).
+    #[inline(always)]
+    pub(crate) fn reorder_blocked(self, way: Reorder, plane: usize, x: &[f32], y: &mut [f32]) -> bool {
+        this_arch::reorder_blocked(self.0, way, plane, x, y)
     }
 
     /// `y[c] = 0.0 + x[c * plane] + x[c * plane + 1] + ...` (`plane = x.len() / y.len()`, added

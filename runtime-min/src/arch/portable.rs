@@ -4,6 +4,7 @@
 //! module.
 
 use super::path::{KernelCall, KernelPath, Kernels};
+use crate::blocked::Reorder;
 use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 use crate::pool::Pool2d;
@@ -47,6 +48,12 @@ pub(super) fn conv2d_blocked(
     _bias: Option<&[f32]>,
     _y: &mut [f32],
 ) -> bool {
+    false
+}
+
+/// No vector transposes: the portable loop converts every block.
+#[inline(always)]
+pub(super) fn reorder_blocked(_path: KernelPath, _way: Reorder, _plane: usize, _x: &[f32], _y: &mut [f32]) -> bool {
     false
 }
 

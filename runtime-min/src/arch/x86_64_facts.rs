@@ -61,6 +61,16 @@ pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEP
     + DEPTHWISE_BLOCKED_MAX_TAPS * 8
     + MAX_LANES * 4;
 
+/// Bytes of `conv2d_blocked`'s arrays (`x86_64/blocked.rs`), an upper estimate: the depthwise
+/// kernel's stage of [`DEPTHWISE_BLOCKED_STAGE`] floats and a block's channels as `f32` lanes,
+/// plus 64 vectors of the widest kind, more than either kernel's tap, bias, tile and sum vectors
+/// together (at most 48): 36.1 KiB.
+pub(crate) const CONV_BLOCKED_BYTES: usize = DEPTHWISE_BLOCKED_STAGE * 4 + 16 * 4 + 64 * MAX_LANES * 4;
+
+/// Bytes of the channel-blocked conversions' arrays (`to_blocked` / `from_blocked` on x86-64):
+/// the `L` vectors a transpose loads and the `L` it stores, on the widest vectors: 2 KiB.
+pub(crate) const REORDER_BLOCKED_BYTES: usize = 2 * MAX_LANES * MAX_LANES * 4;
+
 /// Masks of the AVX-512 stride-1 depthwise kernel (`depthwise_masked.rs`): one per vector of 16
 /// outputs of a plane and tap; a layer needing more runs the other kernels.
 pub(crate) const DEPTHWISE_MASKS: usize = 2048;

@@ -18,8 +18,8 @@
 
 use super::depthwise::zeroed;
 use super::lanes::{activate, Lanes};
-use crate::arch::x86_64_facts::DEPTHWISE_BLOCKED_STAGE;
-use crate::blocked::CHANNEL_BLOCK;
+use crate::arch::x86_64_facts::{CONV_BLOCKED_BYTES, DEPTHWISE_BLOCKED_STAGE};
+use crate::blocked::{reorder_block, Reorder, CHANNEL_BLOCK};
 use crate::conv_shape::Conv2d;
 use crate::Activation;
 use core::mem::MaybeUninit;
@@ -41,6 +41,33 @@ pub(super) fn conv2d_blocked<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: O
     match p.groups {
         1 => pointwise::<S>(p, x, w, bias, y),
         _ => depthwise::<S>(p, x, w, bias, y),
+    }
+}
+
+/// [`crate::to_blocked`] / [`crate::from_blocked`] on this instruction set: each block, 16
+/// channels by `plane` positions, transposed `L` channels by `L` positions at a time
+/// ([`Lanes::transpose`]; on AVX2 a block's two halves one after the other). The last positions
+/// of a plane that `L` does not divide are transposed by a tile ending at the last position,
+/// which writes the positions it shares with the tile before again, with the same values. A
+/// plane of fewer than `L` positions is converted value by value.
+#[inline(always)]
+pub(super) fn reorder_blocked<S: Lanes>(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]) {
+    let (b, l) = (CHANNEL_BLOCK, S::L);
+    for (xb, yb) in x.chunks_exact(b * plane).zip(y.chunks_exact_mut(b * plane)) {
+        if plane < l {
+            reorder_block(way, plane, xb, yb);
+            continue;
+        }
+        for half in 0..b / l {
+            for q in (0..plane).step_by(l) {
+                let q0 = q.min(plane - l);
+                let (nchw, blocked) = (half * l * plane + q0, q0 * b + half * l);
+                match way {
+                    Reorder::ToBlocked => S::transpose(&xb[nchw..], plane, l, &mut yb[blocked..], b),
+                    Reorder::FromBlocked => S::transpose(&xb[blocked..], b, l, &mut yb[nchw..], plane),
+                }
+            }
+        }
     }
 }
 
@@ -239,6 +266,9 @@ const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
 /// The depthwise stage, aligned to a cache line: a whole-vector load never straddles two.
 #[repr(C, align(64))]
 struct Stage([MaybeUninit<f32>; STAGE]);
+
+// The stack fact counts the stage (`crate::facts::conv2d_blocked_stack_bytes`).
+const _: () = assert!(size_of::<Stage>() + CHANNEL_BLOCK * 4 <= CONV_BLOCKED_BYTES);
 
 /// Stages the input rows of output rows `oh0..oh0 + rows` from the block's input `x`: padded row
 /// `j` (input row `oh0 * stride_h + j - pad_top`) at `stage[j * cols * 16..]`, its input columns

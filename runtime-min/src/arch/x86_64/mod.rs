@@ -33,6 +33,7 @@ pub(super) use int8::{quant_add_sub, quant_add_sub_in_place, quant_max_pool2d, q
 pub(super) use int8::{quant_conv2d, quant_depthwise_conv2d, quant_fully_connected, quant_kernels};
 
 use super::path::{KernelCall, KernelPath, Kernels};
+use crate::blocked::Reorder;
 use crate::conv_shape::{Conv2d, ConvOperands, SharedRegion};
 use crate::epilogue::{Bias, Gemm};
 use crate::pool::Pool2d;
@@ -85,6 +86,12 @@ macro_rules! entry_points {
             #[target_feature(enable = $features)]
             pub(super) fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
                 blocked::conv2d_blocked::<$lanes>(p, x, w, bias, y)
+            }
+
+            /// [`blocked::reorder_blocked`].
+            #[target_feature(enable = $features)]
+            pub(super) fn reorder_blocked(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]) {
+                blocked::reorder_blocked::<$lanes>(way, plane, x, y)
             }
 
             /// [`plane_sums::plane_sums`].
@@ -153,6 +160,18 @@ pub(super) fn conv2d_blocked(
         // SAFETY (both): `path` is supported by this CPU (see the module docs).
         KernelPath::Avx2Fma => unsafe { avx2::conv2d_blocked(p, x, w, bias, y) },
         KernelPath::Avx512 => unsafe { avx512::conv2d_blocked(p, x, w, bias, y) },
+    }
+    true
+}
+
+/// See [`Kernels::reorder_blocked`]: on the FMA paths.
+#[inline(always)]
+pub(super) fn reorder_blocked(path: KernelPath, way: Reorder, plane: usize, x: &[f32], y: &mut [f32]) -> bool {
+    match path {
+        KernelPath::Portable => return false,
+        // SAFETY (both): `path` is supported by this CPU (see the module docs).
+        KernelPath::Avx2Fma => unsafe { avx2::reorder_blocked(way, plane, x, y) },
+        KernelPath::Avx512 => unsafe { avx512::reorder_blocked(way, plane, x, y) },
     }
     true
 }

@@ -1,0 +1,350 @@
+//! Channel-blocked activations (for speed, not memory; x86-64 targets only,
+//! [`super::Optimizations::for_target`]): a chain of convolutions `runtime_min::conv2d_blocked`
+//! computes (pointwise and 3x3 depthwise layers between whole blocks of 16 channels) runs on
+//! tensors stored `[batch][channels / 16][h * w][16]`, converted from NCHW where the chain
+//! starts and back where anything else reads it. Their vectors then need no transposes and no
+//! masked tails: one layer each, KWS's pointwise layer takes 0.84-0.86 of the NCHW kernel's
+//! time, its depthwise layer 0.75-0.85 (`runtime-min/src/blocked.rs`).
+//!
+//! Chains are the connected groups of such convolutions joined by the tensor one writes and the
+//! next reads; a group of one convolution would pay two conversions for one layer's gain and is
+//! left as it is, and so is a chain whose conversions would raise the arena's lower bound (VWW's
+//! first chain would take 288 KiB instead of 216: its input, 16 channels of 48x48, converted
+//! while it is still live). This is a speed rewrite that costs no memory. In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new
+//! tensor `NAME.blocked` of the same shape; a convolution of the group reading another's output
+//! reads that tensor; an input from outside the group is converted once
+//! ([`Way::ToBlocked`], right before its first reader of the group) and a blocked output that
+//! something else reads, or that is a graph output, is converted back into its original tensor
+//! ([`Way::FromBlocked`], right after the convolution), so every other node, and every port,
+//! reads what it read before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
+//! (`runtime-min/tests/blocked.rs`).
+//!
+//! Blocked tensors are read only by blocked convolutions and conversions, which no later pass
+//! treats as row-local (tiling), plane-ordered (overlap) or elementwise (in place).
+
+use super::Optimizations;
+use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
+use crate::ops::conv_blocked::ConvBlocked;
+use crate::ops::reorder::{Reorder, Way};
+use crate::plan;
+use sramfit_runtime_min::{conv2d_blocked_applies, Conv2d, ConvWeights, CHANNEL_BLOCK};
+
+/// The fewest convolutions a chain must have to run blocked.
+pub const MIN_CHAIN: usize = 2;
+
+/// Runs the chains of at least [`MIN_CHAIN`] convolutions `conv2d_blocked` computes on
+/// channel-blocked tensors, each chain only where its conversions do not raise the arena's lower
+/// bound under the storage passes of `o` in the graph's order (the schedule's: this pass runs
+/// after it, converting right before a chain's first reader and right after a writer); a chain that
+/// would is tried again without its first convolution (split into the chains that leaves), until
+/// it is shorter than [`MIN_CHAIN`]. Returns how many convolutions now run blocked. Each try
+/// costs one run of the storage passes.
+pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
+    let slots: Vec<Option<usize>> = (0..g.nodes.len()).map(|i| feature_map(g, i, o.pack_weights)).collect();
+    let mut todo = chains(g, &slots);
+    if todo.is_empty() {
+        return 0;
+    }
+    let bound = |g: &Graph| plan::lower_bound(&super::storage(g, o).problem).bytes;
+    let unblocked = bound(g);
+    let mut chosen = vec![false; g.nodes.len()];
+    while let Some(chain) = todo.pop() {
+        chain.iter().for_each(|&j| chosen[j] = true);
+        let mut trial = g.clone();
+        rewrite(&mut trial, &chosen);
+        if bound(&trial) <= unblocked {
+            continue;
+        }
+        chain.iter().for_each(|&j| chosen[j] = false);
+        let mut rest = vec![None; g.nodes.len()];
+        chain[1..].iter().for_each(|&j| rest[j] = slots[j]);
+        todo.extend(chains(g, &rest));
+    }
+    rewrite(g, &chosen)
+}
+
+/// The chains among the nodes with a feature-map input slot in `slots` ([`feature_map`]): groups
+/// of at least [`MIN_CHAIN`] of them joined by the tensors one writes and another reads as its
+/// feature map (their node indices, ascending; groups in the order of their first node). Linear
+/// in the graph, plus a union-find.
+fn chains(g: &Graph, slots: &[Option<usize>]) -> Vec<Vec<usize>> {
+    let producers = g.producers();
+    let mut parent: Vec<usize> = (0..g.nodes.len()).collect();
+    for (j, n) in g.nodes.iter().enumerate() {
+        let Some(slot) = slots[j] else { continue };
+        if let Some(i) = producers[n.inputs[slot]].filter(|&i| slots[i].is_some()) {
+            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = vec![Vec::new(); g.nodes.len()];
+    for j in (0..g.nodes.len()).filter(|&j| slots[j].is_some()) {
+        groups[find(&mut parent, j)].push(j);
+    }
+    groups.retain(|group| group.len() >= MIN_CHAIN);
+    groups
+}
+
+/// Which input of node `i` is its feature map, when the node is a convolution `conv2d_blocked`
+/// computes of an `f32` activation: a convolution (input 0), or, with packed weights (`packed`:
+/// a blocked pointwise convolution reads them k-major), a matrix product of constant weights
+/// times a feature map that is a pointwise convolution (tract's einsum of one, input 1;
+/// [`super::fold_affine::pointwise_feature_map`]), which [`rewrite`] makes a 1x1 convolution
+/// first.
+fn feature_map(g: &Graph, i: usize, packed: bool) -> Option<usize> {
+    let (slot, p) = match &g.nodes[i].op {
+        Op::Conv(p) => (0, *p),
+        Op::MatMul(_) if packed => match super::fold_affine::pointwise_feature_map(g, i)? {
+            // The weights first (`[out, in]` times the feature map): the matrix product sums
+            // the k-ascending chains the convolution does. Not the other orientation (one
+            // position, `[1, in]` times the weights): the rewrite property test found a product
+            // of it (16 by 16, its weights read transposed) whose bits differ from the 1x1
+            // convolution's, which lane-parallel dot products over a transposed operand explain.
+            (1, p) => (1, Conv2d { weights: ConvWeights::KMajor, ..p }),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let x = &g.tensors[g.nodes[i].inputs[slot]];
+    (conv2d_blocked_applies(&p) && p.batch > 0 && !matches!(x.kind, TensorKind::Const(_))).then_some(slot)
+}
+
+/// The representative of `i`'s group (path halving).
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// Rewrites the `chosen` convolutions onto blocked tensors, with the conversions their groups
+/// need (module docs); returns how many it rewrote. A chosen matrix product becomes its 1x1
+/// convolution first, its weights packed k-major (one whose weights cannot be read as such
+/// stays as it is, unchosen).
+fn rewrite(g: &mut Graph, chosen: &[bool]) -> usize {
+    let mut chosen = chosen.to_vec();
+    let products: Vec<usize> =
+        (0..g.nodes.len()).filter(|&i| chosen[i] && matches!(g.nodes[i].op, Op::MatMul(_))).collect();
+    for &i in &products {
+        chosen[i] = super::fold_affine::as_pointwise_conv(g, i);
+    }
+    if !products.is_empty() {
+        // Packs the new convolutions' weights (the others are packed already): renumbers the
+        // tensors, not the nodes.
+        super::pack::pack_conv_weights(g);
+    }
+    let producers = g.producers();
+    // Whether each tensor is read by a node that is not chosen, or is a graph output.
+    let mut read_as_nchw = vec![false; g.tensors.len()];
+    for (j, n) in g.nodes.iter().enumerate() {
+        // A chosen convolution reads its input blocked; its weights and bias as they are.
+        let nchw_inputs = if chosen[j] { &n.inputs[1..] } else { &n.inputs[..] };
+        nchw_inputs.iter().for_each(|&t| read_as_nchw[t] = true);
+    }
+    g.outputs.iter().for_each(|&t| read_as_nchw[t] = true);
+    // The blocked copy of each tensor a chosen convolution reads or writes, once made.
+    let mut blocked: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
+    let old = std::mem::take(&mut g.nodes);
+    for (j, mut n) in old.into_iter().enumerate() {
+        if !chosen[j] {
+            g.nodes.push(n);
+            continue;
+        }
+        let Op::Conv(p) = n.op else { unreachable!("only convolutions are chosen") };
+        let x = n.inputs[0];
+        let written_by_chain = producers[x].is_some_and(|i| chosen[i]);
+        if !written_by_chain && blocked[x].is_none() {
+            let xb = blocked_copy(g, x);
+            let (batch, channels, plane) = (p.batch, p.in_channels, p.in_h * p.in_w);
+            g.nodes.push(reorder(g, Way::ToBlocked, (batch, channels, plane), x, xb));
+            blocked[x] = Some(xb);
+        }
+        n.inputs[0] = blocked[x].expect("a chain's input is converted, or written blocked, before it is read");
+        let y = n.output;
+        let yb = blocked_copy(g, y);
+        blocked[y] = Some(yb);
+        (n.op, n.output) = (Op::ConvBlocked(ConvBlocked(p)), yb);
+        g.nodes.push(n);
+        if read_as_nchw[y] {
+            let (batch, channels, plane) = (p.batch, p.out_channels, p.out_h * p.out_w);
+            g.nodes.push(reorder(g, Way::FromBlocked, (batch, channels, plane), yb, y));
+        }
+    }
+    super::remove_unused_tensors(g);
+    chosen.iter().filter(|&&c| c).count()
+}
+
+/// A new tensor `NAME.blocked` of `t`'s shape and type, computed by a node.
+fn blocked_copy(g: &mut Graph, t: TensorId) -> TensorId {
+    let (name, shape, dtype) =
+        (format!("{}.blocked", g.tensors[t].name), g.tensors[t].shape.clone(), g.tensors[t].dtype);
+    g.add_tensor(name, shape, dtype, TensorKind::Activation)
+}
+
+/// The conversion node of `x` into `y`.
+fn reorder(g: &Graph, way: Way, (batch, channels, plane): (usize, usize, usize), x: TensorId, y: TensorId) -> Node {
+    debug_assert!(channels.is_multiple_of(CHANNEL_BLOCK), "conv2d_blocked_applies checked whole blocks");
+    let (source_op, of) = match way {
+        Way::ToBlocked => ("ToBlocked", x),
+        Way::FromBlocked => ("FromBlocked", y),
+    };
+    Node {
+        name: format!("{}.{}", g.tensors[of].name, source_op),
+        source_op: source_op.into(),
+        op: Op::Reorder(Reorder { way, batch, channels, plane }),
+        inputs: vec![x],
+        output: y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sramfit_runtime_min::{Activation, Conv2d, ConvInput, ConvWeights};
+
+    use super::*;
+    use crate::ops::unary::Unary;
+    use crate::tensor::{DType, Data};
+
+    /// A convolution of `[1, in_channels, size, size]`: pointwise (k-major weights), or 3x3
+    /// depthwise with padding 1 at `stride`.
+    fn conv(in_channels: usize, out_channels: usize, size: usize, depthwise_stride: Option<usize>) -> Conv2d {
+        let (k, s) = depthwise_stride.map_or((1, 1), |s| (3, s));
+        Conv2d {
+            batch: 1,
+            in_channels,
+            in_h: size,
+            in_w: size,
+            out_channels,
+            out_h: size / s,
+            out_w: size / s,
+            kernel_h: k,
+            kernel_w: k,
+            stride_h: s,
+            stride_w: s,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: k / 2,
+            pad_left: k / 2,
+            groups: if k == 3 { in_channels } else { 1 },
+            act: Activation::Relu,
+            weights: if k == 3 { ConvWeights::Oihw } else { ConvWeights::KMajor },
+            input: ConvInput::Nchw,
+        }
+    }
+
+    /// Appends a step of `p` reading `x`; returns its output, `name`.
+    fn push(g: &mut Graph, name: &str, p: Conv2d, x: TensorId) -> TensorId {
+        let w_len = p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w;
+        let w = g.add_const(format!("{name}.w"), vec![w_len], Data::F32(vec![0.5; w_len]));
+        let y = g.add_tensor(name, vec![1, p.out_channels, p.out_h, p.out_w], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new(name, Op::Conv(p), vec![x, w], y));
+        y
+    }
+
+    /// A graph of the input `x` (`[1, channels, size, size]`).
+    fn graph(channels: usize, size: usize) -> (Graph, TensorId) {
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![1, channels, size, size], DType::F32, TensorKind::Input(0));
+        g.inputs.push(x);
+        (g, x)
+    }
+
+    /// `(source operator, output name, input names)` per step.
+    fn steps(g: &Graph) -> Vec<(String, String, Vec<String>)> {
+        let name = |t: TensorId| g.tensors[t].name.clone();
+        let kind = |n: &Node| match &n.op {
+            Op::Conv(_) => "Conv".to_string(),
+            Op::ConvBlocked(_) => "ConvBlocked".to_string(),
+            _ => n.source_op.clone(),
+        };
+        g.nodes.iter().map(|n| (kind(n), name(n.output), n.inputs.iter().take(1).map(|&t| name(t)).collect())).collect()
+    }
+
+    fn step(op: &str, output: &str, input: &str) -> (String, String, Vec<String>) {
+        (op.into(), output.into(), vec![input.into()])
+    }
+
+    #[test]
+    fn a_chain_runs_blocked_converted_where_it_starts_and_where_others_read_it() {
+        let (mut g, x) = graph(16, 8);
+        let a = push(&mut g, "a", conv(16, 32, 8, None), x);
+        let b = push(&mut g, "b", conv(32, 32, 8, Some(1)), a);
+        // `b` is also read by an elementwise step, and `c` is a graph output.
+        let r = g.add_tensor("r", vec![1, 32, 8, 8], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new("r", Op::Unary(Unary::Relu), vec![b], r));
+        let c = push(&mut g, "c", conv(32, 16, 8, None), b);
+        g.outputs.extend([c, r]);
+        // Without overlap, which would let `b` overwrite `a` as it goes and so make the
+        // conversions cost bytes (a blocked step never overlaps).
+        let o = Optimizations { overlap: false, ..Default::default() };
+        assert_eq!(block_chains(&mut g, &o), 3);
+        assert_eq!(
+            steps(&g),
+            [
+                step("ToBlocked", "x.blocked", "x"),
+                step("ConvBlocked", "a.blocked", "x.blocked"),
+                step("ConvBlocked", "b.blocked", "a.blocked"),
+                step("FromBlocked", "b", "b.blocked"),
+                step("r", "r", "b"),
+                step("ConvBlocked", "c.blocked", "b.blocked"),
+                step("FromBlocked", "c", "c.blocked"),
+            ]
+        );
+        let Op::Reorder(to) = g.nodes[0].op else { panic!("a conversion") };
+        assert_eq!(to, Reorder { way: Way::ToBlocked, batch: 1, channels: 16, plane: 64 });
+        let Op::Reorder(from) = g.nodes[3].op else { panic!("a conversion") };
+        assert_eq!(from, Reorder { way: Way::FromBlocked, batch: 1, channels: 32, plane: 64 });
+        // The ports are the tensors they were; `a` itself is gone (only the chain read it).
+        assert_eq!((g.tensors[g.outputs[0]].name.as_str(), g.tensors[g.outputs[1]].name.as_str()), ("c", "r"));
+        assert!(g.tensors.iter().all(|t| t.name != "a"));
+    }
+
+    #[test]
+    fn lone_convolutions_and_partial_blocks_stay_nchw() {
+        let (mut g, x) = graph(16, 8);
+        let a = push(&mut g, "a", conv(16, 16, 8, None), x);
+        let r = g.add_tensor("r", vec![1, 16, 8, 8], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new("r", Op::Unary(Unary::Relu), vec![a], r));
+        // 24 channels: not whole blocks, so `b` joins nothing and `c` is alone too.
+        let b = push(&mut g, "b", conv(16, 24, 8, None), r);
+        let c = push(&mut g, "c", conv(24, 24, 8, Some(2)), b);
+        g.outputs.push(c);
+        let before = g.clone();
+        assert_eq!(block_chains(&mut g, &Optimizations::default()), 0);
+        assert_eq!(g, before);
+    }
+
+    #[test]
+    fn a_chain_whose_first_conversion_would_raise_the_bound_starts_later() {
+        // `a` (32 channels of 16x16) is read by the stride-2 depthwise `b` and by `r` after the
+        // chain: converting it for `b` would hold it twice. Without `b`, the chain `c`, `d`
+        // converts `b`'s quarter-size output instead.
+        let (mut g, x) = graph(16, 16);
+        let a = push(&mut g, "a", conv(16, 32, 16, None), x);
+        let r0 = g.add_tensor("r0", vec![1, 32, 16, 16], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new("r0", Op::Unary(Unary::Relu), vec![a], r0));
+        let b = push(&mut g, "b", conv(32, 32, 16, Some(2)), r0);
+        let c = push(&mut g, "c", conv(32, 32, 8, None), b);
+        let d = push(&mut g, "d", conv(32, 32, 8, Some(1)), c);
+        g.outputs.push(d);
+        let o = Optimizations::default();
+        let bound = |g: &Graph| plan::lower_bound(&super::super::storage(g, &o).problem).bytes;
+        let unblocked = bound(&g);
+        assert_eq!(block_chains(&mut g, &o), 2);
+        let ops: Vec<String> = steps(&g).into_iter().map(|(op, out, _)| format!("{op} {out}")).collect();
+        assert_eq!(
+            ops,
+            [
+                "Conv a",
+                "r0 r0",
+                "Conv b",
+                "ToBlocked b.blocked",
+                "ConvBlocked c.blocked",
+                "ConvBlocked d.blocked",
+                "FromBlocked d"
+            ]
+        );
+        assert!(bound(&g) <= unblocked);
+    }
+}
