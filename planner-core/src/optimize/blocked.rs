@@ -7,20 +7,25 @@
 //! time, its depthwise layer 0.75-0.85 (`runtime-min/src/blocked.rs`).
 //!
 //! Chains are the connected groups of such convolutions joined by the tensor one writes and the
-//! next reads; a group of one convolution would pay two conversions for one layer's gain and is
-//! left as it is, and so is a chain whose conversions would raise the arena's lower bound (VWW's
-//! first chain would take 288 KiB instead of 216: its input, 16 channels of 48x48, converted
-//! while it is still live). This is a speed rewrite that costs no memory. In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new
-//! tensor `NAME.blocked` of the same shape; a convolution of the group reading another's output
-//! reads that tensor; an input from outside the group is converted once
-//! ([`Way::ToBlocked`], right before its first reader of the group) and a blocked output that
-//! something else reads, or that is a graph output, is converted back into its original tensor
-//! ([`Way::FromBlocked`], right after the convolution), so every other node, and every port,
-//! reads what it read before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
+//! next reads as its feature map; a group of one convolution would pay two conversions for one
+//! layer's gain and is left as it is. The pass runs last, on the order and bands the schedule
+//! and tiling chose, and keeps a chain only where its conversions do not raise the arena's lower
+//! bound: a speed rewrite that costs no memory (a first version without that check, run before
+//! the schedule, gave VWW an arena of 288 KiB instead of 216: its first chain's input, 16
+//! channels of 48x48, held in both layouts at once).
+//!
+//! In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new tensor
+//! `NAME.blocked` of the same shape; a convolution of the group reading another's output reads
+//! that tensor; an input from outside the group is converted once ([`Way::ToBlocked`], right
+//! before its first reader of the group) and a blocked output that something else reads, or
+//! that is a graph output, is converted back into its original tensor ([`Way::FromBlocked`],
+//! right after the convolution), so every other node, and every port, reads what it read
+//! before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
 //! (`runtime-min/tests/blocked.rs`).
 //!
-//! Blocked tensors are read only by blocked convolutions and conversions, which no later pass
-//! treats as row-local (tiling), plane-ordered (overlap) or elementwise (in place).
+//! Blocked tensors are read only by blocked convolutions and conversions, which the storage
+//! passes, run again afterwards, never treat as plane-ordered (overlap) or elementwise (in
+//! place).
 
 use super::Optimizations;
 use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
@@ -35,10 +40,10 @@ pub const MIN_CHAIN: usize = 2;
 /// Runs the chains of at least [`MIN_CHAIN`] convolutions `conv2d_blocked` computes on
 /// channel-blocked tensors, each chain only where its conversions do not raise the arena's lower
 /// bound under the storage passes of `o` in the graph's order (the schedule's: this pass runs
-/// after it, converting right before a chain's first reader and right after a writer); a chain that
-/// would is tried again without its first convolution (split into the chains that leaves), until
-/// it is shorter than [`MIN_CHAIN`]. Returns how many convolutions now run blocked. Each try
-/// costs one run of the storage passes.
+/// after it, converting right before a chain's first reader and right after a writer); a chain
+/// that would is tried again without its first convolution (split into the chains that leaves),
+/// until it is shorter than [`MIN_CHAIN`]. Returns how many convolutions now run blocked. Each
+/// try costs one run of the storage passes.
 pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
     let slots: Vec<Option<usize>> = (0..g.nodes.len()).map(|i| feature_map(g, i, o.pack_weights)).collect();
     let mut todo = chains(g, &slots);

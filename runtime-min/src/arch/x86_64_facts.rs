@@ -62,10 +62,10 @@ pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEP
     + MAX_LANES * 4;
 
 /// Bytes of `conv2d_blocked`'s arrays (`x86_64/blocked.rs`), an upper estimate: the depthwise
-/// kernel's stage of [`DEPTHWISE_BLOCKED_STAGE`] floats and a block's channels as `f32` lanes,
-/// plus 64 vectors of the widest kind, more than either kernel's tap, bias, tile and sum vectors
-/// together (at most 48): 36.1 KiB.
-pub(crate) const CONV_BLOCKED_BYTES: usize = DEPTHWISE_BLOCKED_STAGE * 4 + 16 * 4 + 64 * MAX_LANES * 4;
+/// kernel's stage of [`DEPTHWISE_BLOCKED_STAGE`] floats and a vector's channels' 9 taps as `f32`
+/// lanes, plus 64 vectors of the widest kind, more than either kernel's tap, bias, tile and sum
+/// vectors together (at most 48): 36.6 KiB.
+pub(crate) const CONV_BLOCKED_BYTES: usize = DEPTHWISE_BLOCKED_STAGE * 4 + 9 * MAX_LANES * 4 + 64 * MAX_LANES * 4;
 
 /// Bytes of the channel-blocked conversions' arrays (`to_blocked` / `from_blocked` on x86-64):
 /// the `L` vectors a transpose loads and the `L` it stores, on the widest vectors: 2 KiB.

@@ -17,8 +17,9 @@
 //! NCHW depthwise kernels, whose padding taps add `w * 0` too.
 
 use super::depthwise::zeroed;
+use super::depthwise_blocked::tap_vectors;
 use super::lanes::{activate, Lanes};
-use crate::arch::x86_64_facts::{CONV_BLOCKED_BYTES, DEPTHWISE_BLOCKED_STAGE};
+use crate::arch::x86_64_facts::{CONV_BLOCKED_BYTES, DEPTHWISE_BLOCKED_STAGE, MAX_LANES};
 use crate::blocked::{reorder_block, Reorder, CHANNEL_BLOCK};
 use crate::conv_shape::Conv2d;
 use crate::Activation;
@@ -267,8 +268,8 @@ const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
 #[repr(C, align(64))]
 struct Stage([MaybeUninit<f32>; STAGE]);
 
-// The stack fact counts the stage (`crate::facts::conv2d_blocked_stack_bytes`).
-const _: () = assert!(size_of::<Stage>() + CHANNEL_BLOCK * 4 <= CONV_BLOCKED_BYTES);
+// The stack fact counts the stage and a block's tap lanes (`crate::facts::conv2d_blocked_stack_bytes`).
+const _: () = assert!(size_of::<Stage>() + 9 * MAX_LANES * 4 <= CONV_BLOCKED_BYTES);
 
 /// Stages the input rows of output rows `oh0..oh0 + rows` from the block's input `x`: padded row
 /// `j` (input row `oh0 * stride_h + j - pad_top`) at `stage[j * cols * 16..]`, its input columns
@@ -297,21 +298,18 @@ struct Block<S: Lanes> {
 }
 
 impl<S: Lanes> Block<S> {
-    /// Block `cb`: each channel's 9 taps (as [`ConvWeights`](crate::ConvWeights) stores them)
-    /// gathered into vectors across the block's channels.
+    /// Block `cb`: each channel's 9 taps gathered into vectors across the block's channels, a
+    /// vector's channels at a time ([`tap_vectors`]).
     #[inline(always)]
     fn new(p: &Conv2d, w: &[f32], bias: Option<&[f32]>, cb: usize) -> Self {
         let b = CHANNEL_BLOCK;
         let c0 = cb * b;
         let mut taps = [[S::zero(); BLOCK_VECTORS]; 9];
-        for (t, tap) in taps.iter_mut().enumerate() {
-            let mut lanes = [0.0f32; CHANNEL_BLOCK];
-            for (ch, v) in lanes.iter_mut().enumerate() {
-                let (w0, _, ws) = p.weights.gemm_operand(c0 + ch, 1, 9);
-                *v = w[w0 + t * ws];
-            }
-            for (v, x) in tap.iter_mut().take(b / S::L).enumerate() {
-                *x = S::load(&lanes[v * S::L..]);
+        let mut lanes = [0.0f32; 9 * MAX_LANES];
+        for v in 0..b / S::L {
+            tap_vectors::<S, 9>(p, w, c0 + v * S::L, &mut lanes);
+            for (t, tap) in taps.iter_mut().enumerate() {
+                tap[v] = S::load(&lanes[t * S::L..]);
             }
         }
         let mut bv = [S::zero(); BLOCK_VECTORS];

@@ -186,7 +186,7 @@ fn blocks<S: Lanes, const T: usize>(
 /// last `L` overlapping the ones before; under `L` taps, one of `T`), not `L * T` lanes written
 /// one by one and read back as vectors (which waited on store forwarding).
 #[inline(always)]
-fn tap_vectors<S: Lanes, const T: usize>(p: &Conv2d, w: &[f32], c0: usize, taps: &mut [f32]) {
+pub(super) fn tap_vectors<S: Lanes, const T: usize>(p: &Conv2d, w: &[f32], c0: usize, taps: &mut [f32]) {
     let l = S::L;
     let (w0, _, ws) = p.weights.gemm_operand(c0, 1, T);
     debug_assert_eq!(ws, 1);
