@@ -14,15 +14,21 @@
 //! depthwise layer 0.75-0.85. The compiler chooses it for chains of such convolutions on
 //! x86-64 targets (`sramfit-planner-core`'s `optimize::blocked`).
 //!
-//! [`conv2d_blocked`] computes the convolutions [`conv2d_blocked_applies`] to (pointwise, and 3x3
-//! depthwise at stride 1 or 2) from a blocked input into a blocked output, with the bits of
-//! [`crate::conv2d`] on the NCHW tensors on the same kernel path: on the x86-64 FMA paths the
-//! same chains of fused multiply-adds (pointwise) or of rounded products added in tap order
-//! from the bias, the taps outside the input adding `w * 0` (depthwise); on the portable path
-//! the portable convolution's sums. [`to_blocked`] and [`from_blocked`] convert.
+//! [`conv2d_blocked`] computes the convolutions [`conv2d_blocked_applies`] to (pointwise; dense:
+//! one group, any kernel, stride 1 or 2; and 3x3 depthwise at stride 1 or 2) from a blocked
+//! input into a blocked output, with the bits of [`crate::conv2d`] on the NCHW tensors on the
+//! same kernel path: on the x86-64 FMA paths the same chains of fused multiply-adds over
+//! `(input channel, kernel row, kernel column)` ascending (pointwise and dense), or of rounded
+//! products added in tap order from the bias (depthwise), the taps outside the input adding
+//! `w * 0`; on the portable path the portable convolution's sums. The dense kernel against
+//! `conv2d` on NCHW, one layer each in one process (p50, AVX-512, Zen 4): ResNet-8's 3x3
+//! layers 0.71-0.92 of its time, MNIST's second layer 0.97, ResNet-18's 0.72-0.96 down to 4x4
+//! maps and 1.57 on its 2x2 ones, which the compiler leaves in NCHW. [`to_blocked`] and
+//! [`from_blocked`] convert.
 
 use crate::arch::x86_64_facts::DEPTHWISE_BLOCKED_STAGE;
 use crate::arch::Kernels;
+use crate::conv::conv_is_pointwise;
 use crate::conv_shape::{Conv2d, ConvInput, ConvWeights};
 
 /// Channels per block of the channel-blocked layout.
@@ -86,25 +92,34 @@ pub(crate) fn reorder_block(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]
     }
 }
 
-/// Whether [`conv2d_blocked`] computes convolution `p`: input and output channels whole blocks,
-/// an NCHW-shaped input, and either a pointwise convolution (1x1, stride 1, no padding, one
-/// group, weights stored k-major: [`ConvWeights::KMajor`]) or a 3x3 depthwise one (one input
-/// and one output channel per group, stride 1 or 2 in both directions, no dilation, padding at
-/// most 2 before each axis, output rows whose zero-padded input rows, 16 channels wide, fit the
-/// x86-64 kernel's stage three at a time: at most 170 columns, padding included).
+/// Whether [`conv2d_blocked`] computes convolution `p`: output channels whole blocks, an
+/// NCHW-shaped input, no dilation, and either
+/// - a pointwise convolution (1x1, stride 1, no padding, one group, weights stored k-major:
+///   [`ConvWeights::KMajor`]) of whole blocks of input channels;
+/// - a dense one (one group, any kernel, stride 1 or 2 in each direction, k-major weights) whose
+///   zero-padded input rows, for one output row and all input blocks, fit the x86-64 kernel's
+///   stage ([`DEPTHWISE_BLOCKED_STAGE`] floats), of whole blocks of input channels or of fewer
+///   than 16 (a first layer: [`reads_nchw`]) at more than 16 output positions (where
+///   [`crate::conv2d`] sums it as a GEMM on the x86-64 FMA paths);
+/// - or a 3x3 depthwise one (one input and one output channel per group, stride 1 or 2 in both
+///   directions, padding at most 2 before each axis, output rows whose zero-padded input rows, 16
+///   channels wide, fit the stage three at a time: at most 170 columns, padding included).
 pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
-    let blocks = p.in_channels.is_multiple_of(CHANNEL_BLOCK) && p.out_channels.is_multiple_of(CHANNEL_BLOCK);
-    let plain = p.input == ConvInput::Nchw && p.in_channels > 0 && p.dilation_h == 1 && p.dilation_w == 1;
-    let pointwise = p.kernel_h == 1
-        && p.kernel_w == 1
-        && p.stride_h == 1
-        && p.stride_w == 1
-        && p.pad_top == 0
-        && p.pad_left == 0
-        && p.groups == 1
-        && p.out_h == p.in_h
-        && p.out_w == p.in_w
-        && p.weights == ConvWeights::KMajor;
+    let whole = |channels: usize| channels.is_multiple_of(CHANNEL_BLOCK);
+    let plain = p.input == ConvInput::Nchw
+        && p.in_channels > 0
+        && p.dilation_h == 1
+        && p.dilation_w == 1
+        && whole(p.out_channels);
+    let stage_rows =
+        |channels: usize| p.out_w == 0 || p.rows_read(1) * p.cols_read() * channels <= DEPTHWISE_BLOCKED_STAGE;
+    let first = reads_nchw(p) && p.out_h * p.out_w > 16;
+    let dense = p.groups == 1
+        && p.weights == ConvWeights::KMajor
+        && (1..=2).contains(&p.stride_h)
+        && (1..=2).contains(&p.stride_w)
+        && stage_rows(p.in_channels.next_multiple_of(CHANNEL_BLOCK))
+        && (whole(p.in_channels) || first);
     let depthwise = p.kernel_h == 3
         && p.kernel_w == 3
         && p.groups == p.in_channels
@@ -113,13 +128,26 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
         && (p.stride_h == 1 || p.stride_h == 2)
         && p.pad_top <= 2
         && p.pad_left <= 2
-        && (p.out_w == 0 || p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE);
-    blocks && plain && (pointwise || depthwise)
+        && stage_rows(CHANNEL_BLOCK);
+    plain && ((is_pointwise(p) && whole(p.in_channels)) || dense || depthwise)
+}
+
+/// Whether [`conv2d_blocked`] reads the input of `p` as NCHW: fewer than 16 input channels (not a
+/// whole block, so not a blocked tensor; a network's first layer), its output blocked.
+pub fn reads_nchw(p: &Conv2d) -> bool {
+    p.in_channels < CHANNEL_BLOCK
+}
+
+/// Whether `p` is a pointwise convolution of one group with k-major weights: 1x1, stride 1, no
+/// padding (its plane is one run of positions, in and out).
+pub(crate) fn is_pointwise(p: &Conv2d) -> bool {
+    conv_is_pointwise(p) && p.groups == 1 && p.weights == ConvWeights::KMajor
 }
 
 /// Convolution `p` ([`conv2d_blocked_applies`]) of the channel-blocked `x` (`[batch,
-/// in_channels, in_h, in_w]`) into the channel-blocked `y` (`[batch, out_channels, out_h,
-/// out_w]`); `w` and `bias` as [`crate::conv2d`] takes them. No scratch.
+/// in_channels, in_h, in_w]`; NCHW where [`reads_nchw`]) into the channel-blocked `y`
+/// (`[batch, out_channels, out_h, out_w]`); `w` and `bias` as [`crate::conv2d`] takes them. No
+/// scratch.
 pub fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     assert!(conv2d_blocked_applies(p), "not a convolution conv2d_blocked computes");
     let x = &x[..p.batch * p.in_channels * p.in_h * p.in_w];
@@ -128,25 +156,46 @@ pub fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y:
         return;
     }
     match p.groups {
-        1 => pointwise(p, x, w, bias, y),
+        1 => dense(p, x, w, bias, y),
         _ => depthwise(p, x, w, bias, y),
     }
 }
 
-/// The portable pointwise convolution: each output the k-ascending sum of rounded products from
-/// 0.0, then the bias and the activation (the portable GEMM's sums and epilogue).
-fn pointwise(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
-    let (k, m, plane) = (p.in_channels, p.out_channels, p.out_h * p.out_w);
-    let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k);
-    let w = &w[w0..][..(k - 1) * a_cs + m];
+/// The portable convolution of one group (pointwise or dense): each output the sum, in
+/// ascending `(input channel, kernel row, kernel column)` order from 0.0, of the rounded products
+/// of the taps inside the input, then the bias and the activation (the portable im2col GEMM's
+/// sums, whose padding taps add `w * 0`, and its epilogue); for one input channel, from the bias,
+/// then the activation (the portable direct convolution's sums, `conv2d`'s path for one input
+/// channel per group).
+fn dense(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+    let (k, m, taps) = (p.in_channels, p.out_channels, p.kernel_h * p.kernel_w);
+    let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+    let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k * taps);
+    let w = &w[w0..][..(k * taps - 1) * a_cs + m];
+    let direct = k == 1;
+    let input = |n: usize, ic: usize, at: usize| match reads_nchw(p) {
+        true => x[(n * k + ic) * in_plane + at],
+        false => x[blocked_index(k, in_plane, n, ic, at)],
+    };
     for n in 0..p.batch {
         for oc in 0..m {
-            for q in 0..plane {
-                let mut v = 0.0f32;
+            for q in 0..out_plane {
+                let (oh, ow) = (q / p.out_w, q % p.out_w);
+                let mut v = match (direct, bias) {
+                    (true, Some(b)) => b[oc],
+                    _ => 0.0f32,
+                };
                 for ic in 0..k {
-                    v += w[ic * a_cs + oc] * x[blocked_index(k, plane, n, ic, q)];
+                    for t in 0..taps {
+                        let ih = (oh * p.stride_h + t / p.kernel_w) as isize - p.pad_top as isize;
+                        let iw = (ow * p.stride_w + t % p.kernel_w) as isize - p.pad_left as isize;
+                        if (0..p.in_h as isize).contains(&ih) && (0..p.in_w as isize).contains(&iw) {
+                            v += w[(ic * taps + t) * a_cs + oc] * input(n, ic, ih as usize * p.in_w + iw as usize);
+                        }
+                    }
                 }
-                y[blocked_index(m, plane, n, oc, q)] = finish(p, bias, oc, v);
+                let bias = if direct { None } else { bias };
+                y[blocked_index(m, out_plane, n, oc, q)] = finish(p, bias, oc, v);
             }
         }
     }
@@ -180,7 +229,7 @@ fn depthwise(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f3
     }
 }
 
-/// A pointwise output's epilogue, as the portable GEMM's `finish` applies it: the bias, then
+/// A dense output's epilogue, as the portable GEMM's `finish` applies it: the bias, then
 /// the activation.
 fn finish(p: &Conv2d, bias: Option<&[f32]>, oc: usize, v: f32) -> f32 {
     let mut out = [bias.map_or(v, |b| v + b[oc])];

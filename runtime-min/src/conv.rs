@@ -11,8 +11,10 @@ use crate::util::{gather_strided, valid_range};
 /// min(out_h * out_w, CONV_TILE)` floats.
 pub const CONV_TILE: usize = 64;
 
+/// Whether `p` is 1x1 at stride 1 without padding: each output position reads the input's
+/// position of the same index.
 #[inline(always)]
-const fn conv_is_pointwise(p: &Conv2d) -> bool {
+pub(crate) const fn conv_is_pointwise(p: &Conv2d) -> bool {
     p.kernel_h == 1
         && p.kernel_w == 1
         && p.stride_h == 1

@@ -27,9 +27,10 @@
 //!   [`quant_depthwise_conv2d_overlapped`], [`quant_depthwise_plane_order`]; NHWC rows:
 //!   [`quant_conv2d_rows_overlapped`], [`quant_conv2d_row_order`]; pooling:
 //!   [`pool2d_overlapped`], [`quant_pool2d_overlapped`]).
-//! - **Channel-blocked activations**: [`conv2d_blocked`] (pointwise and 3x3
-//!   depthwise layers, [`conv2d_blocked_applies`]) on tensors stored in blocks of
-//!   [`CHANNEL_BLOCK`] channels ([`blocked_index`], [`to_blocked`], [`from_blocked`]).
+//! - **Channel-blocked activations**: [`conv2d_blocked`] (pointwise, dense and 3x3
+//!   depthwise layers, [`conv2d_blocked_applies`]; a first layer's NCHW input read as it is,
+//!   [`reads_nchw`]) on tensors stored in blocks of [`CHANNEL_BLOCK`] channels
+//!   ([`blocked_index`], [`to_blocked`], [`from_blocked`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -113,7 +114,9 @@ pub use arch::{
     detected_kernel_path, force_kernel_path, kernel_path, quant_kernels, KernelPath, UnsupportedKernelPath,
 };
 pub use binary::*;
-pub use blocked::{blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, to_blocked, CHANNEL_BLOCK};
+pub use blocked::{
+    blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, reads_nchw, to_blocked, CHANNEL_BLOCK,
+};
 pub use conv::*;
 pub use conv_shape::{Conv2d, ConvInput, ConvWeights};
 pub use cumsum::*;

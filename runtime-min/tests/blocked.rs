@@ -14,12 +14,18 @@ use std::sync::Mutex;
 /// Held by every test of this file: the path in force is process-wide.
 static PATHS: Mutex<()> = Mutex::new(());
 
-/// Pointwise and 3x3 depthwise layers that reach every tile of the blocked kernels: output
-/// channels in tiles of four, three, two and one AVX-512 vectors; planes in one tile of all
-/// their positions (1, 4, 9 and 10), in a whole number of tiles, and with a last tile
-/// overlapping the one before; two images; depthwise rows of fewer than 8 outputs and of more,
-/// stride 1 and 2, padding 0 to 2, rows as wide as the stage takes; every activation, with and
-/// without a vector form.
+/// Pointwise, dense and 3x3 depthwise layers that reach every tile of the blocked kernels:
+/// pointwise output channels in tiles of four, three, two and one AVX-512 vectors; planes in one
+/// tile of all their positions (1, 4, 9 and 10), in a whole number of tiles, and with a last tile
+/// overlapping the one before; two images; dense layers with ResNet-8's and MNIST's shapes (3x3,
+/// stride 1 and 2, a strided 1x1 shortcut), read in place (no padding, or only after the last
+/// value the windows read) or staged (padding they read, before or after), rows of every tile width (16, 12, 8, 6, 4 and fewer
+/// than a tile) and with a last tile overlapping the one before, first layers of 1 and 3 NCHW
+/// channels (ResNet-8's, MNIST's, KWS's 10x4 at stride 2), output channels in tiles of
+/// two and one vectors, one band of rows and several (64 input channels of 40-wide rows: one
+/// output row a band), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
+/// than 8 outputs and of more, stride 1 and 2, padding 0 to 2, rows as wide as the stage takes;
+/// every activation, with and without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
     use Activation::{HardSwish, None as A0, Relu, Sigmoid, Tanh};
     let clip = Activation::Clip { min: -0.25, max: 0.5 };
@@ -28,8 +34,31 @@ fn cases() -> Vec<(Conv2d, bool)> {
         let p = conv_params(batch, ic, oc, hw, (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), 1, act);
         Conv2d { weights: ConvWeights::KMajor, ..p }
     };
+    let dense = |ic, oc, hw, kernel, stride, pad, batch, act| {
+        let p = conv_params(batch, ic, oc, hw, kernel, stride, (1, 1), pad, 1, act);
+        Conv2d { weights: ConvWeights::KMajor, ..p }
+    };
     let dw = |c, hw, s, pad, act| conv_params(1, c, c, hw, (3, 3), (s, s), (1, 1), pad, c, act);
+    let one = (1, 1, 1, 1);
     vec![
+        (dense(16, 16, (32, 32), (3, 3), (1, 1), one, 1, Relu), true),
+        (dense(16, 32, (32, 32), (3, 3), (2, 2), one, 1, A0), true),
+        (dense(16, 32, (32, 32), (1, 1), (2, 2), (0, 0, 0, 0), 1, A0), false),
+        (dense(32, 64, (16, 16), (3, 3), (2, 2), one, 1, Relu), true),
+        (dense(64, 64, (8, 8), (3, 3), (1, 1), one, 2, Relu), true),
+        (dense(32, 64, (26, 26), (3, 3), (1, 1), (0, 0, 0, 0), 1, Relu), true),
+        (dense(16, 48, (13, 13), (3, 3), (1, 1), one, 1, clip), true),
+        (dense(16, 16, (6, 6), (3, 3), (1, 1), one, 1, leaky), true),
+        (dense(32, 16, (5, 9), (3, 3), (1, 2), (1, 0, 1, 2), 2, HardSwish), true),
+        (dense(64, 16, (40, 40), (3, 3), (1, 1), one, 1, Sigmoid), true),
+        (dense(16, 32, (10, 12), (2, 5), (2, 1), (1, 2, 0, 2), 1, Tanh), false),
+        (dense(16, 16, (7, 7), (3, 3), (2, 2), (0, 0, 1, 1), 1, Relu), true),
+        (dense(16, 16, (6, 6), (3, 3), (1, 1), (0, 0, 2, 2), 1, Relu), true),
+        (dense(3, 16, (32, 32), (3, 3), (1, 1), one, 1, Relu), true),
+        (dense(1, 32, (28, 28), (3, 3), (1, 1), (0, 0, 0, 0), 1, Relu), true),
+        (dense(1, 64, (49, 10), (10, 4), (2, 2), (4, 1, 5, 1), 1, Relu), true),
+        (dense(3, 48, (20, 18), (3, 3), (2, 2), one, 2, A0), false),
+        (dense(1, 16, (6, 5), (3, 3), (1, 1), one, 1, Relu), true),
         (pw(64, 64, (25, 5), 1, Relu), true),
         (pw(16, 112, (7, 3), 1, A0), true),
         (pw(48, 48, (2, 2), 2, clip), false),
@@ -52,7 +81,7 @@ fn cases() -> Vec<(Conv2d, bool)> {
 }
 
 /// The operands of case `p`: input, OIHW weights, the weights `p` reads (k-major for a
-/// pointwise layer), bias.
+/// pointwise or dense layer), bias.
 fn operands(p: &Conv2d, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
     let mut rng = Rng::new(seed);
     let x = rng.vec(p.batch * p.in_channels * p.in_h * p.in_w);
@@ -69,14 +98,17 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
 }
 
-/// `conv2d` on the NCHW tensors, and `conv2d_blocked` on their blocked forms converted back.
+/// `conv2d` on the NCHW tensors, and `conv2d_blocked` on their blocked forms (an input it reads
+/// as NCHW as it is) converted back.
 fn both(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f32>, Vec<f32>) {
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
     let len = p.batch * p.out_channels * out_plane;
     let mut nchw = vec![f32::NAN; len];
     conv2d(p, x, w, bias, &mut nchw, &mut vec![0.0; conv2d_scratch_len(p)]);
-    let mut xb = vec![f32::NAN; x.len()];
-    to_blocked(p.batch, p.in_channels, in_plane, x, &mut xb);
+    let mut xb = x.to_vec();
+    if !reads_nchw(p) {
+        to_blocked(p.batch, p.in_channels, in_plane, x, &mut xb);
+    }
     let mut yb = vec![f32::NAN; len];
     conv2d_blocked(p, &xb, w, bias, &mut yb);
     let mut blocked = vec![f32::NAN; len];
@@ -137,16 +169,33 @@ fn depthwise() -> Conv2d {
     cases().into_iter().map(|(p, _)| p).find(|p| p.groups > 1).unwrap()
 }
 
+/// The first pointwise case.
+fn pointwise() -> Conv2d {
+    cases().into_iter().map(|(p, _)| p).find(|p| p.kernel_h == 1 && p.stride_h == 1).unwrap()
+}
+
 #[test]
-fn only_whole_blocks_of_pointwise_and_3x3_depthwise_layers_apply() {
-    let ok = cases()[0].0;
+fn only_whole_blocks_of_pointwise_dense_and_3x3_depthwise_layers_apply() {
+    let ok = pointwise();
+    let dense = cases()[0].0;
     let dw = depthwise();
     let not = [
         Conv2d { in_channels: 24, ..ok },
         Conv2d { out_channels: 40, ..ok },
         Conv2d { weights: ConvWeights::Oihw, ..ok },
-        Conv2d { stride_h: 2, stride_w: 2, ..ok },
+        Conv2d { stride_h: 3, stride_w: 3, ..ok },
         Conv2d { input: ConvInput::Nhwc, ..ok },
+        Conv2d { in_channels: 24, ..dense },
+        // Fewer than 16 input channels, at 16 output positions: `conv2d` sums the one channel
+        // from the bias on the x86-64 FMA paths too.
+        Conv2d { in_channels: 1, in_h: 4, in_w: 4, out_h: 4, out_w: 4, ..dense },
+        Conv2d { in_channels: 3, out_channels: 24, ..dense },
+        Conv2d { weights: ConvWeights::Oihw, ..dense },
+        Conv2d { stride_w: 3, ..dense },
+        Conv2d { dilation_w: 2, ..dense },
+        Conv2d { groups: 2, ..dense },
+        // One output row's input rows, 3 by 66 columns by 48 channels, do not fit the stage.
+        Conv2d { in_channels: 48, in_w: 64, out_w: 64, ..dense },
         Conv2d { kernel_h: 5, kernel_w: 5, ..dw },
         Conv2d { stride_h: 3, stride_w: 3, ..dw },
         Conv2d { stride_h: 1, stride_w: 2, ..dw },

@@ -339,17 +339,18 @@ fn transposed_product(b: &mut Builder, v: Value) {
     }
 }
 
-/// A 3x3 depthwise convolution of the NCHW value `x` at `stride`, padding 1.
-fn depthwise3x3(b: &mut Builder, x: Value, stride: usize) {
+/// A 3x3 convolution of the NCHW value `x` at `stride`, padding 1, as many channels out as in:
+/// depthwise, or dense with a bias half the time.
+fn conv3x3(b: &mut Builder, x: &Value, stride: usize, depthwise: bool) {
     let (c, h, w) = (x.shape[1], x.shape[2], x.shape[3]);
-    let dw = b.constant(&[c, 1, 3, 3]);
-    let attrs = vec![
-        int("group", c as i64),
-        ints("kernel_shape", &[3, 3]),
-        ints("pads", &[1; 4]),
-        ints("strides", &[stride as i64; 2]),
-    ];
-    b.node("Conv", vec![x.name, dw], attrs, vec![1, c, (h - 1) / stride + 1, (w - 1) / stride + 1]);
+    let mut inputs = vec![x.name.clone(), b.constant(&[c, if depthwise { 1 } else { c }, 3, 3])];
+    let mut attrs = vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1; 4]), ints("strides", &[stride as i64; 2])];
+    match depthwise {
+        true => attrs.insert(0, int("group", c as i64)),
+        false if b.rng.chance(50) => inputs.push(b.constant(&[c])),
+        false => {}
+    }
+    b.node("Conv", inputs, attrs, vec![1, c, (h - 1) / stride + 1, (w - 1) / stride + 1]);
 }
 
 /// A chain patch-based execution tiles: a pointwise expansion to many channels whose zero padding
@@ -368,7 +369,7 @@ fn expanded_chain(b: &mut Builder, v: Value) {
     activation(b, e);
     let e = last(b);
     let stride = 1 + b.rng.below(2);
-    depthwise3x3(b, e, stride);
+    conv3x3(b, &e, stride, true);
     let d = last(b);
     if b.rng.chance(50) {
         let attrs = vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1; 4]), ints("strides", &[1, 1])];
@@ -384,8 +385,10 @@ fn expanded_chain(b: &mut Builder, v: Value) {
 }
 
 /// A chain of two to four convolutions that run on channel-blocked tensors, after a pointwise
-/// convolution of `v` to 16 or 32 channels: pointwise convolutions between whole blocks and 3x3
-/// depthwise ones (stride 1 or 2, padding 1), alternating, some activated; the first one's
+/// convolution of `v` to 16 or 32 channels: pointwise convolutions between whole blocks,
+/// alternating with 3x3 depthwise ones (stride 1 or 2, padding 1), dense 3x3 ones (stride 1 or
+/// 2, padding 1) or residual blocks (a dense 3x3 convolution, stride 1, added to its input),
+/// some activated; the first one's
 /// output read once more by an elementwise step after the chain, half the time (a conversion
 /// back from inside the chain). The chain starts with a pointwise convolution, whose input
 /// conversion costs no more bytes than the convolution itself holds.
@@ -409,7 +412,15 @@ fn blocked_chain(b: &mut Builder, v: Value) {
             c = out;
         } else {
             let stride = 1 + b.rng.below(2);
-            depthwise3x3(b, x, stride);
+            match b.rng.below(3) {
+                0 => conv3x3(b, &x, stride, true),
+                1 => conv3x3(b, &x, stride, false),
+                _ => {
+                    conv3x3(b, &x, 1, false);
+                    let y = last(b);
+                    b.node("Add", vec![x.name, y.name], vec![], y.shape);
+                }
+            }
         }
         if b.rng.chance(50) {
             let y = last(b);

@@ -1,14 +1,16 @@
 //! Channel-blocked activations (for speed, not memory; x86-64 targets only,
 //! [`super::Optimizations::for_target`]): a chain of convolutions `runtime_min::conv2d_blocked`
-//! computes (pointwise and 3x3 depthwise layers between whole blocks of 16 channels) runs on
-//! tensors stored `[batch][channels / 16][h * w][16]`, converted from NCHW where the chain
+//! computes (pointwise, dense and 3x3 depthwise layers between whole blocks of 16 channels) runs
+//! on tensors stored `[batch][channels / 16][h * w][16]`, converted from NCHW where the chain
 //! starts and back where anything else reads it. Their vectors then need no transposes and no
 //! masked tails: one layer each, KWS's pointwise layer takes 0.84-0.86 of the NCHW kernel's
-//! time, its depthwise layer 0.75-0.85 (`runtime-min/src/blocked.rs`).
+//! time, its depthwise layer 0.75-0.85, ResNet-8's 3x3 layers 0.71-0.92
+//! (`runtime-min/src/blocked.rs`).
 //!
-//! Chains are the connected groups of such convolutions joined by the tensor one writes and the
-//! next reads as its feature map; a group of one convolution would pay two conversions for one
-//! layer's gain and is left as it is. The pass runs last, on the order and bands the schedule
+//! Chains are the connected groups of such convolutions, and of the `f32` elementwise functions
+//! of same-shape tensors between them (a residual network's sum: the same function on blocked
+//! tensors), joined by the tensors one writes and another reads blocked; a group of fewer than
+//! two convolutions would pay its conversions for one layer's gain and is left as it is. The pass runs last, on the order and bands the schedule
 //! and tiling chose, and keeps a chain only where its conversions do not raise the arena's lower
 //! bound: a speed rewrite that costs no memory (a first version without that check, run before
 //! the schedule, gave VWW an arena of 288 KiB instead of 216: its first chain's input, 16
@@ -23,30 +25,34 @@
 //! before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
 //! (`runtime-min/tests/blocked.rs`).
 //!
-//! Blocked tensors are read only by blocked convolutions and conversions, which the storage
-//! passes, run again afterwards, never treat as plane-ordered (overlap) or elementwise (in
-//! place).
+//! Blocked tensors are read only by blocked convolutions, conversions and those elementwise
+//! steps. The storage passes, run again afterwards, never treat the first two as plane-ordered
+//! (overlap) or elementwise (in place); an elementwise step may still write over an input it
+//! reads last, which is as right for blocked tensors, all of the same layout, as for NCHW ones.
 
 use super::Optimizations;
-use crate::ir::{Graph, Node, Op, TensorId, TensorKind};
+use crate::ir::{DType, Graph, Node, Op, TensorId, TensorKind};
+use crate::ops::binary::BinaryOp;
 use crate::ops::conv_blocked::ConvBlocked;
 use crate::ops::reorder::{Reorder, Way};
 use crate::plan;
-use sramfit_runtime_min::{conv2d_blocked_applies, Conv2d, ConvWeights, CHANNEL_BLOCK};
+use crate::tensor::strides_of;
+use sramfit_runtime_min::{conv2d_blocked_applies, reads_nchw, Conv2d, ConvWeights, CHANNEL_BLOCK};
 
 /// The fewest convolutions a chain must have to run blocked.
 pub const MIN_CHAIN: usize = 2;
 
-/// Runs the chains of at least [`MIN_CHAIN`] convolutions `conv2d_blocked` computes on
-/// channel-blocked tensors, each chain only where its conversions do not raise the arena's lower
-/// bound under the storage passes of `o` in the graph's order (the schedule's: this pass runs
-/// after it, converting right before a chain's first reader and right after a writer); a chain
-/// that would is tried again without its first convolution (split into the chains that leaves),
-/// until it is shorter than [`MIN_CHAIN`]. Returns how many convolutions now run blocked. Each
-/// try costs one run of the storage passes.
+/// Runs the chains of at least [`MIN_CHAIN`] convolutions `conv2d_blocked` computes (with the
+/// elementwise steps between them, [`Role`]) on channel-blocked tensors, each chain only where
+/// its conversions do not raise the arena's lower bound under the storage passes of `o` in the
+/// graph's order (the schedule's: this pass runs after it, converting right before a chain's
+/// first reader and right after a writer); a chain that would is tried again without its first
+/// step (split into the chains that leaves), until it has fewer than [`MIN_CHAIN`]
+/// convolutions. Returns how many convolutions now run blocked. Each try costs one run of the
+/// storage passes.
 pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
-    let slots: Vec<Option<usize>> = (0..g.nodes.len()).map(|i| feature_map(g, i, o.pack_weights)).collect();
-    let mut todo = chains(g, &slots);
+    let roles: Vec<Option<Role>> = (0..g.nodes.len()).map(|i| role(g, i, o.pack_weights)).collect();
+    let mut todo = chains(g, &roles);
     if todo.is_empty() {
         return 0;
     }
@@ -62,41 +68,67 @@ pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
         }
         chain.iter().for_each(|&j| chosen[j] = false);
         let mut rest = vec![None; g.nodes.len()];
-        chain[1..].iter().for_each(|&j| rest[j] = slots[j]);
+        chain[1..].iter().for_each(|&j| rest[j] = roles[j]);
         todo.extend(chains(g, &rest));
     }
     rewrite(g, &chosen)
 }
 
-/// The chains among the nodes with a feature-map input slot in `slots` ([`feature_map`]): groups
-/// of at least [`MIN_CHAIN`] of them joined by the tensors one writes and another reads as its
-/// feature map (their node indices, ascending; groups in the order of their first node). Linear
-/// in the graph, plus a union-find.
-fn chains(g: &Graph, slots: &[Option<usize>]) -> Vec<Vec<usize>> {
+/// What a node can be in a chain ([`role`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// A convolution `conv2d_blocked` computes, whose feature map is input `slot`, read blocked
+    /// unless the convolution reads it as NCHW (`runtime_min::reads_nchw`: a first layer).
+    Conv { slot: usize, blocked: bool },
+    /// An elementwise function of tensors of its output's shape (no broadcast): the same on
+    /// blocked tensors as on NCHW ones, every input read blocked (a residual network's sum).
+    Elementwise,
+}
+
+impl Role {
+    /// The inputs of `n` read blocked in a chain.
+    fn blocked_inputs(self, n: &Node) -> &[TensorId] {
+        match self {
+            Role::Conv { slot, blocked: true } => &n.inputs[slot..=slot],
+            Role::Conv { blocked: false, .. } => &[],
+            Role::Elementwise => &n.inputs,
+        }
+    }
+}
+
+/// The chains among the nodes with a role in `roles` ([`role`]): groups joined by the tensors
+/// one writes and another reads blocked, with at least [`MIN_CHAIN`] convolutions each (their
+/// node indices, ascending; groups in the order of their first node). Linear in the graph, plus
+/// a union-find.
+fn chains(g: &Graph, roles: &[Option<Role>]) -> Vec<Vec<usize>> {
     let producers = g.producers();
     let mut parent: Vec<usize> = (0..g.nodes.len()).collect();
     for (j, n) in g.nodes.iter().enumerate() {
-        let Some(slot) = slots[j] else { continue };
-        if let Some(i) = producers[n.inputs[slot]].filter(|&i| slots[i].is_some()) {
-            let (a, b) = (find(&mut parent, i), find(&mut parent, j));
-            parent[a.max(b)] = a.min(b);
+        let Some(role) = roles[j] else { continue };
+        for &t in role.blocked_inputs(n) {
+            if let Some(i) = producers[t].filter(|&i| roles[i].is_some()) {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
         }
     }
     let mut groups: Vec<Vec<usize>> = vec![Vec::new(); g.nodes.len()];
-    for j in (0..g.nodes.len()).filter(|&j| slots[j].is_some()) {
+    for j in (0..g.nodes.len()).filter(|&j| roles[j].is_some()) {
         groups[find(&mut parent, j)].push(j);
     }
-    groups.retain(|group| group.len() >= MIN_CHAIN);
+    let convs = |group: &Vec<usize>| group.iter().filter(|&&j| matches!(roles[j], Some(Role::Conv { .. }))).count();
+    groups.retain(|group| convs(group) >= MIN_CHAIN);
     groups
 }
 
-/// Which input of node `i` is its feature map, when the node is a convolution `conv2d_blocked`
-/// computes of an `f32` activation: a convolution (input 0), or, with packed weights (`packed`:
-/// a blocked pointwise convolution reads them k-major), a matrix product of constant weights
-/// times a feature map that is a pointwise convolution (tract's einsum of one, input 1;
+/// Node `i`'s role in a chain, if it can have one: a convolution `conv2d_blocked` computes of an
+/// `f32` activation (a convolution, feature map input 0; or, with packed weights (`packed`: a
+/// blocked pointwise convolution reads them k-major), a matrix product of constant weights times
+/// a feature map that is a pointwise convolution (tract's einsum of one, input 1;
 /// [`super::fold_affine::pointwise_feature_map`]), which [`rewrite`] makes a 1x1 convolution
-/// first.
-fn feature_map(g: &Graph, i: usize, packed: bool) -> Option<usize> {
+/// first); or an `f32` elementwise function of two activations of its output's shape, whole
+/// blocks of channels.
+fn role(g: &Graph, i: usize, packed: bool) -> Option<Role> {
     let (slot, p) = match &g.nodes[i].op {
         Op::Conv(p) => (0, *p),
         Op::MatMul(_) if packed => match super::fold_affine::pointwise_feature_map(g, i)? {
@@ -108,10 +140,39 @@ fn feature_map(g: &Graph, i: usize, packed: bool) -> Option<usize> {
             (1, p) => (1, Conv2d { weights: ConvWeights::KMajor, ..p }),
             _ => return None,
         },
+        Op::Binary(b) => return elementwise(g, i, b).then_some(Role::Elementwise),
         _ => return None,
     };
     let x = &g.tensors[g.nodes[i].inputs[slot]];
-    (conv2d_blocked_applies(&p) && p.batch > 0 && !matches!(x.kind, TensorKind::Const(_))).then_some(slot)
+    let pays = p.kernel_h * p.kernel_w == 1 || p.groups > 1 || p.out_w >= MIN_DENSE_WIDTH;
+    let blocked = conv2d_blocked_applies(&p) && pays && p.batch > 0;
+    (blocked && !matches!(x.kind, TensorKind::Const(_))).then_some(Role::Conv { slot, blocked: !reads_nchw(&p) })
+}
+
+/// The narrowest output rows of a dense convolution (one group, a kernel larger than 1x1) that
+/// runs blocked: the blocked kernel's tiles are positions of one output row and read all the
+/// weights once per row, so narrower rows read them more often than the NCHW kernel, whose tiles
+/// take several rows. One layer each, blocked against NCHW (p50, AVX-512, Zen 4): ResNet-18's
+/// 256-channel 4x4 layer 0.84, its 512-channel 2x2 layer 1.57.
+const MIN_DENSE_WIDTH: usize = 4;
+
+/// Whether binary node `i` (`b`) is an `f32` function of two activations of its output's shape,
+/// `[batch, channels, h, w]` with whole blocks of channels, read without broadcast.
+fn elementwise(g: &Graph, i: usize, b: &BinaryOp) -> bool {
+    let n = &g.nodes[i];
+    let y = &g.tensors[n.output];
+    let whole = y.shape.len() == 4 && y.shape[1].is_multiple_of(CHANNEL_BLOCK) && y.dtype == DType::F32;
+    // Read in place: each input's strides those of the output, on every axis longer than one
+    // (an axis of one may have any stride).
+    let dense = strides_of(&y.shape);
+    let in_place = |strides: &[usize]| {
+        strides.len() == dense.len() && (0..dense.len()).all(|a| y.shape[a] == 1 || strides[a] == dense[a])
+    };
+    let same = |t: TensorId| {
+        let x = &g.tensors[t];
+        x.shape == y.shape && x.dtype == DType::F32 && !matches!(x.kind, TensorKind::Const(_))
+    };
+    whole && in_place(&b.a_strides) && in_place(&b.b_strides) && n.inputs.iter().all(|&t| same(t))
 }
 
 /// The representative of `i`'s group (path halving).
@@ -123,9 +184,9 @@ fn find(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
-/// Rewrites the `chosen` convolutions onto blocked tensors, with the conversions their groups
-/// need (module docs); returns how many it rewrote. A chosen matrix product becomes its 1x1
-/// convolution first, its weights packed k-major (one whose weights cannot be read as such
+/// Rewrites the `chosen` nodes onto blocked tensors, with the conversions their groups need
+/// (module docs); returns how many convolutions it rewrote. A chosen matrix product becomes its
+/// 1x1 convolution first, its weights packed k-major (one whose weights cannot be read as such
 /// stays as it is, unchosen).
 fn rewrite(g: &mut Graph, chosen: &[bool]) -> usize {
     let mut chosen = chosen.to_vec();
@@ -140,44 +201,65 @@ fn rewrite(g: &mut Graph, chosen: &[bool]) -> usize {
         super::pack::pack_conv_weights(g);
     }
     let producers = g.producers();
+    // The inputs each chosen node reads blocked: a convolution its feature map (input 0 now;
+    // none for a first layer, which reads it as NCHW), an elementwise node all of them.
+    let blocked_inputs = |n: &Node| match n.op {
+        Op::Conv(p) => usize::from(!reads_nchw(&p)),
+        _ => n.inputs.len(),
+    };
     // Whether each tensor is read by a node that is not chosen, or is a graph output.
     let mut read_as_nchw = vec![false; g.tensors.len()];
     for (j, n) in g.nodes.iter().enumerate() {
-        // A chosen convolution reads its input blocked; its weights and bias as they are.
-        let nchw_inputs = if chosen[j] { &n.inputs[1..] } else { &n.inputs[..] };
+        // A chosen convolution's weights and bias are read as they are.
+        let nchw_inputs = if chosen[j] { &n.inputs[blocked_inputs(n)..] } else { &n.inputs[..] };
         nchw_inputs.iter().for_each(|&t| read_as_nchw[t] = true);
     }
     g.outputs.iter().for_each(|&t| read_as_nchw[t] = true);
-    // The blocked copy of each tensor a chosen convolution reads or writes, once made.
+    // The blocked copy of each tensor a chosen node reads or writes, once made.
     let mut blocked: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
+    let mut convs = 0;
     let old = std::mem::take(&mut g.nodes);
     for (j, mut n) in old.into_iter().enumerate() {
         if !chosen[j] {
             g.nodes.push(n);
             continue;
         }
-        let Op::Conv(p) = n.op else { unreachable!("only convolutions are chosen") };
-        let x = n.inputs[0];
-        let written_by_chain = producers[x].is_some_and(|i| chosen[i]);
-        if !written_by_chain && blocked[x].is_none() {
-            let xb = blocked_copy(g, x);
-            let (batch, channels, plane) = (p.batch, p.in_channels, p.in_h * p.in_w);
-            g.nodes.push(reorder(g, Way::ToBlocked, (batch, channels, plane), x, xb));
-            blocked[x] = Some(xb);
+        // `(batch, channels, plane)` of the blocked inputs and of the output: a convolution's
+        // from its parameters (a matrix product's tensors are not all 4-D), an elementwise
+        // node's from its output's shape, which its inputs share.
+        let (x_dims, y_dims) = match n.op {
+            Op::Conv(p) => ((p.batch, p.in_channels, p.in_h * p.in_w), (p.batch, p.out_channels, p.out_h * p.out_w)),
+            _ => {
+                let s = &g.tensors[n.output].shape;
+                let dims = (s[0], s[1], s[2] * s[3]);
+                (dims, dims)
+            }
+        };
+        for slot in 0..blocked_inputs(&n) {
+            let x = n.inputs[slot];
+            let written_by_chain = producers[x].is_some_and(|i| chosen[i]);
+            if !written_by_chain && blocked[x].is_none() {
+                let xb = blocked_copy(g, x);
+                g.nodes.push(reorder(g, Way::ToBlocked, x_dims, x, xb));
+                blocked[x] = Some(xb);
+            }
+            n.inputs[slot] = blocked[x].expect("a chain's input is converted, or written blocked, before it is read");
         }
-        n.inputs[0] = blocked[x].expect("a chain's input is converted, or written blocked, before it is read");
+        if let Op::Conv(p) = n.op {
+            n.op = Op::ConvBlocked(ConvBlocked(p));
+            convs += 1;
+        }
         let y = n.output;
         let yb = blocked_copy(g, y);
         blocked[y] = Some(yb);
-        (n.op, n.output) = (Op::ConvBlocked(ConvBlocked(p)), yb);
+        n.output = yb;
         g.nodes.push(n);
         if read_as_nchw[y] {
-            let (batch, channels, plane) = (p.batch, p.out_channels, p.out_h * p.out_w);
-            g.nodes.push(reorder(g, Way::FromBlocked, (batch, channels, plane), yb, y));
+            g.nodes.push(reorder(g, Way::FromBlocked, y_dims, yb, y));
         }
     }
     super::remove_unused_tensors(g);
-    chosen.iter().filter(|&&c| c).count()
+    convs
 }
 
 /// A new tensor `NAME.blocked` of `t`'s shape and type, computed by a node.
@@ -189,7 +271,7 @@ fn blocked_copy(g: &mut Graph, t: TensorId) -> TensorId {
 
 /// The conversion node of `x` into `y`.
 fn reorder(g: &Graph, way: Way, (batch, channels, plane): (usize, usize, usize), x: TensorId, y: TensorId) -> Node {
-    debug_assert!(channels.is_multiple_of(CHANNEL_BLOCK), "conv2d_blocked_applies checked whole blocks");
+    debug_assert!(channels.is_multiple_of(CHANNEL_BLOCK), "only whole blocks of channels run blocked");
     let (source_op, of) = match way {
         Way::ToBlocked => ("ToBlocked", x),
         Way::FromBlocked => ("FromBlocked", y),
@@ -236,6 +318,23 @@ mod tests {
             weights: if k == 3 { ConvWeights::Oihw } else { ConvWeights::KMajor },
             input: ConvInput::Nchw,
         }
+    }
+
+    /// A dense 3x3 convolution of `[1, channels, size, size]`, padding 1, stride 1 (k-major
+    /// weights).
+    fn dense3x3(channels: usize, size: usize) -> Conv2d {
+        let p = conv(channels, channels, size, Some(1));
+        Conv2d { groups: 1, weights: ConvWeights::KMajor, ..p }
+    }
+
+    /// Appends the sum of `a` and `b` (both `[1, channels, size, size]`), named `name`.
+    fn add(g: &mut Graph, name: &str, a: TensorId, b: TensorId) -> TensorId {
+        let shape = g.tensors[a].shape.clone();
+        let strides = crate::tensor::strides_of(&shape);
+        let y = g.add_tensor(name, shape, DType::F32, TensorKind::Activation);
+        let op = BinaryOp::new(crate::ops::binary::Binary::Add, strides.clone(), strides);
+        g.nodes.push(Node::new(name, Op::Binary(op), vec![a, b], y));
+        y
     }
 
     /// Appends a step of `p` reading `x`; returns its output, `name`.
@@ -303,6 +402,79 @@ mod tests {
         // The ports are the tensors they were; `a` itself is gone (only the chain read it).
         assert_eq!((g.tensors[g.outputs[0]].name.as_str(), g.tensors[g.outputs[1]].name.as_str()), ("c", "r"));
         assert!(g.tensors.iter().all(|t| t.name != "a"));
+    }
+
+    #[test]
+    fn a_residual_block_runs_blocked_sum_included() {
+        // `c`, then a residual block on it: `s = c + b(a(c))`. (Not on the graph input `x`:
+        // its blocked copy would be in the arena, `x` is not.)
+        let (mut g, x) = graph(16, 8);
+        let c = push(&mut g, "c", conv(16, 16, 8, None), x);
+        let a = push(&mut g, "a", dense3x3(16, 8), c);
+        let b = push(&mut g, "b", dense3x3(16, 8), a);
+        let s = add(&mut g, "s", c, b);
+        g.outputs.push(s);
+        let o = Optimizations { overlap: false, ..Default::default() };
+        assert_eq!(block_chains(&mut g, &o), 3);
+        let add_inputs = |g: &Graph| {
+            let n = g.nodes.iter().find(|n| matches!(n.op, Op::Binary(_))).unwrap();
+            n.inputs.iter().map(|&t| g.tensors[t].name.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(add_inputs(&g), ["c.blocked", "b.blocked"]);
+        assert_eq!(
+            steps(&g),
+            [
+                step("ToBlocked", "x.blocked", "x"),
+                step("ConvBlocked", "c.blocked", "x.blocked"),
+                step("ConvBlocked", "a.blocked", "c.blocked"),
+                step("ConvBlocked", "b.blocked", "a.blocked"),
+                step("s", "s.blocked", "c.blocked"),
+                step("FromBlocked", "s", "s.blocked"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_first_layer_reads_its_nchw_input_and_writes_blocked() {
+        let (mut g, x) = graph(3, 8);
+        let first = Conv2d { in_channels: 3, ..dense3x3(16, 8) };
+        let a = push(&mut g, "a", first, x);
+        let b = push(&mut g, "b", conv(16, 16, 8, None), a);
+        // `c` too: the conversion of a graph output costs its blocked copy in the arena.
+        let c = push(&mut g, "c", conv(16, 16, 8, None), b);
+        g.outputs.push(c);
+        assert_eq!(block_chains(&mut g, &Optimizations::default()), 3);
+        assert_eq!(
+            steps(&g),
+            [
+                step("ConvBlocked", "a.blocked", "x"),
+                step("ConvBlocked", "b.blocked", "a.blocked"),
+                step("ConvBlocked", "c.blocked", "b.blocked"),
+                step("FromBlocked", "c", "c.blocked")
+            ]
+        );
+    }
+
+    #[test]
+    fn dense_convolutions_of_narrow_rows_and_broadcast_sums_stay_nchw() {
+        // Rows 2 wide: the blocked kernel would read the weights once per row.
+        let (mut g, x) = graph(16, 2);
+        let a = push(&mut g, "a", dense3x3(16, 2), x);
+        let b = push(&mut g, "b", dense3x3(16, 2), a);
+        g.outputs.push(b);
+        assert_eq!(block_chains(&mut g, &Optimizations::default()), 0);
+        // A sum broadcasting one operand joins no chain: the pointwise convolutions `c`
+        // and `d` around it are one each.
+        let (mut g, x) = graph(16, 8);
+        let c = push(&mut g, "c", conv(16, 16, 8, None), x);
+        let bias = g.add_tensor("bias", vec![1, 16, 1, 1], DType::F32, TensorKind::Input(1));
+        g.inputs.push(bias);
+        let y = g.add_tensor("y", vec![1, 16, 8, 8], DType::F32, TensorKind::Activation);
+        let op = BinaryOp::new(crate::ops::binary::Binary::Add, vec![1024, 64, 8, 1], vec![16, 1, 0, 0]);
+        g.nodes.push(Node::new("y", Op::Binary(op), vec![c, bias], y));
+        let d = push(&mut g, "d", conv(16, 16, 8, None), y);
+        g.outputs.push(d);
+        assert_eq!(block_chains(&mut g, &Optimizations::default()), 0);
     }
 
     #[test]

@@ -61,10 +61,10 @@ pub(crate) const DEPTHWISE_BLOCKED_BYTES: usize = (DEPTHWISE_BLOCKED_STAGE + DEP
     + DEPTHWISE_BLOCKED_MAX_TAPS * 8
     + MAX_LANES * 4;
 
-/// Bytes of `conv2d_blocked`'s arrays (`x86_64/blocked.rs`), an upper estimate: the depthwise
-/// kernel's stage of [`DEPTHWISE_BLOCKED_STAGE`] floats and a vector's channels' 9 taps as `f32`
-/// lanes, plus 64 vectors of the widest kind, more than either kernel's tap, bias, tile and sum
-/// vectors together (at most 48): 36.6 KiB.
+/// Bytes of `conv2d_blocked`'s arrays (`x86_64/blocked.rs`, `blocked_dense.rs`), an upper
+/// estimate: the depthwise and dense kernels' stage of [`DEPTHWISE_BLOCKED_STAGE`] floats and a
+/// vector's channels' 9 taps as `f32` lanes, plus 64 vectors of the widest kind, more than any
+/// of the kernels' tap, bias, tile and sum vectors together (at most 48): 36.6 KiB.
 pub(crate) const CONV_BLOCKED_BYTES: usize = DEPTHWISE_BLOCKED_STAGE * 4 + 9 * MAX_LANES * 4 + 64 * MAX_LANES * 4;
 
 /// Bytes of the channel-blocked conversions' arrays (`to_blocked` / `from_blocked` on x86-64):

@@ -16,11 +16,12 @@
 //! unchecked load per output, multiplied and added in tap order from the bias: the bits of the
 //! NCHW depthwise kernels, whose padding taps add `w * 0` too.
 
+use super::blocked_dense::dense;
 use super::depthwise::zeroed;
 use super::depthwise_blocked::tap_vectors;
 use super::lanes::{activate, Lanes};
 use crate::arch::x86_64_facts::{CONV_BLOCKED_BYTES, DEPTHWISE_BLOCKED_STAGE, MAX_LANES};
-use crate::blocked::{reorder_block, Reorder, CHANNEL_BLOCK};
+use crate::blocked::{is_pointwise, reorder_block, Reorder, CHANNEL_BLOCK};
 use crate::conv_shape::Conv2d;
 use crate::Activation;
 use core::mem::MaybeUninit;
@@ -40,7 +41,8 @@ const RUN: usize = 8;
 #[inline(always)]
 pub(super) fn conv2d_blocked<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     match p.groups {
-        1 => pointwise::<S>(p, x, w, bias, y),
+        1 if is_pointwise(p) => pointwise::<S>(p, x, w, bias, y),
+        1 => dense::<S>(p, x, w, bias, y),
         _ => depthwise::<S>(p, x, w, bias, y),
     }
 }
@@ -203,24 +205,41 @@ impl Pointwise<'_> {
                 }
             }
         }
-        let mut bias = [S::zero(); R];
-        if let Some(b) = self.bias {
-            for (r, v) in bias.iter_mut().enumerate() {
-                *v = S::load(&b[m0 + r * l..]);
-            }
+        store_tile::<S, R, C>(self.bias, self.act, acc, y, self.plane, (m0, q0));
+    }
+}
+
+/// The epilogue of a tile of output channels `m0..m0 + R * L` at the `C` consecutive positions
+/// from `q0` of a channel-blocked output of `plane` positions per channel (`acc[c][r]`: position
+/// `q0 + c`, channels `m0 + r * L..`): `+ bias`, then the activation, each vector stored into its
+/// block.
+#[inline(always)]
+pub(super) fn store_tile<S: Lanes, const R: usize, const C: usize>(
+    bias: Option<&[f32]>,
+    act: Activation,
+    acc: [[S::V; R]; C],
+    y: &mut [f32],
+    plane: usize,
+    (m0, q0): (usize, usize),
+) {
+    let (l, b) = (S::L, CHANNEL_BLOCK);
+    let mut bias_v = [S::zero(); R];
+    if let Some(bias) = bias {
+        for (r, v) in bias_v.iter_mut().enumerate() {
+            *v = S::load(&bias[m0 + r * l..]);
         }
-        for (r, &bv) in bias.iter().enumerate() {
-            let mut sums = [S::zero(); C];
-            for (sum, acc_c) in sums.iter_mut().zip(&acc) {
-                *sum = match self.bias {
-                    Some(_) => S::add(acc_c[r], bv),
-                    None => acc_c[r],
-                };
-            }
-            let oc = m0 + r * l;
-            let at = (oc - oc % b) * self.plane + q0 * b + oc % b;
-            store_run::<S, C>(self.act, sums, &mut y[at..][..(C - 1) * b + l]);
+    }
+    for (r, &bv) in bias_v.iter().enumerate() {
+        let mut sums = [S::zero(); C];
+        for (sum, acc_c) in sums.iter_mut().zip(&acc) {
+            *sum = match bias {
+                Some(_) => S::add(acc_c[r], bv),
+                None => acc_c[r],
+            };
         }
+        let oc = m0 + r * l;
+        let at = (oc - oc % b) * plane + q0 * b + oc % b;
+        store_run::<S, C>(act, sums, &mut y[at..][..(C - 1) * b + l]);
     }
 }
 
@@ -262,11 +281,11 @@ fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y
 }
 
 /// Floats of the depthwise stage: a block's zero-padded input rows, `[row][column][16]`.
-const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
+pub(super) const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
 
 /// The depthwise stage, aligned to a cache line: a whole-vector load never straddles two.
 #[repr(C, align(64))]
-struct Stage([MaybeUninit<f32>; STAGE]);
+pub(super) struct Stage(pub(super) [MaybeUninit<f32>; STAGE]);
 
 // The stack fact counts the stage and a block's tap lanes (`crate::facts::conv2d_blocked_stack_bytes`).
 const _: () = assert!(size_of::<Stage>() + 9 * MAX_LANES * 4 <= CONV_BLOCKED_BYTES);
@@ -275,7 +294,7 @@ const _: () = assert!(size_of::<Stage>() + 9 * MAX_LANES * 4 <= CONV_BLOCKED_BYT
 /// `j` (input row `oh0 * stride_h + j - pad_top`) at `stage[j * cols * 16..]`, its input columns
 /// from column `pad_left` on; rows outside the input zero.
 #[inline(always)]
-fn stage_rows(p: &Conv2d, cols: usize, oh0: usize, rows: usize, x: &[f32], stage: &mut [f32]) {
+pub(super) fn stage_rows(p: &Conv2d, cols: usize, oh0: usize, rows: usize, x: &[f32], stage: &mut [f32]) {
     let b = CHANNEL_BLOCK;
     let width = p.in_w.min(cols - p.pad_left) * b;
     for (j, srow) in stage[..p.rows_read(rows) * cols * b].chunks_exact_mut(cols * b).enumerate() {

@@ -14,6 +14,7 @@
 #![allow(unsafe_code)]
 
 mod blocked;
+mod blocked_dense;
 mod copy;
 mod depthwise;
 mod depthwise_blocked;
