@@ -15,6 +15,8 @@
 //! row, [`RUN`] outputs at a time (the last run overlapping the one before), each tap one
 //! unchecked load per output, multiplied and added in tap order from the bias: the bits of the
 //! NCHW depthwise kernels, whose padding taps add `w * 0` too.
+//!
+//! Dense (one group, any kernel, stride 1 or 2): [`super::blocked_dense`], on the same stage.
 
 use super::blocked_dense::dense;
 use super::depthwise::zeroed;
@@ -280,7 +282,8 @@ fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y
     }
 }
 
-/// Floats of the depthwise stage: a block's zero-padded input rows, `[row][column][16]`.
+/// Floats of the depthwise and dense kernels' stage: zero-padded input rows, `[row][column][16]`
+/// per block.
 pub(super) const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
 
 /// The depthwise stage, aligned to a cache line: a whole-vector load never straddles two.

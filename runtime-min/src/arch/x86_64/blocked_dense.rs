@@ -2,14 +2,15 @@
 //! channel-blocked activations, written once over [`Lanes`].
 //!
 //! Per band of output rows, the zero-padded input rows they read are staged for every block of
-//! input channels (`[block][row][column][16]`, copied from the blocked input as it lies), so
-//! every tap of every position is one broadcast from the stage; a convolution without padding
-//! reads its input in place, the stage of all its rows. Tiles of up to two vectors of
-//! output channels by up to [`tile_width`] positions of one output row: per depth `(input
-//! channel, kernel row, kernel column)`, ascending, the vectors of its k-major weights times one
-//! broadcast value per position, a fused multiply-add each, the sums stored as whole vectors
-//! into their blocks (no transposes: in NCHW a tile of channel vectors is transposed into rows
-//! of positions). Each output is the k-ascending chain from zero, padding taps adding `w * 0`,
+//! input channels (`[block][row][column][16]`, copied from the blocked input as it lies; a
+//! first layer's NCHW input of fewer than 16 channels as one block, a channel per lane, by
+//! [`stage_nchw_rows`]), so every tap of every position is one broadcast from the stage; a
+//! blocked input without padding is read in place, the stage of all its rows. Tiles of up to
+//! two vectors of output channels by up to [`tile_width`] positions of one output row: per
+//! depth `(input channel, kernel row, kernel column)`, ascending, the vectors of its k-major
+//! weights times one broadcast value per position, a fused multiply-add each, the sums stored as
+//! whole vectors into their blocks (no transposes: in NCHW a tile of channel vectors is
+//! transposed into rows of positions). Each output is the k-ascending chain from zero, padding taps adding `w * 0`,
 //! then `+ bias` and the activation: the bits of the NCHW implicit GEMM. A row's last positions,
 //! fewer than a tile, are computed by a tile ending at its last position (overlapping the one
 //! before, storing the same values there).
