@@ -138,10 +138,11 @@ pub fn reads_nchw(p: &Conv2d) -> bool {
     p.in_channels < CHANNEL_BLOCK
 }
 
-/// Whether `p` is a pointwise convolution of one group with k-major weights: 1x1, stride 1, no
-/// padding (its plane is one run of positions, in and out).
+/// Whether `p` is a pointwise convolution of one group with k-major weights between whole blocks
+/// of channels: 1x1, stride 1, no padding (its plane is one run of positions, in and out). (A
+/// pointwise first layer, which [`reads_nchw`], is a dense one.)
 pub(crate) fn is_pointwise(p: &Conv2d) -> bool {
-    conv_is_pointwise(p) && p.groups == 1 && p.weights == ConvWeights::KMajor
+    conv_is_pointwise(p) && p.groups == 1 && p.weights == ConvWeights::KMajor && !reads_nchw(p)
 }
 
 /// Convolution `p` ([`conv2d_blocked_applies`]) of the channel-blocked `x` (`[batch,

@@ -20,8 +20,8 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// overlapping the one before; two images; dense layers with ResNet-8's and MNIST's shapes (3x3,
 /// stride 1 and 2, a strided 1x1 shortcut), read in place (no padding, or only after the last
 /// value the windows read) or staged (padding they read, before or after), rows of every tile width (16, 12, 8, 6, 4 and fewer
-/// than a tile) and with a last tile overlapping the one before, first layers of 1 and 3 NCHW
-/// channels (ResNet-8's, MNIST's, KWS's 10x4 at stride 2), output channels in tiles of
+/// than a tile) and with a last tile overlapping the one before, first layers of 1 to 8 NCHW
+/// channels (ResNet-8's, MNIST's, KWS's 10x4 at stride 2, pointwise ones), output channels in tiles of
 /// two and one vectors, one band of rows and several (64 input channels of 40-wide rows: one
 /// output row a band), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
 /// than 8 outputs and of more, stride 1 and 2, padding 0 to 2, rows as wide as the stage takes;
@@ -59,6 +59,8 @@ fn cases() -> Vec<(Conv2d, bool)> {
         (dense(1, 64, (49, 10), (10, 4), (2, 2), (4, 1, 5, 1), 1, Relu), true),
         (dense(3, 48, (20, 18), (3, 3), (2, 2), one, 2, A0), false),
         (dense(1, 16, (6, 5), (3, 3), (1, 1), one, 1, Relu), true),
+        (dense(8, 16, (12, 12), (1, 1), (1, 1), (0, 0, 0, 0), 1, Relu), true),
+        (dense(3, 32, (9, 7), (1, 1), (2, 2), (0, 0, 0, 0), 1, A0), false),
         (pw(64, 64, (25, 5), 1, Relu), true),
         (pw(16, 112, (7, 3), 1, A0), true),
         (pw(48, 48, (2, 2), 2, clip), false),
