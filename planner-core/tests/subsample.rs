@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::ir::Op;
+use sramfit_planner_core::ops::conv_blocked::ConvBlocked;
 use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::request::Request;
 
@@ -25,7 +26,8 @@ fn resnet8_shortcuts_become_strided_pointwise_convolutions() {
     // (input channels, input height, output height, stride) of each strided 1x1 convolution.
     let strided: Vec<_> = (g.nodes.iter())
         .filter_map(|n| match n.op {
-            Op::Conv(p) if p.kernel_h == 1 && p.stride_h > 1 => {
+            // On x86-64 hosts they run blocked, with ResNet-8's other convolutions.
+            Op::Conv(p) | Op::ConvBlocked(ConvBlocked(p)) if p.kernel_h == 1 && p.stride_h > 1 => {
                 assert_eq!((p.kernel_w, p.stride_w, p.in_w, p.out_w), (1, p.stride_h, p.in_h, p.out_h));
                 Some((p.in_channels, p.in_h, p.out_h, p.stride_h))
             }
