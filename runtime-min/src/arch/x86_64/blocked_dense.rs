@@ -30,8 +30,6 @@ pub(super) fn dense<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f
     let (k, m, taps) = (p.in_channels, p.out_channels, p.kernel_h * p.kernel_w);
     let (nchw, blocks) = (reads_nchw(p), k.div_ceil(b));
     let cols = p.cols_read();
-    let band = p.rows_fitting(STAGE / (cols * blocks * b)).min(p.out_h);
-    assert!(band > 0, "conv2d_blocked_applies checked that a band fits the stage");
     let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k * taps);
     let w = &w[w0..][..(k * taps - 1) * a_cs + m];
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
@@ -44,6 +42,8 @@ pub(super) fn dense<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f
         }
         return;
     }
+    let band = p.rows_fitting(STAGE / (cols * blocks * b)).min(p.out_h);
+    assert!(band > 0, "conv2d_blocked_applies checked that a band fits the stage");
     // Stage floats per block of input channels; the padding columns stay zero, the staged rows
     // are written whole or as the input's.
     let block = p.rows_read(band) * cols * b;
