@@ -96,11 +96,10 @@ pub(crate) fn reorder_block(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]
 /// NCHW-shaped input, no dilation, and either
 /// - a pointwise convolution (1x1, stride 1, no padding, one group, weights stored k-major:
 ///   [`ConvWeights::KMajor`]) of whole blocks of input channels;
-/// - a dense one (one group, any kernel, stride 1 or 2 in each direction, k-major weights) whose
-///   zero-padded input rows, for one output row and all input blocks, fit the x86-64 kernel's
-///   stage ([`DEPTHWISE_BLOCKED_STAGE`] floats), of whole blocks of input channels or of fewer
-///   than 16 (a first layer: [`reads_nchw`]) at more than 16 output positions (where
-///   [`crate::conv2d`] sums it as a GEMM on the x86-64 FMA paths);
+/// - a dense one (one group, any kernel, stride 1 or 2 in each direction, k-major weights) of
+///   whole blocks of input channels or of fewer than 16 (a first layer: [`reads_nchw`]) at more
+///   than 16 output positions (where [`crate::conv2d`] sums it as a GEMM on the x86-64 FMA
+///   paths);
 /// - or a 3x3 depthwise one (one input and one output channel per group, stride 1 or 2 in both
 ///   directions, padding at most 2 before each axis, output rows whose zero-padded input rows, 16
 ///   channels wide, fit the stage three at a time: at most 170 columns, padding included).
@@ -111,14 +110,12 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
         && p.dilation_h == 1
         && p.dilation_w == 1
         && whole(p.out_channels);
-    let stage_rows =
-        |channels: usize| p.out_w == 0 || p.rows_read(1) * p.cols_read() * channels <= DEPTHWISE_BLOCKED_STAGE;
+    let stage_rows = p.out_w == 0 || p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE;
     let first = reads_nchw(p) && p.out_h * p.out_w > 16;
     let dense = p.groups == 1
         && p.weights == ConvWeights::KMajor
         && (1..=2).contains(&p.stride_h)
         && (1..=2).contains(&p.stride_w)
-        && stage_rows(p.in_channels.next_multiple_of(CHANNEL_BLOCK))
         && (whole(p.in_channels) || first);
     let depthwise = p.kernel_h == 3
         && p.kernel_w == 3
@@ -128,7 +125,7 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
         && (p.stride_h == 1 || p.stride_h == 2)
         && p.pad_top <= 2
         && p.pad_left <= 2
-        && stage_rows(CHANNEL_BLOCK);
+        && stage_rows;
     plain && ((is_pointwise(p) && whole(p.in_channels)) || dense || depthwise)
 }
 

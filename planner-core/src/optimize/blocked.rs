@@ -4,8 +4,8 @@
 //! on tensors stored `[batch][channels / 16][h * w][16]`, converted from NCHW where the chain
 //! starts and back where anything else reads it. Their vectors then need no transposes and no
 //! masked tails: one layer each, KWS's pointwise layer takes 0.84-0.86 of the NCHW kernel's
-//! time, its depthwise layer 0.75-0.85, ResNet-8's 3x3 layers 0.71-0.92
-//! (`runtime-min/src/blocked.rs`).
+//! time, its depthwise layer 0.75-0.85, ResNet-8's 3x3 layers 0.75-0.89, its first layer 0.79-0.81
+//! and its strided 1x1 shortcuts 0.58-0.59 (`runtime-min/src/blocked.rs`).
 //!
 //! Chains are the connected groups of such convolutions, and of the `f32` elementwise functions
 //! of same-shape tensors between them (a residual network's sum: the same function on blocked
@@ -155,7 +155,7 @@ fn role(g: &Graph, i: usize, packed: bool) -> Option<Role> {
 /// runs blocked: the blocked kernel's tiles are positions of one output row and read all the
 /// weights once per row, so narrower rows read them more often than the NCHW kernel, whose tiles
 /// take several rows. One layer each, blocked against NCHW (p50, AVX-512, Zen 4): ResNet-18's
-/// 256-channel 4x4 layer 0.84, its 512-channel 2x2 layer 1.57.
+/// 256-channel 4x4 layer 0.79-0.80, its 512-channel 2x2 layer 1.24-1.33.
 const MIN_DENSE_WIDTH: usize = 4;
 
 /// Whether binary node `i` (`b`) is an `f32` function of two activations of its output's shape,

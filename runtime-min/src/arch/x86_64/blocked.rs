@@ -214,7 +214,9 @@ impl Pointwise<'_> {
 /// The epilogue of a tile of output channels `m0..m0 + R * L` at the `C` consecutive positions
 /// from `q0` of a channel-blocked output of `plane` positions per channel (`acc[c][r]`: position
 /// `q0 + c`, channels `m0 + r * L..`): `+ bias`, then the activation, each vector stored into its
-/// block.
+/// block. One call per vector of channels, each with its index constant: as a loop over them,
+/// LLVM kept the sums on the stack and the loop rolled, which a first layer's short tiles (9
+/// depths) felt: MNIST's 1->32 layer took 11.1 us, against 8.5 us for the NCHW kernel.
 #[inline(always)]
 pub(super) fn store_tile<S: Lanes, const R: usize, const C: usize>(
     bias: Option<&[f32]>,
@@ -224,24 +226,41 @@ pub(super) fn store_tile<S: Lanes, const R: usize, const C: usize>(
     plane: usize,
     (m0, q0): (usize, usize),
 ) {
-    let (l, b) = (S::L, CHANNEL_BLOCK);
-    let mut bias_v = [S::zero(); R];
-    if let Some(bias) = bias {
-        for (r, v) in bias_v.iter_mut().enumerate() {
-            *v = S::load(&bias[m0 + r * l..]);
+    const { assert!(R <= MAX_VECTORS) };
+    let tile = Tile { bias, act, plane, m0, q0 };
+    tile.store::<S, R, C, 0>(&acc, y);
+    tile.store::<S, R, C, 1>(&acc, y);
+    tile.store::<S, R, C, 2>(&acc, y);
+    tile.store::<S, R, C, 3>(&acc, y);
+}
+
+/// What [`store_tile`] needs besides the sums: the bias, the activation, the output's positions
+/// per channel, and the tile's first output channel and position.
+struct Tile<'a> {
+    bias: Option<&'a [f32]>,
+    act: Activation,
+    plane: usize,
+    m0: usize,
+    q0: usize,
+}
+
+impl Tile<'_> {
+    /// Vector `V` of the tile's channels (nothing when the tile has fewer).
+    #[inline(always)]
+    fn store<S: Lanes, const R: usize, const C: usize, const V: usize>(&self, acc: &[[S::V; R]; C], y: &mut [f32]) {
+        if V >= R {
+            return;
         }
-    }
-    for (r, &bv) in bias_v.iter().enumerate() {
+        let (b, oc) = (CHANNEL_BLOCK, self.m0 + V * S::L);
         let mut sums = [S::zero(); C];
-        for (sum, acc_c) in sums.iter_mut().zip(&acc) {
-            *sum = match bias {
-                Some(_) => S::add(acc_c[r], bv),
-                None => acc_c[r],
+        for (sum, acc_c) in sums.iter_mut().zip(acc) {
+            *sum = match self.bias {
+                Some(bias) => S::add(acc_c[V], S::load(&bias[oc..])),
+                None => acc_c[V],
             };
         }
-        let oc = m0 + r * l;
-        let at = (oc - oc % b) * plane + q0 * b + oc % b;
-        store_run::<S, C>(act, sums, &mut y[at..][..(C - 1) * b + l]);
+        let at = (oc - oc % b) * self.plane + self.q0 * b + oc % b;
+        store_run::<S, C>(self.act, sums, &mut y[at..][..(C - 1) * b + S::L]);
     }
 }
 
@@ -282,13 +301,13 @@ fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y
     }
 }
 
-/// Floats of the depthwise and dense kernels' stage: zero-padded input rows, `[row][column][16]`
-/// per block.
+/// Floats of the depthwise kernel's stage: zero-padded input rows, `[row][column][16]`; the dense
+/// kernel's bands of output rows read about as many input floats.
 pub(super) const STAGE: usize = DEPTHWISE_BLOCKED_STAGE;
 
 /// The depthwise stage, aligned to a cache line: a whole-vector load never straddles two.
 #[repr(C, align(64))]
-pub(super) struct Stage(pub(super) [MaybeUninit<f32>; STAGE]);
+struct Stage([MaybeUninit<f32>; STAGE]);
 
 // The stack fact counts the stage and a block's tap lanes (`crate::facts::conv2d_blocked_stack_bytes`).
 const _: () = assert!(size_of::<Stage>() + 9 * MAX_LANES * 4 <= CONV_BLOCKED_BYTES);
@@ -297,7 +316,7 @@ const _: () = assert!(size_of::<Stage>() + 9 * MAX_LANES * 4 <= CONV_BLOCKED_BYT
 /// `j` (input row `oh0 * stride_h + j - pad_top`) at `stage[j * cols * 16..]`, its input columns
 /// from column `pad_left` on; rows outside the input zero.
 #[inline(always)]
-pub(super) fn stage_rows(p: &Conv2d, cols: usize, oh0: usize, rows: usize, x: &[f32], stage: &mut [f32]) {
+fn stage_rows(p: &Conv2d, cols: usize, oh0: usize, rows: usize, x: &[f32], stage: &mut [f32]) {
     let b = CHANNEL_BLOCK;
     let width = p.in_w.min(cols - p.pad_left) * b;
     for (j, srow) in stage[..p.rows_read(rows) * cols * b].chunks_exact_mut(cols * b).enumerate() {
