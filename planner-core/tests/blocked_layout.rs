@@ -1,6 +1,6 @@
 //! The channel-blocked layout (`optimize: { blocked_layout }`): x86-64 builds run the bench's
-//! depthwise-separable models' chains and ResNet-8's residual blocks on it, other targets never
-//! do, and it costs no arena byte.
+//! depthwise-separable models' chains, ResNet-8's residual blocks and MNIST's convolutions and
+//! pooling on it, other targets never do, and it costs no arena byte.
 
 use std::path::PathBuf;
 
@@ -31,9 +31,14 @@ fn x86_64_builds_run_chains_blocked_in_the_same_arena() {
     // KWS: its four depthwise-separable blocks, 64 channels each; VWW and MobileNetV2-0.35:
     // their chains after the first layers, whose conversions would raise the lower bound;
     // ResNet-8: every convolution (the first reads its 3-channel NCHW input), its residual sums
-    // between.
-    let models =
-        [("kws_dscnn.onnx", 8), ("vww_mobilenetv1.onnx", 20), ("arch/mobilenetv2_035.onnx", 20), ("resnet8.onnx", 9)];
+    // between; MNIST: both convolutions and the max pooling after them.
+    let models = [
+        ("kws_dscnn.onnx", 8),
+        ("vww_mobilenetv1.onnx", 20),
+        ("arch/mobilenetv2_035.onnx", 20),
+        ("resnet8.onnx", 9),
+        ("mnist_cnn.onnx", 2),
+    ];
     for (model, least) in models {
         let blocked = compile(&request(model, "x86_64-unknown-linux-gnu"));
         let (o, applied) = &blocked.optimizations;
@@ -41,6 +46,9 @@ fn x86_64_builds_run_chains_blocked_in_the_same_arena() {
             applied.blocked_convs >= least && blocked_steps(&blocked) == applied.blocked_convs,
             "{model}: {applied:?}"
         );
+        if model == "mnist_cnn.onnx" {
+            assert!(blocked.graph.nodes.iter().any(|n| matches!(n.op, Op::PoolBlocked(_))), "{model}");
+        }
         let line = format!("{} convolution(s) on channel-blocked tensors", applied.blocked_convs);
         assert!(applied.summary(o).contains(&line), "{model}: {}", applied.summary(o));
 

@@ -104,6 +104,12 @@ pub const fn conv2d_blocked_stack_bytes(t: Target) -> usize {
     }
 }
 
+/// Stack bytes of [`max_pool2d_blocked`](crate::max_pool2d_blocked)'s local arrays on any target:
+/// one block's running maxima.
+pub const fn max_pool2d_blocked_stack_bytes(_: Target) -> usize {
+    core::mem::size_of::<[f32; crate::CHANNEL_BLOCK]>()
+}
+
 /// Stack bytes of [`to_blocked`](crate::to_blocked)'s and [`from_blocked`](crate::from_blocked)'s
 /// local arrays on `t`: none on the portable path; on x86-64 a transpose's vectors.
 pub const fn reorder_blocked_stack_bytes(t: Target) -> usize {

@@ -29,8 +29,9 @@
 //!   [`pool2d_overlapped`], [`quant_pool2d_overlapped`]).
 //! - **Channel-blocked activations**: [`conv2d_blocked`] (pointwise, dense and 3x3
 //!   depthwise layers, [`conv2d_blocked_applies`]; a first layer's NCHW input read as it is,
-//!   [`reads_nchw`]) on tensors stored in blocks of [`CHANNEL_BLOCK`] channels
-//!   ([`blocked_index`], [`to_blocked`], [`from_blocked`]).
+//!   [`reads_nchw`]) and [`max_pool2d_blocked`] ([`max_pool2d_blocked_applies`]) on tensors
+//!   stored in blocks of [`CHANNEL_BLOCK`] channels ([`blocked_index`], [`to_blocked`],
+//!   [`from_blocked`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
 //!   (transposes and batch broadcast via strides), with alpha, bias and a
 //!   fused activation (ONNX MatMul and Gemm).
@@ -89,6 +90,7 @@ mod activation;
 mod arch;
 mod binary;
 mod blocked;
+mod blocked_pool;
 mod conv;
 mod conv_nhwc;
 mod conv_shape;
@@ -117,6 +119,7 @@ pub use binary::*;
 pub use blocked::{
     blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, reads_nchw, to_blocked, CHANNEL_BLOCK,
 };
+pub use blocked_pool::{max_pool2d_blocked, max_pool2d_blocked_applies};
 pub use conv::*;
 pub use conv_shape::{Conv2d, ConvInput, ConvWeights};
 pub use cumsum::*;

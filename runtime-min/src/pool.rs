@@ -427,11 +427,17 @@ impl<const MAX: bool> KernelCall for PoolCall<'_, MAX> {
 /// [`max_pool2d`]'s body.
 #[cfg_attr(target_arch = "x86_64", inline(always))]
 fn max_pool2d_on(p: &Pool2d, x: &[f32], y: &mut [f32]) {
-    // A select, not a conditional store: it vectorises.
-    let comb = |d: &mut f32, v: f32| *d = if v > *d || v.is_nan() { v } else { *d };
-    if !pool_tiles(p, x, y, f32::NEG_INFINITY, comb, None) {
-        pool_rows(p, x, y, f32::NEG_INFINITY, comb, |_, _, _| {});
+    if !pool_tiles(p, x, y, f32::NEG_INFINITY, max_fold, None) {
+        pool_rows(p, x, y, f32::NEG_INFINITY, max_fold, |_, _, _| {});
     }
+}
+
+/// One step of max pooling's fold: `v` replaces the running `d` when larger or NaN (from
+/// `-inf`: the last NaN, else the first largest value). A select, not a conditional store: it
+/// vectorises.
+#[inline(always)]
+pub(crate) fn max_fold(d: &mut f32, v: f32) {
+    *d = if v > *d || v.is_nan() { v } else { *d };
 }
 
 /// ONNX AveragePool (see [`Pool2d`]): the sum over the window positions

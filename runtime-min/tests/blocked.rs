@@ -1,6 +1,7 @@
-//! Channel-blocked activations (`conv2d_blocked`, `to_blocked`, `from_blocked`): on every kernel
-//! path a blocked convolution gives the bits of `conv2d` on the NCHW tensors on that path, and
-//! values close to an `f64` reference; the conversions are each other's inverse and put channel
+//! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `to_blocked`,
+//! `from_blocked`): on every kernel path a blocked convolution gives the bits of `conv2d` on the
+//! NCHW tensors on that path, and values close to an `f64` reference, a blocked max pooling the
+//! bits of `max_pool2d`; the conversions are each other's inverse and put channel
 //! `c` of position `q` where `blocked_index` says.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
@@ -133,6 +134,59 @@ fn blocked_convolutions_give_the_bits_of_nchw_ones_on_every_path() {
             assert_eq!(bits(blocked), bits(nchw), "{p:?} on {}", path.name());
             assert_close_mag(blocked, &want, Some(&mag), &format!("{p:?} on {}", path.name()));
         }
+    }
+}
+
+/// Max pooling on blocked tensors gives `max_pool2d`'s bits on the NCHW ones, on every path:
+/// MNIST's 2x2 stride-2 window, ResNet-18's 3x3 stride-2 one with padding 1 (two images), windows
+/// reaching past the input's end (ceil mode) with unequal kernels and strides, dilation 2, a
+/// window larger than the input; 16 to 64 channels. The values are drawn from a few, NaN, both
+/// zeros and the infinities among them, so that windows tie and the fold's order decides.
+#[test]
+fn blocked_max_pooling_gives_the_bits_of_nchw_max_pooling_on_every_path() {
+    let cases = [
+        pool_params((1, 64), (24, 24), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false),
+        pool_params((2, 16), (15, 17), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), false, false),
+        pool_params((1, 48), (9, 10), (3, 2), (2, 3), (1, 1), (0, 0, 0, 0), true, false),
+        pool_params((1, 16), (11, 11), (3, 3), (1, 1), (2, 2), (2, 1, 2, 1), false, false),
+        pool_params((1, 32), (4, 4), (5, 5), (1, 1), (1, 1), (2, 2, 2, 2), false, false),
+    ];
+    let values = [f32::NAN, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, -1.0, 0.5, -0.5];
+    for (i, p) in cases.iter().enumerate() {
+        assert!(max_pool2d_blocked_applies(p), "{p:?}");
+        let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
+        let mut rng = Rng::new(i as u64 + 11);
+        let x: Vec<f32> = (0..p.batch * p.channels * in_plane).map(|_| values[rng.below(values.len())]).collect();
+        let results = on_each_path(&PATHS, || {
+            let len = p.batch * p.channels * out_plane;
+            let mut nchw = vec![1.0; len];
+            max_pool2d(p, &x, &mut nchw);
+            let mut xb = vec![0.0; x.len()];
+            to_blocked(p.batch, p.channels, in_plane, &x, &mut xb);
+            let mut yb = vec![1.0; len];
+            max_pool2d_blocked(p, &xb, &mut yb);
+            let mut blocked = vec![1.0; len];
+            from_blocked(p.batch, p.channels, out_plane, &yb, &mut blocked);
+            (nchw, blocked)
+        });
+        for (path, (nchw, blocked)) in &results {
+            assert_eq!(bits(blocked), bits(nchw), "{p:?} on {}", path.name());
+        }
+    }
+}
+
+#[test]
+fn blocked_max_pooling_takes_2d_windows_of_whole_blocks_only() {
+    let ok = pool_params((1, 32), (8, 8), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), false, false);
+    assert!(max_pool2d_blocked_applies(&ok));
+    let not = [
+        Pool2d { channels: 24, ..ok },
+        Pool2d { in_d: 3, out_d: 3, ..ok },
+        Pool2d { in_d: 3, kernel_d: 3, ..ok },
+        Pool2d { pad_front: 1, out_d: 2, ..ok },
+    ];
+    for p in not {
+        assert!(!max_pool2d_blocked_applies(&p), "{p:?}");
     }
 }
 

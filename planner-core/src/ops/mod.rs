@@ -165,6 +165,8 @@ operators! {
     binary => Binary(binary::BinaryOp),
     /// Max or average pooling over (D,) H, W.
     pool => Pool(pool::Pool),
+    /// A max pooling on channel-blocked activations; input `[x]`.
+    pool_blocked => PoolBlocked(pool_blocked::PoolBlocked),
     /// Reduction over some axes.
     reduce => Reduce(reduce::ReduceOp),
     /// Softmax (or log-softmax) over the middle axis of an `[outer, axis, inner]` view.

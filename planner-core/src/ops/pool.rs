@@ -71,7 +71,7 @@ impl OpKind for Pool {
 }
 
 /// A [`rt::Pool2d`] expression.
-fn params(p: &rt::Pool2d) -> TokenStream {
+pub(super) fn params(p: &rt::Pool2d) -> TokenStream {
     let rt::Pool2d {
         batch,
         channels,

@@ -7,9 +7,11 @@
 //! time, its depthwise layer 0.75-0.85, ResNet-8's 3x3 layers 0.75-0.89, its first layer 0.79-0.81
 //! and its strided 1x1 shortcuts 0.58-0.59 (`runtime-min/src/blocked.rs`).
 //!
-//! Chains are the connected groups of such convolutions, and of the `f32` elementwise functions
-//! of same-shape tensors between them (a residual network's sum: the same function on blocked
-//! tensors), joined by the tensors one writes and another reads blocked (a first layer of fewer
+//! Chains are the connected groups of such convolutions, of the `f32` elementwise functions of
+//! same-shape tensors between them (a residual network's sum: the same function on blocked
+//! tensors) and of the 2-D max poolings of their outputs (`runtime_min::max_pool2d_blocked`, with
+//! `max_pool2d`'s bits: MNIST's pooling, so that its chain converts the pooled tensor back, a
+//! quarter of its input), joined by the tensors one writes and another reads blocked (a first layer of fewer
 //! than 16 channels reads its NCHW input as it is and writes blocked); a group of fewer than two
 //! convolutions would pay its conversions for one layer's gain and is left as it is. The pass
 //! runs last, on the order and bands the schedule and tiling chose, and keeps a chain only
@@ -19,7 +21,8 @@
 //! at once).
 //!
 //! In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new tensor
-//! `NAME.blocked` of the same shape (an elementwise step stays what it is, its tensors blocked);
+//! `NAME.blocked` of the same shape (a max pooling becomes an [`Op::PoolBlocked`]; an
+//! elementwise step stays what it is, its tensors blocked);
 //! a step of the group reading another's output reads that tensor; an input from outside the
 //! group is converted once ([`Way::ToBlocked`], right before its first reader of the group) and
 //! a blocked output that something else reads, or that is a graph output, is converted back
@@ -27,34 +30,40 @@
 //! and every port, reads what it read before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
 //! (`runtime-min/tests/blocked.rs`).
 //!
-//! Blocked tensors are read only by blocked convolutions, conversions and those elementwise
-//! steps. The storage passes, run again afterwards, never treat the first two as plane-ordered
+//! Blocked tensors are read only by blocked convolutions and poolings, conversions and those
+//! elementwise steps. The storage passes, run again afterwards, never treat the first two as plane-ordered
 //! (overlap) or elementwise (in place); an elementwise step may still write over an input it
 //! reads last, which is as right for blocked tensors, all of the same layout, as for NCHW ones.
+
+use std::ops::Range;
 
 use super::Optimizations;
 use crate::ir::{DType, Graph, Node, Op, TensorId, TensorKind};
 use crate::ops::binary::BinaryOp;
 use crate::ops::conv_blocked::ConvBlocked;
+use crate::ops::pool::{Pool, PoolKind};
+use crate::ops::pool_blocked::PoolBlocked;
 use crate::ops::reorder::{Reorder, Way};
 use crate::plan;
 use crate::tensor::strides_of;
-use sramfit_runtime_min::{conv2d_blocked_applies, reads_nchw, Conv2d, ConvWeights, CHANNEL_BLOCK};
+use sramfit_runtime_min::{
+    conv2d_blocked_applies, max_pool2d_blocked_applies, reads_nchw, Conv2d, ConvWeights, CHANNEL_BLOCK,
+};
 
 /// The fewest convolutions a chain must have to run blocked.
 pub const MIN_CHAIN: usize = 2;
 
 /// Runs the chains of at least [`MIN_CHAIN`] convolutions `conv2d_blocked` computes (with the
-/// elementwise steps between them, [`Role`]) on channel-blocked tensors, each chain only where
-/// its conversions do not raise the arena's lower bound under the storage passes of `o` in the
-/// graph's order (the schedule's: this pass runs after it, converting right before a chain's
-/// first reader and right after a writer); a chain that would is tried again without its first
-/// step (split into the chains that leaves), until it has fewer than [`MIN_CHAIN`]
-/// convolutions. Returns how many convolutions now run blocked. Each try costs one run of the
-/// storage passes.
+/// elementwise steps and max poolings between them, [`Role`]) on channel-blocked tensors, each
+/// chain only where its conversions do not raise the arena's lower bound under the storage
+/// passes of `o` in the graph's order (the schedule's: this pass runs after it, converting right
+/// before a chain's first reader and right after a writer); a chain that would is tried again
+/// without its first step (split into the chains that leaves), until it has fewer than
+/// [`MIN_CHAIN`] convolutions. Returns how many convolutions now run blocked. Each try costs one
+/// run of the storage passes.
 pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
-    let roles: Vec<Option<Role>> = (0..g.nodes.len()).map(|i| role(g, i, o.pack_weights)).collect();
-    let mut todo = chains(g, &roles);
+    let members = members(g, o.pack_weights);
+    let mut todo = chains(g, &members);
     if todo.is_empty() {
         return 0;
     }
@@ -64,16 +73,16 @@ pub fn block_chains(g: &mut Graph, o: &Optimizations) -> usize {
     while let Some(chain) = todo.pop() {
         chain.iter().for_each(|&j| chosen[j] = true);
         let mut trial = g.clone();
-        rewrite(&mut trial, &chosen);
+        rewrite(&mut trial, &chosen, &members);
         if bound(&trial) <= unblocked {
             continue;
         }
         chain.iter().for_each(|&j| chosen[j] = false);
         let mut rest = vec![None; g.nodes.len()];
-        chain[1..].iter().for_each(|&j| rest[j] = roles[j]);
+        chain[1..].iter().for_each(|&j| rest[j] = members[j]);
         todo.extend(chains(g, &rest));
     }
-    rewrite(g, &chosen)
+    rewrite(g, &chosen, &members)
 }
 
 /// What a node can be in a chain ([`role`]).
@@ -85,40 +94,80 @@ enum Role {
     /// An elementwise function of tensors of its output's shape (no broadcast): the same on
     /// blocked tensors as on NCHW ones, every input read blocked (a residual network's sum).
     Elementwise,
+    /// A 2-D max pooling `runtime_min::max_pool2d_blocked` computes, its input read blocked.
+    Pool,
 }
 
 impl Role {
+    /// The slots of the inputs of a node of `inputs` inputs read blocked in a chain.
+    fn blocked_slots(self, inputs: usize) -> Range<usize> {
+        match self {
+            Role::Conv { slot, blocked: true } => slot..slot + 1,
+            Role::Conv { blocked: false, .. } => 0..0,
+            Role::Elementwise | Role::Pool => 0..inputs,
+        }
+    }
+
     /// The inputs of `n` read blocked in a chain.
     fn blocked_inputs(self, n: &Node) -> &[TensorId] {
-        match self {
-            Role::Conv { slot, blocked: true } => &n.inputs[slot..=slot],
-            Role::Conv { blocked: false, .. } => &[],
-            Role::Elementwise => &n.inputs,
-        }
+        &n.inputs[self.blocked_slots(n.inputs.len())]
     }
 }
 
-/// The chains among the nodes with a role in `roles` ([`role`]): groups joined by the tensors
+/// `(batch, channels, plane)`: how a blocked tensor is laid out (`runtime_min::blocked_index`).
+type Dims = (usize, usize, usize);
+
+/// A node's part in a chain: its [`Role`], the layout its blocked inputs are read in and the one
+/// its output is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Member {
+    role: Role,
+    reads: Dims,
+    writes: Dims,
+}
+
+/// Each node's [`Member`], where it can be one ([`role`]) and reads every tensor in the layout
+/// the tensor's writer in a chain, or its first reader, uses. (A tensor has one blocked layout:
+/// MNIST's first dense layer, a 1x1 convolution of 9216 channels at one position, reads its
+/// pooling's output of 64 channels of 12x12, the same bytes in NCHW and laid out otherwise
+/// blocked; it stays NCHW.) Nodes go in the graph's order, writers before readers.
+fn members(g: &Graph, packed: bool) -> Vec<Option<Member>> {
+    let mut layout: Vec<Option<Dims>> = vec![None; g.tensors.len()];
+    let mut members = Vec::with_capacity(g.nodes.len());
+    for (i, n) in g.nodes.iter().enumerate() {
+        let member = role(g, i, packed)
+            .filter(|m| m.role.blocked_inputs(n).iter().all(|&t| layout[t].is_none_or(|dims| dims == m.reads)));
+        if let Some(m) = member {
+            m.role.blocked_inputs(n).iter().for_each(|&t| layout[t] = Some(m.reads));
+            layout[n.output] = Some(m.writes);
+        }
+        members.push(member);
+    }
+    members
+}
+
+/// The chains among the nodes with a part in `members` ([`members`]): groups joined by the tensors
 /// one writes and another reads blocked, with at least [`MIN_CHAIN`] convolutions each (their
 /// node indices, ascending; groups in the order of their first node). Linear in the graph, plus
 /// a union-find.
-fn chains(g: &Graph, roles: &[Option<Role>]) -> Vec<Vec<usize>> {
+fn chains(g: &Graph, members: &[Option<Member>]) -> Vec<Vec<usize>> {
     let producers = g.producers();
     let mut parent: Vec<usize> = (0..g.nodes.len()).collect();
     for (j, n) in g.nodes.iter().enumerate() {
-        let Some(role) = roles[j] else { continue };
-        for &t in role.blocked_inputs(n) {
-            if let Some(i) = producers[t].filter(|&i| roles[i].is_some()) {
+        let Some(m) = members[j] else { continue };
+        for &t in m.role.blocked_inputs(n) {
+            if let Some(i) = producers[t].filter(|&i| members[i].is_some()) {
                 let (a, b) = (find(&mut parent, i), find(&mut parent, j));
                 parent[a.max(b)] = a.min(b);
             }
         }
     }
     let mut groups: Vec<Vec<usize>> = vec![Vec::new(); g.nodes.len()];
-    for j in (0..g.nodes.len()).filter(|&j| roles[j].is_some()) {
+    for j in (0..g.nodes.len()).filter(|&j| members[j].is_some()) {
         groups[find(&mut parent, j)].push(j);
     }
-    let convs = |group: &Vec<usize>| group.iter().filter(|&&j| matches!(roles[j], Some(Role::Conv { .. }))).count();
+    let is_conv = |j: usize| members[j].is_some_and(|m| matches!(m.role, Role::Conv { .. }));
+    let convs = |group: &Vec<usize>| group.iter().filter(|&&j| is_conv(j)).count();
     groups.retain(|group| convs(group) >= MIN_CHAIN);
     groups
 }
@@ -128,9 +177,12 @@ fn chains(g: &Graph, roles: &[Option<Role>]) -> Vec<Vec<usize>> {
 /// blocked pointwise convolution reads them k-major), a matrix product of constant weights times
 /// a feature map that is a pointwise convolution (tract's einsum of one, input 1;
 /// [`super::fold_affine::pointwise_feature_map`]), which [`rewrite`] makes a 1x1 convolution
-/// first); or an `f32` elementwise function of two activations of its output's shape, whole
-/// blocks of channels.
-fn role(g: &Graph, i: usize, packed: bool) -> Option<Role> {
+/// first); an `f32` elementwise function of two activations of its output's shape, whole
+/// blocks of channels; or a max pooling `runtime_min::max_pool2d_blocked` computes of an
+/// activation. With the layouts it reads and writes: a convolution's and a pooling's from their
+/// parameters (a matrix product's tensors are not all 4-D), an elementwise node's from its
+/// output's shape, which its inputs share.
+fn role(g: &Graph, i: usize, packed: bool) -> Option<Member> {
     let (slot, p) = match &g.nodes[i].op {
         Op::Conv(p) => (0, *p),
         Op::MatMul(_) if packed => match super::fold_affine::pointwise_feature_map(g, i)? {
@@ -142,13 +194,29 @@ fn role(g: &Graph, i: usize, packed: bool) -> Option<Role> {
             (1, p) => (1, Conv2d { weights: ConvWeights::KMajor, ..p }),
             _ => return None,
         },
-        Op::Binary(b) => return elementwise(g, i, b).then_some(Role::Elementwise),
+        Op::Binary(b) => {
+            if !elementwise(g, i, b) {
+                return None;
+            }
+            let s = &g.tensors[g.nodes[i].output].shape;
+            let dims = (s[0], s[1], s[2] * s[3]);
+            return Some(Member { role: Role::Elementwise, reads: dims, writes: dims });
+        }
+        Op::Pool(Pool { kind, params: p }) => {
+            let x = &g.tensors[g.nodes[i].inputs[0]];
+            let max = *kind == PoolKind::Max && max_pool2d_blocked_applies(p);
+            let pooled = max && p.batch > 0 && x.dtype == DType::F32 && !matches!(x.kind, TensorKind::Const(_));
+            let (reads, writes) = ((p.batch, p.channels, p.in_h * p.in_w), (p.batch, p.channels, p.out_h * p.out_w));
+            return pooled.then_some(Member { role: Role::Pool, reads, writes });
+        }
         _ => return None,
     };
     let x = &g.tensors[g.nodes[i].inputs[slot]];
     let pays = p.kernel_h * p.kernel_w == 1 || p.groups > 1 || p.out_w >= MIN_DENSE_WIDTH;
     let blocked = conv2d_blocked_applies(&p) && pays && p.batch > 0;
-    (blocked && !matches!(x.kind, TensorKind::Const(_))).then_some(Role::Conv { slot, blocked: !reads_nchw(&p) })
+    let role = Role::Conv { slot, blocked: !reads_nchw(&p) };
+    let (reads, writes) = ((p.batch, p.in_channels, p.in_h * p.in_w), (p.batch, p.out_channels, p.out_h * p.out_w));
+    (blocked && !matches!(x.kind, TensorKind::Const(_))).then_some(Member { role, reads, writes })
 }
 
 /// The narrowest output rows of a dense convolution (one group, a kernel larger than 1x1) that
@@ -186,70 +254,63 @@ fn find(parent: &mut [usize], mut i: usize) -> usize {
     i
 }
 
-/// Rewrites the `chosen` nodes onto blocked tensors, with the conversions their groups need
-/// (module docs); returns how many convolutions it rewrote. A chosen matrix product becomes its
-/// 1x1 convolution first, its weights packed k-major (one whose weights cannot be read as such
-/// stays as it is, unchosen).
-fn rewrite(g: &mut Graph, chosen: &[bool]) -> usize {
-    let mut chosen = chosen.to_vec();
+/// Rewrites the `chosen` nodes (each with its part in `members`) onto blocked tensors, with the
+/// conversions their groups need (module docs); returns how many convolutions it rewrote. A
+/// chosen matrix product becomes its 1x1 convolution first, its weights packed k-major (one
+/// whose weights cannot be read as such stays as it is, unchosen).
+fn rewrite(g: &mut Graph, chosen: &[bool], members: &[Option<Member>]) -> usize {
+    let mut members: Vec<Option<Member>> = members.iter().zip(chosen).map(|(&m, &c)| m.filter(|_| c)).collect();
     let products: Vec<usize> =
-        (0..g.nodes.len()).filter(|&i| chosen[i] && matches!(g.nodes[i].op, Op::MatMul(_))).collect();
+        (0..g.nodes.len()).filter(|&i| members[i].is_some() && matches!(g.nodes[i].op, Op::MatMul(_))).collect();
     for &i in &products {
-        chosen[i] = super::fold_affine::as_pointwise_conv(g, i);
+        // The convolution's feature map is its input 0.
+        let conv = |m: Member| match m.role {
+            Role::Conv { blocked, .. } => Member { role: Role::Conv { slot: 0, blocked }, ..m },
+            _ => m,
+        };
+        members[i] = members[i].filter(|_| super::fold_affine::as_pointwise_conv(g, i)).map(conv);
     }
     if !products.is_empty() {
         // Packs the new convolutions' weights (the others are packed already): renumbers the
         // tensors, not the nodes.
         super::pack::pack_conv_weights(g);
     }
-    let producers = g.producers();
-    // The inputs each chosen node reads blocked: a convolution its feature map (input 0 now;
-    // none for a first layer, which reads it as NCHW), an elementwise node all of them.
-    let blocked_inputs = |n: &Node| match n.op {
-        Op::Conv(p) => usize::from(!reads_nchw(&p)),
-        _ => n.inputs.len(),
-    };
-    // Whether each tensor is read by a node that is not chosen, or is a graph output.
+    let (producers, in_chain): (_, Vec<bool>) = (g.producers(), members.iter().map(Option::is_some).collect());
+    // Whether each tensor is read by a node that is not chosen, or is a graph output (a chosen
+    // convolution's weights and bias are read as they are, and a first layer's NCHW input).
     let mut read_as_nchw = vec![false; g.tensors.len()];
-    for (j, n) in g.nodes.iter().enumerate() {
-        // A chosen convolution's weights and bias are read as they are.
-        let nchw_inputs = if chosen[j] { &n.inputs[blocked_inputs(n)..] } else { &n.inputs[..] };
-        nchw_inputs.iter().for_each(|&t| read_as_nchw[t] = true);
+    for (n, m) in g.nodes.iter().zip(&members) {
+        let blocked = m.map_or(0..0, |m| m.role.blocked_slots(n.inputs.len()));
+        let nchw = n.inputs.iter().enumerate().filter(|(slot, _)| !blocked.contains(slot));
+        nchw.for_each(|(_, &t)| read_as_nchw[t] = true);
     }
     g.outputs.iter().for_each(|&t| read_as_nchw[t] = true);
     // The blocked copy of each tensor a chosen node reads or writes, once made.
     let mut blocked: Vec<Option<TensorId>> = vec![None; g.tensors.len()];
     let mut convs = 0;
     let old = std::mem::take(&mut g.nodes);
-    for (j, mut n) in old.into_iter().enumerate() {
-        if !chosen[j] {
+    for (mut n, m) in old.into_iter().zip(members) {
+        let Some(m) = m else {
             g.nodes.push(n);
             continue;
-        }
-        // `(batch, channels, plane)` of the blocked inputs and of the output: a convolution's
-        // from its parameters (a matrix product's tensors are not all 4-D), an elementwise
-        // node's from its output's shape, which its inputs share.
-        let (x_dims, y_dims) = match n.op {
-            Op::Conv(p) => ((p.batch, p.in_channels, p.in_h * p.in_w), (p.batch, p.out_channels, p.out_h * p.out_w)),
-            _ => {
-                let s = &g.tensors[n.output].shape;
-                let dims = (s[0], s[1], s[2] * s[3]);
-                (dims, dims)
-            }
         };
-        for slot in 0..blocked_inputs(&n) {
+        for slot in m.role.blocked_slots(n.inputs.len()) {
             let x = n.inputs[slot];
-            let written_by_chain = producers[x].is_some_and(|i| chosen[i]);
+            let written_by_chain = producers[x].is_some_and(|i| in_chain[i]);
             if !written_by_chain && blocked[x].is_none() {
                 let xb = blocked_copy(g, x);
-                g.nodes.push(reorder(g, Way::ToBlocked, x_dims, x, xb));
+                g.nodes.push(reorder(g, Way::ToBlocked, m.reads, x, xb));
                 blocked[x] = Some(xb);
             }
             n.inputs[slot] = blocked[x].expect("a chain's input is converted, or written blocked, before it is read");
         }
-        if let Op::Conv(p) = n.op {
-            n.op = Op::ConvBlocked(ConvBlocked(p));
-            convs += 1;
+        match &n.op {
+            Op::Conv(p) => {
+                n.op = Op::ConvBlocked(ConvBlocked(*p));
+                convs += 1;
+            }
+            Op::Pool(pool) => n.op = Op::PoolBlocked(PoolBlocked(pool.params)),
+            _ => {}
         }
         let y = n.output;
         let yb = blocked_copy(g, y);
@@ -257,7 +318,7 @@ fn rewrite(g: &mut Graph, chosen: &[bool]) -> usize {
         n.output = yb;
         g.nodes.push(n);
         if read_as_nchw[y] {
-            g.nodes.push(reorder(g, Way::FromBlocked, y_dims, yb, y));
+            g.nodes.push(reorder(g, Way::FromBlocked, m.writes, yb, y));
         }
     }
     super::remove_unused_tensors(g);
@@ -289,7 +350,7 @@ fn reorder(g: &Graph, way: Way, (batch, channels, plane): (usize, usize, usize),
 
 #[cfg(test)]
 mod tests {
-    use sramfit_runtime_min::{Activation, Conv2d, ConvInput, ConvWeights};
+    use sramfit_runtime_min::{self as rt, Activation, Conv2d, ConvInput, ConvWeights};
 
     use super::*;
     use crate::ops::unary::Unary;
@@ -362,6 +423,7 @@ mod tests {
         let kind = |n: &Node| match &n.op {
             Op::Conv(_) => "Conv".to_string(),
             Op::ConvBlocked(_) => "ConvBlocked".to_string(),
+            Op::PoolBlocked(_) => "PoolBlocked".to_string(),
             _ => n.source_op.clone(),
         };
         g.nodes.iter().map(|n| (kind(n), name(n.output), n.inputs.iter().take(1).map(|&t| name(t)).collect())).collect()
@@ -455,6 +517,68 @@ mod tests {
                 step("FromBlocked", "c", "c.blocked")
             ]
         );
+    }
+
+    #[test]
+    fn a_max_pooling_joins_its_chain_which_converts_the_pooled_tensor() {
+        // MNIST's front: a first layer, a dense 3x3 layer, a 2x2 max pooling.
+        let (mut g, x) = graph(1, 12);
+        let first = Conv2d { in_channels: 1, ..dense3x3(16, 12) };
+        let a = push(&mut g, "a", first, x);
+        let b = push(&mut g, "b", dense3x3(16, 12), a);
+        let params = rt::Pool2d {
+            batch: 1,
+            channels: 16,
+            in_d: 1,
+            out_d: 1,
+            kernel_d: 1,
+            stride_d: 1,
+            dilation_d: 1,
+            pad_front: 0,
+            pad_back: 0,
+            in_h: 12,
+            in_w: 12,
+            out_h: 6,
+            out_w: 6,
+            kernel_h: 2,
+            kernel_w: 2,
+            stride_h: 2,
+            stride_w: 2,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            count_include_pad: false,
+        };
+        let p = g.add_tensor("p", vec![1, 16, 6, 6], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new("p", Op::Pool(Pool { kind: PoolKind::Max, params }), vec![b], p));
+        // A dense layer reading the pooled tensor as 576 channels at one position (MNIST's
+        // first one): laid out otherwise blocked, so it stays NCHW.
+        let dense = Conv2d { weights: ConvWeights::KMajor, ..Conv2d::pointwise(576, 16, 1) };
+        let fc = push(&mut g, "fc", dense, p);
+        g.outputs.push(fc);
+        let o = Optimizations { overlap: false, ..Default::default() };
+        assert_eq!(block_chains(&mut g, &o), 2);
+        assert_eq!(
+            steps(&g),
+            [
+                step("ConvBlocked", "a.blocked", "x"),
+                step("ConvBlocked", "b.blocked", "a.blocked"),
+                step("PoolBlocked", "p.blocked", "b.blocked"),
+                step("FromBlocked", "p", "p.blocked"),
+                step("Conv", "fc", "p"),
+            ]
+        );
+        let Op::PoolBlocked(PoolBlocked(pooled)) = g.nodes[2].op else { panic!("a blocked pooling") };
+        assert_eq!(pooled, params);
+        let Op::Reorder(from) = g.nodes[3].op else { panic!("a conversion") };
+        assert_eq!(from, Reorder { way: Way::FromBlocked, batch: 1, channels: 16, plane: 36 });
+        // An average pooling stays NCHW: the chain ends before it.
+        let mut avg = g.clone();
+        avg.nodes[2].op = Op::Pool(Pool { kind: PoolKind::Avg, params });
+        assert_eq!(role(&avg, 2, false), None);
     }
 
     #[test]
