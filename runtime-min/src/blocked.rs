@@ -18,13 +18,15 @@
 //! one group, any kernel, stride 1 or 2; and 3x3 depthwise at stride 1 or 2) from a blocked
 //! input into a blocked output, with the bits of [`crate::conv2d`] on the NCHW tensors on the
 //! same kernel path: on the x86-64 FMA paths the same chains of fused multiply-adds over
-//! `(input channel, kernel row, kernel column)` ascending (pointwise and dense), or of rounded
-//! products added in tap order from the bias (depthwise), the taps outside the input adding
-//! `w * 0`; on the portable path the portable convolution's sums. The dense kernel against
-//! `conv2d` on NCHW, one layer each in one process (p50, AVX-512, Zen 4): ResNet-8's 3x3
-//! layers 0.71-0.92 of its time, MNIST's second layer 0.97, ResNet-18's 0.72-0.96 down to 4x4
-//! maps and 1.57 on its 2x2 ones, which the compiler leaves in NCHW. [`to_blocked`] and
-//! [`from_blocked`] convert.
+//! `(input channel, kernel row, kernel column)` ascending (pointwise and dense, the taps outside
+//! the input skipped, which adds what their `w * 0` would), or of rounded products added in tap
+//! order from the bias (depthwise, the taps outside the input adding `w * 0`); on the portable
+//! path the portable convolution's sums. The dense kernel against `conv2d` on NCHW, one layer
+//! each in one process (p50, AVX-512, Zen 4): ResNet-8's 3x3 layers 0.75-0.89 of its time, its
+//! first layer 0.79-0.81, MNIST's first and second layers 0.72-0.81 and 0.92-0.94, ResNet-18's
+//! 0.79-0.90 down to 4x4 maps and 1.24-1.33 on its 2x2 ones, which the compiler leaves in NCHW.
+//! [`crate::max_pool2d_blocked`] pools blocked tensors; [`to_blocked`] and [`from_blocked`]
+//! convert.
 
 use crate::arch::x86_64_facts::DEPTHWISE_BLOCKED_STAGE;
 use crate::arch::Kernels;

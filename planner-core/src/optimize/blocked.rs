@@ -11,29 +11,30 @@
 //! same-shape tensors between them (a residual network's sum: the same function on blocked
 //! tensors) and of the 2-D max poolings of their outputs (`runtime_min::max_pool2d_blocked`, with
 //! `max_pool2d`'s bits: MNIST's pooling, so that its chain converts the pooled tensor back, a
-//! quarter of its input), joined by the tensors one writes and another reads blocked (a first layer of fewer
-//! than 16 channels reads its NCHW input as it is and writes blocked); a group of fewer than two
-//! convolutions would pay its conversions for one layer's gain and is left as it is. The pass
-//! runs last, on the order and bands the schedule and tiling chose, and keeps a chain only
-//! where its conversions do not raise the arena's lower bound: a speed rewrite that costs no
-//! memory (a first version without that check, run before the schedule, gave VWW an arena of
-//! 288 KiB instead of 216: its first chain's input, 16 channels of 48x48, held in both layouts
-//! at once).
+//! quarter of its input), joined by the tensors one writes and another reads blocked in one
+//! layout (a first layer of fewer than 16 channels reads its NCHW input as it is and writes
+//! blocked); a group of fewer than two convolutions would pay its conversions for one layer's
+//! gain and is left as it is. The pass runs last, on the order and bands the schedule and
+//! tiling chose, and keeps a chain only where its conversions do not raise the arena's lower
+//! bound: a speed rewrite that costs no memory (a first version without that check, run before
+//! the schedule, gave VWW an arena of 288 KiB instead of 216: its first chain's input, 16
+//! channels of 48x48, held in both layouts at once).
 //!
 //! In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new tensor
 //! `NAME.blocked` of the same shape (a max pooling becomes an [`Op::PoolBlocked`]; an
-//! elementwise step stays what it is, its tensors blocked);
-//! a step of the group reading another's output reads that tensor; an input from outside the
-//! group is converted once ([`Way::ToBlocked`], right before its first reader of the group) and
-//! a blocked output that something else reads, or that is a graph output, is converted back
-//! into its original tensor ([`Way::FromBlocked`], right after the step), so every other node,
-//! and every port, reads what it read before. No result changes: `conv2d_blocked` gives `conv2d`'s bits
-//! (`runtime-min/tests/blocked.rs`).
+//! elementwise step stays what it is, its tensors blocked); a step of the group reading
+//! another's output reads that tensor; an input from outside the group is converted once
+//! ([`Way::ToBlocked`], right before its first reader of the group) and a blocked output that
+//! something else reads, or that is a graph output, is converted back into its original tensor
+//! ([`Way::FromBlocked`], right after the step), so every other node, and every port, reads
+//! what it read before. No result changes: `conv2d_blocked` and `max_pool2d_blocked` give
+//! `conv2d`'s and `max_pool2d`'s bits (`runtime-min/tests/blocked.rs`).
 //!
 //! Blocked tensors are read only by blocked convolutions and poolings, conversions and those
-//! elementwise steps. The storage passes, run again afterwards, never treat the first two as plane-ordered
-//! (overlap) or elementwise (in place); an elementwise step may still write over an input it
-//! reads last, which is as right for blocked tensors, all of the same layout, as for NCHW ones.
+//! elementwise steps. The storage passes, run again afterwards, never treat the first three as
+//! plane-ordered (overlap) or elementwise (in place); an elementwise step may still write over an
+//! input it reads last, which is as right for blocked tensors, all of the same layout, as for
+//! NCHW ones.
 
 use std::ops::Range;
 
