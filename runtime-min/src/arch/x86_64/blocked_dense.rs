@@ -34,7 +34,7 @@ pub(super) fn dense<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f
         true => Input { blocks: 1, lanes: k, block: 0, lane: in_plane, row: p.in_w },
         false => Input { blocks: k / b, lanes: b, block: in_plane * b, lane: 1, row: p.in_w * b },
     };
-    let d = Dense { p, w, a_cs, bias, input, nchw: reads_nchw(p) };
+    let d = Dense { p, w, a_cs, bias, input };
     // Output rows per band: those whose input rows, all blocks of them, fit the stage's size.
     let band = p.rows_fitting(STAGE / (p.in_w.max(1) * k.next_multiple_of(b))).clamp(1, p.out_h);
     for n in 0..p.batch {
@@ -61,14 +61,13 @@ struct Input {
 }
 
 /// One image's dense convolution: the convolution, its weights `w` (depth `d`'s at
-/// `w[d * a_cs..]`), bias, where its input values lie, and whether it [`reads_nchw`].
+/// `w[d * a_cs..]`), bias, and where its input values lie.
 struct Dense<'a> {
     p: &'a Conv2d,
     w: &'a [f32],
     a_cs: usize,
     bias: Option<&'a [f32]>,
     input: Input,
-    nchw: bool,
 }
 
 /// Positions per tile of an output row `width` positions wide, for tiles of `R` vectors of
@@ -111,6 +110,15 @@ fn inside_positions<const C: usize, const STRIDE: usize>(col: isize, in_w: usize
     below(hi) & !below(lo)
 }
 
+/// Whether every tap of the `c` positions from column `ow0` (at column stride `stride`) lies
+/// inside the input's columns: they span input columns `ow0 * stride - pad_left` on, `(c - 1) *
+/// stride + kernel_w` of them.
+#[inline(always)]
+fn columns_inside(p: &Conv2d, ow0: usize, c: usize, stride: usize) -> bool {
+    let first = ow0 * stride;
+    first >= p.pad_left && first + (c - 1) * stride + p.kernel_w <= p.pad_left + p.in_w
+}
+
 impl Dense<'_> {
     /// Output rows `oh0..oh0 + rows`, all output channels.
     #[inline(always)]
@@ -118,7 +126,7 @@ impl Dense<'_> {
         let (m, mut m0) = (self.p.out_channels, 0);
         while m0 < m {
             let vectors = 2.min((m - m0) / S::L);
-            match (vectors, self.p.stride_w, self.nchw) {
+            match (vectors, self.p.stride_w, reads_nchw(self.p)) {
                 (2, 1, false) => self.rows::<S, 2, 1, 16>(x, y, (oh0, rows), m0),
                 (2, _, false) => self.rows::<S, 2, 2, 16>(x, y, (oh0, rows), m0),
                 (_, 1, false) => self.rows::<S, 1, 1, 16>(x, y, (oh0, rows), m0),
@@ -148,11 +156,7 @@ impl Dense<'_> {
             let mut ow = 0;
             while ow < p.out_w {
                 let at = At { oh, ow0: ow.min(p.out_w - c), m0 };
-                // The tile's taps span input columns `ow0 * STRIDE - pad_left` on, `(c - 1) *
-                // STRIDE + kernel_w` of them.
-                let first = at.ow0 * STRIDE;
-                let inside = first >= p.pad_left && first + (c - 1) * STRIDE + p.kernel_w <= p.pad_left + p.in_w;
-                match inside {
+                match columns_inside(p, at.ow0, c, STRIDE) {
                     true => self.tile_of::<S, R, STRIDE, COL, false>(c, x, at, y),
                     false => self.tile_of::<S, R, STRIDE, COL, true>(c, x, at, y),
                 }
@@ -199,7 +203,7 @@ impl Dense<'_> {
         assert!(m0 + R * l <= p.out_channels && ow0 + C <= p.out_w);
         assert!(self.w.len() == (p.in_channels * taps - 1) * self.a_cs + p.out_channels);
         assert!(x.len() == p.in_channels * p.in_h * p.in_w);
-        assert!(CHECK || (ow0 * STRIDE >= p.pad_left && (ow0 + C - 1) * STRIDE + kw_n <= p.pad_left + p.in_w));
+        assert!(CHECK || columns_inside(p, ow0, C, STRIDE));
         // The kernel rows inside the input; the column of position 0's first tap (may be before
         // the input, by at most `pad_left`).
         let ih0 = (oh * p.stride_h) as isize - p.pad_top as isize;
