@@ -142,6 +142,7 @@ pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result
     if optimizations.blocked_layout {
         applied.blocked_convs = phase("rewrites", || optimize::blocked::block_chains(&mut graph, optimizations));
         if applied.blocked_convs > 0 {
+            applied.panel_weights = phase("rewrites", || optimize::pack::pack_panels(&mut graph));
             live = phase("liveness", || optimize::storage(&graph, optimizations));
         }
     }

@@ -1,14 +1,17 @@
 //! The channel-blocked layout (`optimize: { blocked_layout }`): x86-64 builds run the bench's
-//! depthwise-separable models' chains, ResNet-8's residual blocks and MNIST's convolutions and
-//! pooling on it, other targets never do, and it costs no arena byte.
+//! depthwise-separable models' chains, ResNet-8's and ResNet-18's residual blocks and MNIST's
+//! convolutions and pooling on it (dense convolutions with their weights in panels), other
+//! targets never do, and it costs no arena byte.
 
 use std::path::PathBuf;
 
 use sramfit_planner_core::compile::compile_model;
-use sramfit_planner_core::ir::Op;
+use sramfit_planner_core::ir::{Node, Op};
+use sramfit_planner_core::ops::conv_blocked::ConvBlocked;
 use sramfit_planner_core::pipeline::Program;
 use sramfit_planner_core::request::Request;
 use sramfit_planner_core::target::Target;
+use sramfit_runtime_min::ConvWeights;
 
 /// The request for model `name` of `tests/models` on `triple`.
 fn request(name: &str, triple: &str) -> Request {
@@ -31,25 +34,37 @@ fn x86_64_builds_run_chains_blocked_in_the_same_arena() {
     // KWS: its four depthwise-separable blocks, 64 channels each; VWW and MobileNetV2-0.35:
     // their chains after the first layers, whose conversions would raise the lower bound;
     // ResNet-8: every convolution (the first reads its 3-channel NCHW input), its residual sums
-    // between; MNIST: both convolutions and the max pooling after them.
+    // between; MNIST: both convolutions and the max pooling after them; ResNet-18: every
+    // convolution, its 2x2 ones of 512 channels too. Dense ones read their weights in panels
+    // (all of the ResNets' convolutions; the others' first layers and 3x3 ones).
     let models = [
-        ("kws_dscnn.onnx", 8),
-        ("vww_mobilenetv1.onnx", 20),
-        ("arch/mobilenetv2_035.onnx", 20),
-        ("resnet8.onnx", 9),
-        ("mnist_cnn.onnx", 2),
+        ("kws_dscnn.onnx", 8, 0),
+        ("vww_mobilenetv1.onnx", 20, 0),
+        ("arch/mobilenetv2_035.onnx", 20, 0),
+        ("resnet8.onnx", 9, 9),
+        ("mnist_cnn.onnx", 2, 2),
+        ("arch/resnet18.onnx", 20, 20),
     ];
-    for (model, least) in models {
+    for (model, least, least_panels) in models {
         let blocked = compile(&request(model, "x86_64-unknown-linux-gnu"));
         let (o, applied) = &blocked.optimizations;
         assert!(
             applied.blocked_convs >= least && blocked_steps(&blocked) == applied.blocked_convs,
             "{model}: {applied:?}"
         );
+        let in_panels = |n: &&Node| matches!(n.op, Op::ConvBlocked(ConvBlocked(p)) if p.weights == ConvWeights::Panels);
+        let panels = blocked.graph.nodes.iter().filter(in_panels).count();
+        assert!(panels == applied.panel_weights && panels >= least_panels, "{model}: {applied:?}");
         if model == "mnist_cnn.onnx" {
             assert!(blocked.graph.nodes.iter().any(|n| matches!(n.op, Op::PoolBlocked(_))), "{model}");
         }
-        let line = format!("{} convolution(s) on channel-blocked tensors", applied.blocked_convs);
+        let line = match panels {
+            0 => format!("{} convolution(s) on channel-blocked tensors", applied.blocked_convs),
+            n => format!(
+                "{} convolution(s) on channel-blocked tensors ({n} with weights in panels)",
+                applied.blocked_convs
+            ),
+        };
         assert!(applied.summary(o).contains(&line), "{model}: {}", applied.summary(o));
 
         let mut off = request(model, "x86_64-unknown-linux-gnu");

@@ -23,8 +23,10 @@
 //! order from the bias (depthwise, the taps outside the input adding `w * 0`); on the portable
 //! path the portable convolution's sums. The dense kernel against `conv2d` on NCHW, one layer
 //! each in one process (p50, AVX-512, Zen 4): ResNet-8's 3x3 layers 0.75-0.89 of its time, its
-//! first layer 0.79-0.81, MNIST's first and second layers 0.72-0.81 and 0.92-0.94, ResNet-18's
-//! 0.79-0.90 down to 4x4 maps and 1.24-1.33 on its 2x2 ones, which the compiler leaves in NCHW.
+//! first layer 0.79-0.81, MNIST's first and second layers 0.72-0.81 and 0.92-0.94; with the
+//! weights in panels ([`ConvWeights::Panels`]), ResNet-18's 0.78-0.88 down to 8x8 maps, 0.49-0.82
+//! on its 4x4 and 2x2 ones, 0.58-0.71 with the weights coming from memory, as they do from one
+//! inference to the next.
 //! [`crate::max_pool2d_blocked`] pools blocked tensors; [`to_blocked`] and [`from_blocked`]
 //! convert.
 
@@ -98,11 +100,11 @@ pub(crate) fn reorder_block(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]
 /// NCHW-shaped input, no dilation, and either
 /// - a pointwise convolution (1x1, stride 1, no padding, one group, weights stored k-major:
 ///   [`ConvWeights::KMajor`]) of whole blocks of input channels;
-/// - a dense one (one group, any kernel, stride 1 or 2 in each direction, k-major weights) of
-///   whole blocks of input channels or of fewer than 16 (a first layer: [`reads_nchw`]) at more
-///   than 16 output positions (where [`crate::conv2d`] sums it as a GEMM on the x86-64 FMA
-///   paths);
-/// - or a 3x3 depthwise one (one input and one output channel per group, stride 1 or 2 in both
+/// - a dense one (one group, any kernel, stride 1 or 2 in each direction, weights k-major or in
+///   panels: [`ConvWeights::Panels`]) of whole blocks of input channels or of fewer than 16 (a
+///   first layer: [`reads_nchw`]) at more than 16 output positions (where [`crate::conv2d`] sums
+///   it as a GEMM on the x86-64 FMA paths);
+/// - or a 3x3 depthwise one (weights not in panels; one input and one output channel per group, stride 1 or 2 in both
 ///   directions, padding at most 2 before each axis, output rows whose zero-padded input rows, 16
 ///   channels wide, fit the stage three at a time: at most 170 columns, padding included).
 pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
@@ -115,7 +117,7 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
     let stage_rows = p.out_w == 0 || p.rows_read(1) * p.cols_read() * CHANNEL_BLOCK <= DEPTHWISE_BLOCKED_STAGE;
     let first = reads_nchw(p) && p.out_h * p.out_w > 16;
     let dense = p.groups == 1
-        && p.weights == ConvWeights::KMajor
+        && matches!(p.weights, ConvWeights::KMajor | ConvWeights::Panels)
         && (1..=2).contains(&p.stride_h)
         && (1..=2).contains(&p.stride_w)
         && (whole(p.in_channels) || first);
@@ -127,8 +129,16 @@ pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
         && (p.stride_h == 1 || p.stride_h == 2)
         && p.pad_top <= 2
         && p.pad_left <= 2
+        && p.weights != ConvWeights::Panels
         && stage_rows;
     plain && ((is_pointwise(p) && whole(p.in_channels)) || dense || depthwise)
+}
+
+/// Whether [`conv2d_blocked`] computes `p` (k-major weights) on its dense kernel, which reads
+/// weights in panels as well ([`ConvWeights::Panels`]), and faster: one group, not pointwise.
+/// The compiler packs such a convolution's weights in panels.
+pub fn takes_panels(p: &Conv2d) -> bool {
+    conv2d_blocked_applies(p) && p.groups == 1 && !is_pointwise(p)
 }
 
 /// Whether [`conv2d_blocked`] reads the input of `p` as NCHW: fewer than 16 input channels (not a
@@ -170,8 +180,6 @@ pub fn conv2d_blocked(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y:
 fn dense(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let (k, m, taps) = (p.in_channels, p.out_channels, p.kernel_h * p.kernel_w);
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
-    let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k * taps);
-    let w = &w[w0..][..(k * taps - 1) * a_cs + m];
     let direct = k == 1;
     let input = |n: usize, ic: usize, at: usize| match reads_nchw(p) {
         true => x[(n * k + ic) * in_plane + at],
@@ -179,6 +187,7 @@ fn dense(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) 
     };
     for n in 0..p.batch {
         for oc in 0..m {
+            let (w0, depth) = p.weights.column(m, k * taps, oc);
             for q in 0..out_plane {
                 let (oh, ow) = (q / p.out_w, q % p.out_w);
                 let mut v = match (direct, bias) {
@@ -190,7 +199,7 @@ fn dense(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) 
                         let ih = (oh * p.stride_h + t / p.kernel_w) as isize - p.pad_top as isize;
                         let iw = (ow * p.stride_w + t % p.kernel_w) as isize - p.pad_left as isize;
                         if (0..p.in_h as isize).contains(&ih) && (0..p.in_w as isize).contains(&iw) {
-                            v += w[(ic * taps + t) * a_cs + oc] * input(n, ic, ih as usize * p.in_w + iw as usize);
+                            v += w[w0 + (ic * taps + t) * depth] * input(n, ic, ih as usize * p.in_w + iw as usize);
                         }
                     }
                 }

@@ -117,11 +117,12 @@ pub use arch::{
 };
 pub use binary::*;
 pub use blocked::{
-    blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, reads_nchw, to_blocked, CHANNEL_BLOCK,
+    blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, reads_nchw, takes_panels, to_blocked,
+    CHANNEL_BLOCK,
 };
 pub use blocked_pool::{max_pool2d_blocked, max_pool2d_blocked_applies};
 pub use conv::*;
-pub use conv_shape::{Conv2d, ConvInput, ConvWeights};
+pub use conv_shape::{Conv2d, ConvInput, ConvWeights, PANEL};
 pub use cumsum::*;
 pub use dtype::DType;
 pub use facts::*;

@@ -1,6 +1,6 @@
 //! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `to_blocked`,
 //! `from_blocked`): on every kernel path a blocked convolution gives the bits of `conv2d` on the
-//! NCHW tensors on that path, and values close to an `f64` reference, a blocked max pooling the
+//! NCHW tensors on that path (with its weights k-major and, for one group, in panels), and values close to an `f64` reference, a blocked max pooling the
 //! bits of `max_pool2d`; the conversions are each other's inverse and put channel
 //! `c` of position `q` where `blocked_index` says.
 //!
@@ -95,6 +95,7 @@ fn operands(p: &Conv2d, seed: u64) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>) {
     let w = match p.weights {
         ConvWeights::KMajor => k_major(p, &oihw, 0),
         ConvWeights::Oihw => oihw.clone(),
+        ConvWeights::Panels => panels(p, &oihw),
     };
     (x, oihw, w, rng.vec(p.out_channels))
 }
@@ -104,9 +105,23 @@ fn bits(v: &[f32]) -> Vec<u32> {
     v.iter().map(|f| f.to_bits()).collect()
 }
 
+/// The OIHW weights `oihw` of `p` (one group) in panels ([`ConvWeights::Panels`]): per panel of
+/// up to [`PANEL`] output channels, ascending, each depth's channels of the panel.
+fn panels(p: &Conv2d, oihw: &[f32]) -> Vec<f32> {
+    let (m, kk) = (p.out_channels, p.in_channels * p.kernel_h * p.kernel_w);
+    let mut packed = Vec::with_capacity(m * kk);
+    for start in (0..m).step_by(PANEL) {
+        for d in 0..kk {
+            packed.extend((start..m.min(start + PANEL)).map(|oc| oihw[oc * kk + d]));
+        }
+    }
+    packed
+}
+
 /// `conv2d` on the NCHW tensors, and `conv2d_blocked` on their blocked forms (an input it reads
-/// as NCHW as it is) converted back.
-fn both(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f32>, Vec<f32>) {
+/// as NCHW as it is) converted back: with the weights `w` that `p` reads and, for one group, with
+/// `oihw` in panels.
+fn both(p: &Conv2d, x: &[f32], (w, oihw): (&[f32], &[f32]), bias: Option<&[f32]>) -> (Vec<f32>, Vec<Vec<f32>>) {
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
     let len = p.batch * p.out_channels * out_plane;
     let mut nchw = vec![f32::NAN; len];
@@ -115,11 +130,16 @@ fn both(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> (Vec<f32>, Ve
     if !reads_nchw(p) {
         to_blocked(p.batch, p.in_channels, in_plane, x, &mut xb);
     }
-    let mut yb = vec![f32::NAN; len];
-    conv2d_blocked(p, &xb, w, bias, &mut yb);
-    let mut blocked = vec![f32::NAN; len];
-    from_blocked(p.batch, p.out_channels, out_plane, &yb, &mut blocked);
-    (nchw, blocked)
+    let in_panels = (p.groups == 1).then(|| (Conv2d { weights: ConvWeights::Panels, ..*p }, panels(p, oihw)));
+    let runs = std::iter::once((*p, w.to_vec())).chain(in_panels);
+    let blocked = runs.map(|(p, w)| {
+        let mut yb = vec![f32::NAN; len];
+        conv2d_blocked(&p, &xb, &w, bias, &mut yb);
+        let mut blocked = vec![f32::NAN; len];
+        from_blocked(p.batch, p.out_channels, out_plane, &yb, &mut blocked);
+        blocked
+    });
+    (nchw, blocked.collect())
 }
 
 #[test]
@@ -128,11 +148,15 @@ fn blocked_convolutions_give_the_bits_of_nchw_ones_on_every_path() {
         assert!(conv2d_blocked_applies(&p), "{p:?}");
         let (x, oihw, w, b) = operands(&p, i as u64 + 7);
         let bias = with_bias.then_some(b.as_slice());
-        let results = on_each_path(&PATHS, || both(&p, &x, &w, bias));
+        let results = on_each_path(&PATHS, || both(&p, &x, (&w, &oihw), bias));
         let (want, mag) = conv_ref(&p, &x, &oihw, bias);
-        for (path, (nchw, blocked)) in &results {
-            assert_eq!(bits(blocked), bits(nchw), "{p:?} on {}", path.name());
-            assert_close_mag(blocked, &want, Some(&mag), &format!("{p:?} on {}", path.name()));
+        for (path, (nchw, runs)) in &results {
+            assert_eq!(runs.len(), if p.groups == 1 { 2 } else { 1 });
+            for (blocked, weights) in runs.iter().zip(["as p reads them", "in panels"]) {
+                let case = format!("{p:?} on {}, weights {weights}", path.name());
+                assert_eq!(bits(blocked), bits(nchw), "{case}");
+                assert_close_mag(blocked, &want, Some(&mag), &case);
+            }
         }
     }
 }

@@ -80,6 +80,7 @@ pub fn params(p: &rt::Conv2d) -> TokenStream {
     let weights = match weights {
         rt::ConvWeights::Oihw => quote!(::sramfit::kernels::ConvWeights::Oihw),
         rt::ConvWeights::KMajor => quote!(::sramfit::kernels::ConvWeights::KMajor),
+        rt::ConvWeights::Panels => quote!(::sramfit::kernels::ConvWeights::Panels),
     };
     let input = match input {
         rt::ConvInput::Nchw => quote!(::sramfit::kernels::ConvInput::Nchw),

@@ -5,7 +5,9 @@
 //! starts and back where anything else reads it. Their vectors then need no transposes and no
 //! masked tails: one layer each, KWS's pointwise layer takes 0.84-0.86 of the NCHW kernel's
 //! time, its depthwise layer 0.75-0.85, ResNet-8's 3x3 layers 0.75-0.89, its first layer 0.79-0.81
-//! and its strided 1x1 shortcuts 0.58-0.59 (`runtime-min/src/blocked.rs`).
+//! and its strided 1x1 shortcuts 0.58-0.59, ResNet-18's 4x4 and 2x2 layers 0.49-0.82 with their
+//! weights in panels ([`super::pack::pack_panels`], run after this pass)
+//! (`runtime-min/src/blocked.rs`).
 //!
 //! Chains are the connected groups of such convolutions, of the `f32` elementwise functions of
 //! same-shape tensors between them (a residual network's sum: the same function on blocked
@@ -213,19 +215,11 @@ fn role(g: &Graph, i: usize, packed: bool) -> Option<Member> {
         _ => return None,
     };
     let x = &g.tensors[g.nodes[i].inputs[slot]];
-    let pays = p.kernel_h * p.kernel_w == 1 || p.groups > 1 || p.out_w >= MIN_DENSE_WIDTH;
-    let blocked = conv2d_blocked_applies(&p) && pays && p.batch > 0;
+    let blocked = conv2d_blocked_applies(&p) && p.batch > 0;
     let role = Role::Conv { slot, blocked: !reads_nchw(&p) };
     let (reads, writes) = ((p.batch, p.in_channels, p.in_h * p.in_w), (p.batch, p.out_channels, p.out_h * p.out_w));
     (blocked && !matches!(x.kind, TensorKind::Const(_))).then_some(Member { role, reads, writes })
 }
-
-/// The narrowest output rows of a dense convolution (one group, a kernel larger than 1x1) that
-/// runs blocked: the blocked kernel's tiles are positions of one output row and read all the
-/// weights once per row, so narrower rows read them more often than the NCHW kernel, whose tiles
-/// take several rows. One layer each, blocked against NCHW (p50, AVX-512, Zen 4): ResNet-18's
-/// 256-channel 4x4 layer 0.79-0.80, its 512-channel 2x2 layer 1.24-1.33.
-const MIN_DENSE_WIDTH: usize = 4;
 
 /// Whether binary node `i` (`b`) is an `f32` function of two activations of its output's shape,
 /// `[batch, channels, h, w]` with whole blocks of channels, read without broadcast.

@@ -289,7 +289,10 @@ rewrites! {
     /// on channel-blocked tensors, converted at the chains' ends ([`blocked`]): speed only,
     /// bit-identical outputs; x86-64 targets only (elsewhere it does nothing).
     blocked_layout: default true, memory false,
-        on |a| format!("{} convolution(s) on channel-blocked tensors", a.blocked_convs),
+        on |a| match a.panel_weights {
+            0 => format!("{} convolution(s) on channel-blocked tensors", a.blocked_convs),
+            n => format!("{} convolution(s) on channel-blocked tensors ({n} with weights in panels)", a.blocked_convs),
+        },
         off "channel-blocked layout off (it runs on x86-64 targets only)";
 }
 
@@ -330,6 +333,9 @@ pub struct Applied {
     /// Convolutions running on channel-blocked tensors ([`blocked`]).
     #[serde(default)]
     pub blocked_convs: usize,
+    /// Blocked convolutions whose weights were cut into panels ([`pack::pack_panels`]).
+    #[serde(default)]
+    pub panel_weights: usize,
     /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
     /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
     /// elision); otherwise only the greedy order was tried.

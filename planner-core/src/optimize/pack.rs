@@ -8,12 +8,18 @@
 //! ONNX's order (with one output channel per group both orders are the same). No result changes:
 //! every kernel path sums the same products in the same order in either layout (checked by
 //! `runtime-min`'s convolution tests and the rewrite property test in `safety/`).
+//!
+//! After the blocked layout's rewrite, the dense convolutions it made blocked have their k-major
+//! weights cut into panels ([`pack_panels`], [`ConvWeights::Panels`]): their kernel then reads
+//! each tile's weights as one stream, where k-major ones lie a row of all output channels apart.
+//! Also no result changes (`runtime-min/tests/blocked.rs`).
 
 use std::collections::HashMap;
 
-use sramfit_runtime_min::ConvWeights;
+use sramfit_runtime_min::{takes_panels, Conv2d, ConvWeights, PANEL};
 
 use crate::ir::{Graph, Op, TensorId};
+use crate::ops::conv_blocked::ConvBlocked;
 use crate::tensor::Data;
 
 /// Zeros after the packed weights of `out_channels` channels: up to the next multiple of 16. The
@@ -61,9 +67,48 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
     packed
 }
 
+/// Cuts the k-major weights of every blocked convolution that reads them in panels
+/// (`runtime_min::takes_panels`: its dense ones) into panels ([`ConvWeights::Panels`]); returns
+/// how many. Convolutions sharing a weight tensor share its copy.
+pub fn pack_panels(g: &mut Graph) -> usize {
+    let mut packed = 0;
+    let mut copies: HashMap<TensorId, TensorId> = HashMap::new();
+    for i in 0..g.nodes.len() {
+        let Op::ConvBlocked(ConvBlocked(p)) = g.nodes[i].op else { continue };
+        let w = g.nodes[i].inputs[1];
+        let Some(values) = g.tensors[w].data().and_then(|d| d.as_f32()) else { continue };
+        let (m, depths) = (p.out_channels, p.in_channels * p.kernel_h * p.kernel_w);
+        if !takes_panels(&p) || p.weights != ConvWeights::KMajor || values.len() < m * depths {
+            continue;
+        }
+        g.nodes[i].inputs[1] = match copies.get(&w) {
+            Some(&copy) => copy,
+            None => {
+                // Panel by panel, depth by depth: the panel's channels of that depth's k-major row.
+                let mut panels = Vec::with_capacity(m * depths);
+                for start in (0..m).step_by(PANEL) {
+                    let channels = start..m.min(start + PANEL);
+                    for row in values.chunks_exact(m).take(depths) {
+                        panels.extend_from_slice(&row[channels.clone()]);
+                    }
+                }
+                let name = format!("{}.panels", g.tensors[w].name);
+                let copy = g.add_const(name, vec![panels.len()], Data::F32(panels));
+                *copies.entry(w).or_insert(copy)
+            }
+        };
+        g.nodes[i].op = Op::ConvBlocked(ConvBlocked(Conv2d { weights: ConvWeights::Panels, ..p }));
+        packed += 1;
+    }
+    if packed > 0 {
+        super::remove_unused_tensors(g);
+    }
+    packed
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
-    use sramfit_runtime_min::{Activation, Conv2d, ConvInput};
+    use sramfit_runtime_min::{Activation, ConvInput};
 
     use super::*;
     use crate::ir::{Node, TensorKind};
@@ -137,6 +182,49 @@ pub(crate) mod tests {
         assert_eq!(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);
         let consts = g.tensors.iter().filter(|t| matches!(t.kind, TensorKind::Const(_))).count();
         assert_eq!(consts, 1, "one packed copy, the unpacked constant dropped");
+    }
+
+    /// `g`'s convolutions packed k-major, then made blocked.
+    fn blocked(mut g: Graph) -> Graph {
+        pack_conv_weights(&mut g);
+        for n in &mut g.nodes {
+            let Op::Conv(p) = n.op else { panic!("a convolution") };
+            n.op = Op::ConvBlocked(ConvBlocked(p));
+        }
+        g
+    }
+
+    #[test]
+    fn blocked_dense_convolution_weights_are_cut_into_panels() {
+        // 48 output channels: a panel of 32 and one of 16; 16 input channels x 2 taps = 32 depths.
+        let (m, depths) = (48, 32);
+        let mut g = blocked(graph(conv(16, m, 1)));
+        assert_eq!(pack_panels(&mut g), 1);
+        let Op::ConvBlocked(ConvBlocked(p)) = g.nodes[0].op else { panic!("still blocked") };
+        assert_eq!(p.weights, ConvWeights::Panels);
+        let w = &g.tensors[g.nodes[0].inputs[1]];
+        let TensorKind::Const(Data::F32(values)) = &w.kind else { panic!("still a constant") };
+        // The OIHW weight `(oc, d)` is `oc * depths + d`; panel by panel, depth by depth.
+        let mut want = Vec::new();
+        for d in 0..depths {
+            want.extend((0..32).map(|oc| (oc * depths + d) as f32));
+        }
+        for d in 0..depths {
+            want.extend((32..48).map(|oc| (oc * depths + d) as f32));
+        }
+        assert_eq!(values, &want, "no slack: the dense kernel loads no vector past a panel");
+        assert_eq!(w.name, "w.packed.panels");
+        assert_eq!(g.tensors.len(), 3, "the k-major constant is dropped");
+    }
+
+    #[test]
+    fn blocked_pointwise_convolutions_keep_k_major_weights() {
+        let mut p = conv(16, 32, 1);
+        p.kernel_w = 1;
+        let mut g = blocked(graph(p));
+        let before = g.clone();
+        assert_eq!(pack_panels(&mut g), 0);
+        assert_eq!(g, before);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! The input is read where it lies: a blocked one (`[block][row][column][16]`), or a first
 //! layer's NCHW one of fewer than 16 channels (read as one block, a channel per lane). Tiles of
 //! up to two vectors of output channels by up to [`tile_width`] positions of one output row: per
-//! depth `(input channel, kernel row, kernel column)`, ascending, the vectors of its k-major
-//! weights times one broadcast input value per position, a fused multiply-add each, the sums
+//! depth `(input channel, kernel row, kernel column)`, ascending, the vectors of its weights
+//! (k-major, or in panels: [`crate::ConvWeights::Panels`], one sequential stream per tile) times
+//! one broadcast input value per position, a fused multiply-add each, the sums
 //! stored as whole vectors into their blocks (no transposes: in NCHW a tile of channel vectors is
 //! transposed into rows of positions). Taps in the padding are skipped: a whole kernel row
 //! outside the input for every position of a row, a kernel column outside it per position, in
@@ -19,7 +20,7 @@
 use super::blocked::{store_tile, STAGE};
 use super::lanes::Lanes;
 use crate::blocked::{reads_nchw, CHANNEL_BLOCK};
-use crate::conv_shape::Conv2d;
+use crate::conv_shape::{Conv2d, PANEL};
 
 /// The dense convolution `p` (one group, k-major weights, whole blocks of channels, or an NCHW
 /// input of fewer than 16: [`crate::conv2d_blocked_applies`]).
@@ -27,14 +28,13 @@ use crate::conv_shape::Conv2d;
 pub(super) fn dense<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let b = CHANNEL_BLOCK;
     let (k, m, taps) = (p.in_channels, p.out_channels, p.kernel_h * p.kernel_w);
-    let (w0, _, a_cs) = p.weights.gemm_operand(0, m, k * taps);
-    let w = &w[w0..][..(k * taps - 1) * a_cs + m];
+    let w = &w[..m * k * taps];
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
     let input = match reads_nchw(p) {
         true => Input { blocks: 1, lanes: k, block: 0, lane: in_plane, row: p.in_w },
         false => Input { blocks: k / b, lanes: b, block: in_plane * b, lane: 1, row: p.in_w * b },
     };
-    let d = Dense { p, w, a_cs, bias, input };
+    let d = Dense { p, w, bias, input };
     // Output rows per band: those whose input rows, all blocks of them, fit the stage's size.
     let band = p.rows_fitting(STAGE / (p.in_w.max(1) * k.next_multiple_of(b))).clamp(1, p.out_h);
     for n in 0..p.batch {
@@ -60,12 +60,11 @@ struct Input {
     row: usize,
 }
 
-/// One image's dense convolution: the convolution, its weights `w` (depth `d`'s at
-/// `w[d * a_cs..]`), bias, and where its input values lie.
+/// One image's dense convolution: the convolution, its weights `w` (k-major or in panels), bias,
+/// and where its input values lie.
 struct Dense<'a> {
     p: &'a Conv2d,
     w: &'a [f32],
-    a_cs: usize,
     bias: Option<&'a [f32]>,
     input: Input,
 }
@@ -201,7 +200,13 @@ impl Dense<'_> {
         let (l, p, input) = (S::L, self.p, &self.input);
         let (kh_n, kw_n, taps) = (p.kernel_h, p.kernel_w, p.kernel_h * p.kernel_w);
         assert!(m0 + R * l <= p.out_channels && ow0 + C <= p.out_w);
-        assert!(self.w.len() == (p.in_channels * taps - 1) * self.a_cs + p.out_channels);
+        let depths = p.in_channels * taps;
+        // Channel `m0`'s weight at depth 0, and the distance between depths; the tile's channels
+        // of one depth are contiguous (k-major, or in one panel: `m0` is a multiple of `R * L`,
+        // which divides [`PANEL`]).
+        let (w0, depth) = p.weights.column(p.out_channels, depths, m0);
+        assert!(PANEL.is_multiple_of(R * l) && m0.is_multiple_of(R * l) && self.w.len() == p.out_channels * depths);
+        assert!(depth >= R * l && w0 + (depths - 1) * depth + R * l <= self.w.len());
         assert!(x.len() == p.in_channels * p.in_h * p.in_w);
         assert!(CHECK || columns_inside(p, ow0, C, STRIDE));
         // The kernel rows inside the input; the column of position 0's first tap (may be before
@@ -216,16 +221,15 @@ impl Dense<'_> {
             for lane in 0..input.lanes {
                 let ic = kb * CHANNEL_BLOCK + lane;
                 // The weights of depth `(ic, kh, kw)`, ascending, at `w[wk + m0..]`.
-                let mut wk = m0 + (ic * taps + kh_lo * kw_n) * self.a_cs;
+                let mut wk = w0 + (ic * taps + kh_lo * kw_n) * depth;
                 let ih = (ih0 + kh_lo as isize).max(0) as usize;
                 let mut row = kb * input.block + lane * input.lane + ih * input.row;
                 for _ in kh_lo..kh_hi {
                     for kw in 0..kw_n {
                         let mut av = [S::zero(); R];
                         for (r, a) in av.iter_mut().enumerate() {
-                            // SAFETY: depth `d < in_channels * taps` and `m0 + (r + 1) * L <=
-                            // out_channels`, so the vector ends at or before `(depths - 1) * a_cs
-                            // + out_channels`, the length of `w` (asserted above).
+                            // SAFETY: depth `d < depths`, so the vector ends at or before
+                            // `w0 + (depths - 1) * depth + R * L`, inside `w` (asserted above).
                             *a = unsafe { S::load_ptr(wp.add(wk + r * l)) };
                         }
                         let col = col0 + kw as isize;
@@ -248,7 +252,7 @@ impl Dense<'_> {
                                 *s = S::fma(a, bv, *s);
                             }
                         }
-                        wk += self.a_cs;
+                        wk += depth;
                     }
                     row += input.row;
                 }
