@@ -104,9 +104,10 @@ pub(crate) fn reorder_block(way: Reorder, plane: usize, x: &[f32], y: &mut [f32]
 ///   panels: [`ConvWeights::Panels`]) of whole blocks of input channels or of fewer than 16 (a
 ///   first layer: [`reads_nchw`]) at more than 16 output positions (where [`crate::conv2d`] sums
 ///   it as a GEMM on the x86-64 FMA paths);
-/// - or a 3x3 depthwise one (weights not in panels; one input and one output channel per group, stride 1 or 2 in both
-///   directions, padding at most 2 before each axis, output rows whose zero-padded input rows, 16
-///   channels wide, fit the stage three at a time: at most 170 columns, padding included).
+/// - or a 3x3 depthwise one (weights not in panels; one input and one output channel per group,
+///   stride 1 or 2 in both directions, padding at most 2 before each axis, output rows whose
+///   zero-padded input rows, 16 channels wide, fit the stage three at a time: at most 170
+///   columns, padding included).
 pub fn conv2d_blocked_applies(p: &Conv2d) -> bool {
     let whole = |channels: usize| channels.is_multiple_of(CHANNEL_BLOCK);
     let plain = p.input == ConvInput::Nchw

@@ -22,8 +22,8 @@ use super::lanes::Lanes;
 use crate::blocked::{reads_nchw, CHANNEL_BLOCK};
 use crate::conv_shape::{Conv2d, PANEL};
 
-/// The dense convolution `p` (one group, k-major weights, whole blocks of channels, or an NCHW
-/// input of fewer than 16: [`crate::conv2d_blocked_applies`]).
+/// The dense convolution `p` (one group, weights k-major or in panels, whole blocks of channels,
+/// or an NCHW input of fewer than 16: [`crate::conv2d_blocked_applies`]).
 #[inline(always)]
 pub(super) fn dense<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let b = CHANNEL_BLOCK;
@@ -220,7 +220,7 @@ impl Dense<'_> {
         for kb in 0..input.blocks {
             for lane in 0..input.lanes {
                 let ic = kb * CHANNEL_BLOCK + lane;
-                // The weights of depth `(ic, kh, kw)`, ascending, at `w[wk + m0..]`.
+                // The tile's weights of depth `(ic, kh, kw)`, ascending, at `w[wk..]`.
                 let mut wk = w0 + (ic * taps + kh_lo * kw_n) * depth;
                 let ih = (ih0 + kh_lo as isize).max(0) as usize;
                 let mut row = kb * input.block + lane * input.lane + ih * input.row;
