@@ -1,8 +1,8 @@
 //! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `to_blocked`,
 //! `from_blocked`): on every kernel path a blocked convolution gives the bits of `conv2d` on the
-//! NCHW tensors on that path (with its weights k-major and, for one group, in panels), and values close to an `f64` reference, a blocked max pooling the
-//! bits of `max_pool2d`; the conversions are each other's inverse and put channel
-//! `c` of position `q` where `blocked_index` says.
+//! NCHW tensors on that path (with its weights k-major and, for one group, in panels), and values
+//! close to an `f64` reference, a blocked max pooling the bits of `max_pool2d`; the conversions
+//! are each other's inverse and put channel `c` of position `q` where `blocked_index` says.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
 
