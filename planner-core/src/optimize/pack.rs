@@ -43,20 +43,18 @@ pub fn pack_conv_weights(g: &mut Graph) -> usize {
         if p.weights != ConvWeights::Oihw || p.groups != 1 || oc < 2 || values.len() != oc * kk {
             continue;
         }
-        g.nodes[i].inputs[1] = match copies.get(&w) {
-            Some(&copy) => copy,
-            None => {
-                let mut k_major = vec![0.0; oc * kk + slack(oc)];
-                for (o, row) in values.chunks_exact(kk).enumerate() {
-                    for (k, &v) in row.iter().enumerate() {
-                        k_major[k * oc + o] = v;
-                    }
+        let Some(copy) = relaid(g, &mut copies, w, "packed", |values| {
+            let mut k_major = vec![0.0; oc * kk + slack(oc)];
+            for (o, row) in values.chunks_exact(kk).enumerate() {
+                for (k, &v) in row.iter().enumerate() {
+                    k_major[k * oc + o] = v;
                 }
-                let name = format!("{}.packed", g.tensors[w].name);
-                let copy = g.add_const(name, vec![k_major.len()], Data::F32(k_major));
-                *copies.entry(w).or_insert(copy)
             }
+            k_major
+        }) else {
+            continue;
         };
+        g.nodes[i].inputs[1] = copy;
         let Op::Conv(p) = &mut g.nodes[i].op else { unreachable!("matched above") };
         p.weights = ConvWeights::KMajor;
         packed += 1;
@@ -81,22 +79,20 @@ pub fn pack_panels(g: &mut Graph) -> usize {
         if !takes_panels(&p) || p.weights != ConvWeights::KMajor || values.len() < m * depths {
             continue;
         }
-        g.nodes[i].inputs[1] = match copies.get(&w) {
-            Some(&copy) => copy,
-            None => {
-                // Panel by panel, depth by depth: the panel's channels of that depth's k-major row.
-                let mut panels = Vec::with_capacity(m * depths);
-                for start in (0..m).step_by(PANEL) {
-                    let channels = start..m.min(start + PANEL);
-                    for row in values.chunks_exact(m).take(depths) {
-                        panels.extend_from_slice(&row[channels.clone()]);
-                    }
+        let Some(copy) = relaid(g, &mut copies, w, "panels", |values| {
+            // Panel by panel, depth by depth: the panel's channels of that depth's k-major row.
+            let mut panels = Vec::with_capacity(m * depths);
+            for start in (0..m).step_by(PANEL) {
+                let channels = start..m.min(start + PANEL);
+                for row in values.chunks_exact(m).take(depths) {
+                    panels.extend_from_slice(&row[channels.clone()]);
                 }
-                let name = format!("{}.panels", g.tensors[w].name);
-                let copy = g.add_const(name, vec![panels.len()], Data::F32(panels));
-                *copies.entry(w).or_insert(copy)
             }
+            panels
+        }) else {
+            continue;
         };
+        g.nodes[i].inputs[1] = copy;
         g.nodes[i].op = Op::ConvBlocked(ConvBlocked(Conv2d { weights: ConvWeights::Panels, ..p }));
         packed += 1;
     }
@@ -104,6 +100,26 @@ pub fn pack_panels(g: &mut Graph) -> usize {
         super::remove_unused_tensors(g);
     }
     packed
+}
+
+/// The copy of constant `w` in another layout (`layout` of its values), named `NAME.suffix`, made
+/// on first use and memoised in `copies` so that the convolutions sharing `w` share the copy; `None`
+/// when `w` holds no f32 values.
+fn relaid(
+    g: &mut Graph,
+    copies: &mut HashMap<TensorId, TensorId>,
+    w: TensorId,
+    suffix: &str,
+    layout: impl FnOnce(&[f32]) -> Vec<f32>,
+) -> Option<TensorId> {
+    if let Some(&copy) = copies.get(&w) {
+        return Some(copy);
+    }
+    let values = layout(g.tensors[w].data()?.as_f32()?);
+    let name = format!("{}.{suffix}", g.tensors[w].name);
+    let copy = g.add_const(name, vec![values.len()], Data::F32(values));
+    copies.insert(w, copy);
+    Some(copy)
 }
 
 #[cfg(test)]
