@@ -1,10 +1,10 @@
 //! The memory-saving rewrites change where bytes live, never what is computed: every model compiled
 //! with activation fusion, in-place execution, concat elision, scheduling and tiling gives bit-identical
-//! outputs to the same model compiled without them, in a smaller or equal arena. (Scratch fitting
-//! and scale/shift folding are off on both sides: the first may pick the direct convolution, whose
-//! sums run in another order, the second folds a BatchNormalization into weights, which rounds
-//! differently; tests/models.rs checks the default build, with both on, against onnxruntime and
-//! tract.)
+//! outputs to the same model compiled without them, in a smaller or equal arena. (Scratch fitting,
+//! scale/shift folding and Winograd convolutions are off on both sides: the first may pick the
+//! direct convolution, whose sums run in another order, the second folds a BatchNormalization into
+//! weights and the third sums in another basis, which round differently; tests/models.rs checks
+//! the default build, with all three on, against onnxruntime and tract.)
 
 mod common;
 
@@ -41,11 +41,11 @@ macro_rules! rewrites_keep_results {
     ($($name:ident => $path:literal),* $(,)?) => {
         $(
             mod $name {
-                sramfit::model! { pub mod optimized { path: $path, optimize: { fit_scratch: false, fold_scale_shift: false } } }
+                sramfit::model! { pub mod optimized { path: $path, optimize: { fit_scratch: false, fold_scale_shift: false, winograd: false } } }
                 sramfit::model! {
                     pub mod plain {
                         path: $path,
-                        optimize: { fold_scale_shift: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, tile: false, elide_concat: false, transpose: false, subsample: false, pack_weights: false },
+                        optimize: { fold_scale_shift: false, winograd: false, fuse_activations: false, in_place: false, fit_scratch: false, schedule: false, tile: false, elide_concat: false, transpose: false, subsample: false, pack_weights: false },
                     }
                 }
 

@@ -52,7 +52,8 @@ impl Compiled {
 /// the request's target, [`Optimizations::for_target`](crate::optimize::Optimizations::for_target):
 /// on x86-64 and AArch64 every tiling); when the `sram` budget or a pool is exceeded without it,
 /// the model is compiled again with any gain kept, and that compilation (fitting or not) is the
-/// result.
+/// result. Likewise a model whose Winograd convolutions' scratch
+/// ([`crate::optimize::winograd`]) breaks the `sram` budget is compiled again without them.
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
         request.check_pools()?;
@@ -67,9 +68,15 @@ pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, Comp
             Err(CompileError::PoolBudget { .. }) if request.optimizations.tile => any_gain()?,
             compiled => compiled?,
         };
+        let applied = compiled.program().optimizations.1;
         match crate::budget::check(compiled.program(), request.sram, request.flash) {
-            Err(CompileError::SramBudget { .. }) if compiled.program().optimizations.1.tile_declined.is_some() => {
-                let compiled = any_gain()?;
+            Err(CompileError::SramBudget { .. }) if applied.tile_declined.is_some() || applied.winograd_convs > 0 => {
+                let mut lean = request.clone();
+                if applied.tile_declined.is_some() {
+                    lean.optimizations.tile_min_gain_percent = Some(0);
+                }
+                lean.optimizations.winograd = false;
+                let compiled = compile_shapes(&lean)?;
                 crate::budget::check(compiled.program(), request.sram, request.flash)?;
                 Ok(compiled)
             }

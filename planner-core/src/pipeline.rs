@@ -142,6 +142,9 @@ pub(crate) fn prepare(mut graph: Graph, optimizations: &Optimizations) -> Result
     if optimizations.blocked_layout {
         applied.blocked_convs = phase("rewrites", || optimize::blocked::block_chains(&mut graph, optimizations));
         if applied.blocked_convs > 0 {
+            if optimizations.winograd {
+                applied.winograd_convs = phase("rewrites", || optimize::winograd::winograd(&mut graph));
+            }
             applied.panel_weights = phase("rewrites", || optimize::pack::pack_panels(&mut graph));
             live = phase("liveness", || optimize::storage(&graph, optimizations));
         }

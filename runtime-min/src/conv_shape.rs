@@ -135,7 +135,7 @@ impl ConvWeights {
     /// Where the weight of output channel `oc` at depth 0 lies in one group's weights of `ocg`
     /// output channels and `kk` depths, and how far apart its depths lie. For
     /// [`ConvWeights::Panels`] the channels of one panel at one depth are contiguous.
-    pub(crate) const fn column(self, ocg: usize, kk: usize, oc: usize) -> (usize, usize) {
+    pub const fn column(self, ocg: usize, kk: usize, oc: usize) -> (usize, usize) {
         match self {
             ConvWeights::Oihw => (oc * kk, 1),
             ConvWeights::KMajor => (oc, ocg),

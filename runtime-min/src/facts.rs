@@ -104,6 +104,13 @@ pub const fn conv2d_blocked_stack_bytes(t: Target) -> usize {
     }
 }
 
+/// Stack bytes of [`conv2d_winograd`](crate::conv2d_winograd)'s local arrays on `t`: its
+/// transforms' tiles (at most two 4x4 tiles of one channel block's lanes live at once, 2 KiB, taken
+/// as 4 KiB) and the blocked kernels' it calls.
+pub const fn conv2d_winograd_stack_bytes(t: Target) -> usize {
+    4096 + conv2d_blocked_stack_bytes(t)
+}
+
 /// Stack bytes of [`max_pool2d_blocked`](crate::max_pool2d_blocked)'s local arrays on any target:
 /// one block's running maxima.
 pub const fn max_pool2d_blocked_stack_bytes(_: Target) -> usize {

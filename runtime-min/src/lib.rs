@@ -110,6 +110,7 @@ mod softmax;
 mod strided;
 mod unary;
 mod util;
+mod winograd;
 
 pub use activation::Activation;
 pub use arch::{
@@ -140,6 +141,10 @@ pub use select::*;
 pub use softmax::*;
 pub use strided::*;
 pub use unary::*;
+pub use winograd::{
+    conv2d_winograd, conv2d_winograd_scratch_len, winograd_applies, winograd_kernel, winograd_weight_index,
+    winograd_weights_len, WINOGRAD_MIN_CHANNELS, WINOGRAD_MIN_TILES, WINOGRAD_TILES,
+};
 
 /// Maximum tensor rank supported by the rank-generic kernels
 /// ([`Broadcast`], [`Reduce`], [`Strided`], [`Pad`]).

@@ -3,7 +3,9 @@
 //! pick sums in another order) and scale/shift folding (it rounds differently), and with
 //! `Optimizations::NONE`; and a third time with scale/shift folding on too where it folds
 //! something. `tests/rewrite_graphs.rs` runs them on the same random inputs and compares the
-//! first two bit for bit, the folded one within a float tolerance.
+//! first two bit for bit, the folded one within a float tolerance. The folded build runs the
+//! Winograd convolutions too (`optimize::winograd`, which rounds differently), where there are
+//! any.
 //!
 //! The generator ([`generate`]) mixes the plain random nodes of [`crate::random_graphs`] with the
 //! patterns the rewrites look for: an activation after a convolution or matrix product (fusion),
@@ -20,7 +22,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use sramfit_planner_core::import;
-use sramfit_planner_core::optimize::Optimizations;
+use sramfit_planner_core::optimize::{Applied, Optimizations};
 use sramfit_planner_core::pipeline::{self, Program};
 use tract_onnx::pb::{self, attribute_proto::AttributeType};
 
@@ -38,11 +40,12 @@ pub fn write(out: &Out) {
     let optimized = Optimizations {
         fit_scratch: false,
         fold_scale_shift: false,
+        winograd: false,
         // Every tiling the search finds, however small its gain, so that the bands are exercised.
         tile_min_gain_percent: Some(0),
         ..Default::default()
     };
-    let folding = Optimizations { fold_scale_shift: true, ..optimized };
+    let folding = Optimizations { fold_scale_shift: true, winograd: true, ..optimized };
     let mut modules = TokenStream::new();
     let mut rows = Vec::new();
     for seed in seeds("SRAMFIT_REWRITE_GRAPHS", "SRAMFIT_REWRITE_SEED", DEFAULT_COUNT) {
@@ -56,18 +59,19 @@ pub fn write(out: &Out) {
                 // where it happens not to change an output.
                 let opt_items = out.module_items(&format!("r{seed}_opt"), &opt, true);
                 let plain_items = out.module_items(&format!("r{seed}_plain"), &plain, false);
-                // The folded build, where folding changes something (checked mode too).
-                let folded = build(&folding).ok().filter(|f| f.optimizations.1.folded_scale_shifts > 0);
+                // The folded build, where folding or Winograd changes something (checked mode too).
+                let changed = |a: &Applied| a.folded_scale_shifts + a.winograd_convs > 0;
+                let folded = build(&folding).ok().filter(|f| changed(&f.optimizations.1));
                 let (folded_items, folded_run, folds) = match &folded {
                     Some(f) => {
                         let items = out.module_items(&format!("r{seed}_folded"), f, true);
                         (
                             quote!(pub mod folded { #items }),
                             quote!(Some(#m::folded::run_dyn)),
-                            f.optimizations.1.folded_scale_shifts,
+                            (f.optimizations.1.folded_scale_shifts, f.optimizations.1.winograd_convs),
                         )
                     }
-                    None => (quote!(), quote!(None), 0),
+                    None => (quote!(), quote!(None), (0, 0)),
                 };
                 modules.extend(
                     quote!(pub mod #m { pub mod opt { #opt_items } pub mod plain { #plain_items } #folded_items }),
@@ -93,8 +97,9 @@ pub fn write(out: &Out) {
     out.write("rewrite_graphs.rs", quote!(#modules pub static GRAPHS: &[RewriteGraph] = &[#(#rows),*];));
 }
 
-/// `Applied` as a literal of the test's own `Applied` struct (`folds`: of the folded build).
-fn applied(p: &Program, folds: usize) -> TokenStream {
+/// `Applied` as a literal of the test's own `Applied` struct (`folds` and `winograd`: of the
+/// folded build).
+fn applied(p: &Program, (folds, winograd): (usize, usize)) -> TokenStream {
     let a = &p.optimizations.1;
     let (fused, in_place, elided, transposes, subsampled, packed, tiled, overlapped, blocked) = (
         a.fused_activations,
@@ -111,7 +116,7 @@ fn applied(p: &Program, folds: usize) -> TokenStream {
     quote!(Applied {
         fused: #fused, in_place: #in_place, elided: #elided, transposes: #transposes, subsampled: #subsampled,
         packed: #packed, reordered: #reordered, tiled: #tiled, overlapped: #overlapped, folds: #folds,
-        blocked: #blocked,
+        blocked: #blocked, winograd: #winograd,
     })
 }
 
@@ -136,6 +141,13 @@ fn generate(seed: u64) -> pb::ModelProto {
         let v = b.pick();
         if v.shape.len() == 4 {
             expanded_chain(&mut b, v);
+        }
+    }
+    // Every third graph ends with a 3x3 layer the Winograd kernel computes (after the others).
+    if seed.is_multiple_of(3) {
+        let v = b.pick();
+        if v.shape.len() == 4 {
+            winograd_layer(&mut b, v);
         }
     }
     // HardSwish needs opset 14.
@@ -351,6 +363,38 @@ fn conv3x3(b: &mut Builder, x: &Value, stride: usize, depthwise: bool) {
         false => {}
     }
     b.node("Conv", inputs, attrs, vec![1, c, (h - 1) / stride + 1, (w - 1) / stride + 1]);
+}
+
+/// A layer the Winograd kernel computes once blocked: a pointwise convolution to 32 or 48
+/// channels whose zero padding grows the map to at least 8x8, then a 3x3 convolution at stride 1
+/// (maybe with a bias, maybe with padding, maybe followed by an activation or a pointwise
+/// convolution, so that the chain goes on blocked).
+fn winograd_layer(b: &mut Builder, v: Value) {
+    let (c, h, w) = (16 * (2 + b.rng.below(2)), v.shape[2], v.shape[3]);
+    let (pad_h, pad_w) = (4 + b.rng.below(4), 4 + b.rng.below(4));
+    let w1 = b.constant(&[c, v.shape[1], 1, 1]);
+    let attrs =
+        vec![ints("kernel_shape", &[1, 1]), ints("pads", &[pad_h as i64, pad_w as i64, pad_h as i64, pad_w as i64])];
+    b.node("Conv", vec![v.name, w1], attrs, vec![1, c, h + 2 * pad_h, w + 2 * pad_w]);
+    let x = last(b);
+    let pad = b.rng.below(2);
+    let (oh, ow) = (x.shape[2] + 2 * pad - 2, x.shape[3] + 2 * pad - 2);
+    let out = 16 * (1 + b.rng.below(3));
+    let mut inputs = vec![x.name.clone(), b.constant(&[out, c, 3, 3])];
+    if b.rng.chance(50) {
+        inputs.push(b.constant(&[out]));
+    }
+    let attrs = vec![ints("kernel_shape", &[3, 3]), ints("pads", &[pad as i64; 4])];
+    b.node("Conv", inputs, attrs, vec![1, out, oh, ow]);
+    let y = last(b);
+    match b.rng.below(3) {
+        0 => activation(b, y),
+        1 => {
+            let pw = b.constant(&[16, out, 1, 1]);
+            b.node("Conv", vec![y.name, pw], vec![ints("kernel_shape", &[1, 1])], vec![1, 16, oh, ow]);
+        }
+        _ => {}
+    }
 }
 
 /// A chain patch-based execution tiles: a pointwise expansion to many channels whose zero padding

@@ -37,13 +37,16 @@ pub struct Applied {
     folds: usize,
     /// Convolutions on channel-blocked tensors.
     blocked: usize,
+    /// Winograd convolutions in the folded build.
+    winograd: usize,
 }
 
 /// Both builds of one graph.
 pub struct Pair {
     opt: RunDyn,
     plain: RunDyn,
-    /// The build with scale/shift folding too, where it folds something.
+    /// The build with scale/shift folding and Winograd convolutions too, where either changes
+    /// something.
     folded: Option<RunDyn>,
     inputs: &'static [&'static [usize]],
     outputs: &'static [&'static [usize]],
@@ -62,13 +65,18 @@ pub struct RewriteGraph {
 
 include!(concat!(env!("OUT_DIR"), "/rewrite_graphs.rs"));
 
-/// Whether two outputs (as bits) agree within 1e-5 of the larger's largest magnitude (NaN where
-/// both are NaN).
-fn close(a: &[u32], b: &[u32]) -> bool {
+/// Whether two outputs (as bits) agree within `tolerance` of the larger's largest magnitude (at
+/// least 1; NaN where both are NaN). The folded build is held to 1e-5, or 1e-4 where it ran
+/// Winograd convolutions: an output bounded by a last Clip or Sigmoid can be far smaller than the
+/// sums whose rounding it carries (seed 193: 1.2e-4 where the output's scale is 1; the kernel
+/// itself meets the 1e-5 of the other convolutions against an f64 reference, in
+/// `runtime-min/tests/winograd.rs`).
+fn close(a: &[u32], b: &[u32], tolerance: f32) -> bool {
     let f = |v: &[u32]| v.iter().map(|&x| f32::from_bits(x)).collect::<Vec<f32>>();
     let (a, b) = (f(a), f(b));
     let scale = a.iter().chain(&b).filter(|v| v.is_finite()).fold(1.0f32, |m, v| m.max(v.abs()));
-    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-5 * scale)
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() <= tolerance * scale)
 }
 
 /// Runs `f` on `ins`; the outputs as bits.
@@ -84,7 +92,7 @@ fn every_rewrite_keeps_outputs_bit_identical() {
     let mut failures = Vec::new();
     let (mut fused, mut in_place, mut elided, mut transposes, mut packed, mut reordered, mut smaller) =
         (0, 0, 0, 0, 0, 0, 0);
-    let (mut folds, mut tiled, mut overlapped, mut subsampled, mut blocked) = (0, 0, 0, 0, 0);
+    let (mut folds, mut tiled, mut overlapped, mut subsampled, mut blocked, mut winograd) = (0, 0, 0, 0, 0, 0);
     let mut larger = Vec::new();
     for g in GRAPHS {
         let what = |m: &str| format!("seed {} ({}, {}): {m}", g.seed, g.ops, g.file);
@@ -118,8 +126,11 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             if let Some(folded) = p.folded {
                 match (run(folded, &ins, p.outputs), run(p.plain, &ins, p.outputs)) {
                     (Ok(a), Ok(b)) => {
-                        if let Some(k) = (0..a.len()).find(|&k| !close(&a[k], &b[k])) {
-                            failures.push(what(&format!("folded output {k} differs beyond 1e-5 (input seed {seed})")));
+                        let tolerance = if p.applied.winograd > 0 { 1e-4 } else { 1e-5 };
+                        if let Some(k) = (0..a.len()).find(|&k| !close(&a[k], &b[k], tolerance)) {
+                            failures.push(what(&format!(
+                                "folded output {k} differs beyond {tolerance} (input seed {seed})"
+                            )));
                         }
                     }
                     (Err(e), _) | (_, Err(e)) => failures.push(what(&e.to_string())),
@@ -130,10 +141,11 @@ fn every_rewrite_keeps_outputs_bit_identical() {
         tiled += p.applied.tiled;
         overlapped += p.applied.overlapped;
         blocked += p.applied.blocked;
+        winograd += p.applied.winograd;
     }
     eprintln!(
         "{} graphs: {fused} activations fused, {in_place} in-place steps, {elided} concats elided, \
-         {transposes} transposes folded, {subsampled} subsamplings folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded, {blocked} convolutions blocked; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
+         {transposes} transposes folded, {subsampled} subsamplings folded, {packed} weights packed, {reordered} reordered, {tiled} chains tiled, {overlapped} steps overlapped, {folds} scales/shifts folded, {blocked} convolutions blocked, {winograd} by Winograd; arena smaller on {smaller}, larger on {}: {larger:?}; {} failures",
         GRAPHS.len(),
         larger.len(),
         failures.len()
@@ -150,7 +162,8 @@ fn every_rewrite_keeps_outputs_bit_identical() {
             && folds > 0
             && tiled > 0
             && overlapped > 0
-            && blocked > 0,
+            && blocked > 0
+            && winograd > 0,
         "the generator no longer exercises every rewrite"
     );
 }

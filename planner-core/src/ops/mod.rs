@@ -153,6 +153,9 @@ operators! {
     conv => Conv(rt::Conv2d),
     /// A convolution on channel-blocked activations; inputs `[x, weights, bias?]`.
     conv_blocked => ConvBlocked(conv_blocked::ConvBlocked),
+    /// A 3x3 convolution by Winograd's F(2x2, 3x3) on channel-blocked activations; inputs `[x,
+    /// transformed weights, bias?]`.
+    conv_winograd => ConvWinograd(conv_winograd::ConvWinograd),
     /// A conversion between NCHW and channel-blocked activations; input `[x]`.
     reorder => Reorder(reorder::Reorder),
     /// 2-D (or 1-D) transposed convolution; inputs `[x, weights (OIHW), bias?]`.

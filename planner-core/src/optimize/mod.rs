@@ -41,7 +41,11 @@
 //! - [`blocked`] (for speed, not memory; x86-64 targets; after scheduling and tiling, on the
 //!   order they chose): chains of pointwise and 3x3 depthwise convolutions run on
 //!   channel-blocked tensors, converted at the chains' ends, where that does not raise the lower
-//!   bound.
+//!   bound;
+//! - [`winograd`] (for speed; x86-64 targets, after [`blocked`]): blocked 3x3 convolutions of at
+//!   least 32 input channels at stride 1 run by Winograd's F(2x2, 3x3), their weights transformed
+//!   at build time; rounds differently, and its scratch raises the arena where such a layer is at
+//!   the peak.
 
 pub mod blocked;
 pub mod elide_concat;
@@ -59,6 +63,7 @@ mod storage_tests;
 pub mod subsample;
 pub mod tile;
 pub mod transpose;
+pub mod winograd;
 
 use serde::{Deserialize, Serialize};
 
@@ -294,6 +299,17 @@ rewrites! {
             n => format!("{} convolution(s) on channel-blocked tensors ({n} with weights in panels)", a.blocked_convs),
         },
         off "channel-blocked layout off (it runs on x86-64 targets only)";
+    /// Run blocked 3x3 convolutions of at least 32 input channels at stride 1 by Winograd's
+    /// F(2x2, 3x3) ([`winograd`]): speed only, 16 products per 2x2 outputs instead of 36; changes
+    /// float rounding within the usual tolerance, and its scratch (one chunk of transformed tiles)
+    /// raises the arena where such a layer is at the peak; x86-64 targets only (after
+    /// `blocked_layout`).
+    winograd: default true, memory false,
+        on |a| match a.winograd_convs {
+            0 => String::new(),
+            n => format!("{n} 3x3 convolution(s) by Winograd F(2x2, 3x3)"),
+        },
+        off "Winograd convolutions off";
 }
 
 /// What the rewrites did.
@@ -336,6 +352,9 @@ pub struct Applied {
     /// Blocked convolutions whose weights were cut into panels ([`pack::pack_panels`]).
     #[serde(default)]
     pub panel_weights: usize,
+    /// Blocked convolutions run by Winograd's F(2x2, 3x3) ([`winograd`]).
+    #[serde(default)]
+    pub winograd_convs: usize,
     /// Whether the exact schedule search ([`exact_schedule`]) finished within its budget: then no
     /// order has a smaller peak of live bytes (its cost model leaves out scratch and concat
     /// elision); otherwise only the greedy order was tried.

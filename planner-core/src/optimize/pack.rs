@@ -105,7 +105,7 @@ pub fn pack_panels(g: &mut Graph) -> usize {
 /// The copy of constant `w` in another layout (`layout` of its values), named `NAME.suffix`, made
 /// on first use and memoised in `copies` so that the convolutions sharing `w` share the copy; `None`
 /// when `w` holds no f32 values.
-fn relaid(
+pub(super) fn relaid(
     g: &mut Graph,
     copies: &mut HashMap<TensorId, TensorId>,
     w: TensorId,
