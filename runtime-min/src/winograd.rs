@@ -16,14 +16,15 @@
 //!    tile's outputs that lie inside the output.
 //!
 //! The results differ from a direct convolution's in rounding (the sums are taken in another
-//! basis): against an f64 reference the error stays within a few units of the output's last
-//! place times the depth (`runtime-min/tests/winograd.rs`). The transforms are lane-wise adds, so
-//! the AVX-512 and AVX2 paths give the same bits; the portable path differs as its GEMM does (no
-//! fused multiply-adds). Against the blocked direct kernel (weights in panels), one layer each in
-//! a crate outside the workspace built without flags (AVX-512, Zen 4, p50): MNIST's 32-to-64
-//! layer on 26x26 0.71, ResNet-18's 64-channel 16x16 and 128-channel 8x8 layers 0.65, its
-//! 256-channel 4x4 ones 0.72; with 16 input channels (ResNet-8's first stage) it is slower
-//! (1.05-1.2), so it applies from [`WINOGRAD_MIN_CHANNELS`] input channels.
+//! basis): against an f64 reference they stay within the tolerance the other convolutions meet,
+//! 1e-5 of the sum of the products' magnitudes (`runtime-min/tests/winograd.rs`). The transforms
+//! are lane-wise adds, so the AVX-512 and AVX2 paths give the same bits; the portable path differs
+//! as its GEMM does (no fused multiply-adds). Against the blocked direct kernel (weights in
+//! panels), one layer each in a crate outside the workspace built without flags (AVX-512, Zen 4,
+//! p50): MNIST's 32-to-64 layer on 26x26 0.65, ResNet-8's 32-channel 16x16 and 64-channel 8x8
+//! layers 0.79 and 0.70, ResNet-18's 64-channel 16x16 and 128-channel 8x8 ones 0.63-0.67; with 16
+//! input channels (ResNet-8's first stage) it is slower (1.05-1.2), so it applies from
+//! [`WINOGRAD_MIN_CHANNELS`] input channels.
 
 use crate::arch::{self, KernelCall, Kernels};
 use crate::blocked::{conv2d_blocked, conv2d_blocked_applies, CHANNEL_BLOCK};
@@ -186,10 +187,18 @@ fn transform_input(p: &Conv2d, x: &[f32], chunk: Chunk, v: &mut [f32]) {
         for t in 0..chunk.tiles {
             let (oh, ow) = chunk.origin(p, t);
             let mut d = [[[0.0f32; L]; 4]; 4];
+            // Patch row `i` is input row `oh + i - pad_top`, column `j` input column
+            // `ow + j - pad_left` (no closures here: they may not be inlined into the path's copy).
             for (i, row) in d.iter_mut().enumerate() {
-                let Some(ih) = (oh + i).checked_sub(p.pad_top).filter(|&ih| ih < p.in_h) else { continue };
+                if oh + i < p.pad_top || oh + i - p.pad_top >= p.in_h {
+                    continue;
+                }
+                let ih = oh + i - p.pad_top;
                 for (j, lanes) in row.iter_mut().enumerate() {
-                    let Some(iw) = (ow + j).checked_sub(p.pad_left).filter(|&iw| iw < p.in_w) else { continue };
+                    if ow + j < p.pad_left || ow + j - p.pad_left >= p.in_w {
+                        continue;
+                    }
+                    let iw = ow + j - p.pad_left;
                     lanes.copy_from_slice(&xb[(ih * p.in_w + iw) * L..][..L]);
                 }
             }

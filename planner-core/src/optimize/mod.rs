@@ -1,7 +1,7 @@
 //! Graph rewrites between import and liveness that make the plan smaller without changing any
-//! result bit (all but [`fold_affine`], which rounds differently, for speed): each is switchable
-//! ([`Optimizations`]) and what it did is reported ([`Applied`]), in the module docs of the
-//! expansion and in `sramfit inspect`.
+//! result bit (all but [`fold_affine`] and [`winograd`], which round differently, for speed): each
+//! is switchable ([`Optimizations`]) and what it did is reported ([`Applied`]), in the module docs
+//! of the expansion and in `sramfit inspect`.
 //!
 //! Graph passes rewrite the graph ([`rewrite_graph`]); storage passes decide which tensors share
 //! bytes and how much scratch each kernel gets ([`storage`]), recording every decision in
