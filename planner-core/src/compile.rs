@@ -59,24 +59,23 @@ pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, Comp
         request.check_pools()?;
         let mut request = request.clone();
         request.optimizations = request.optimizations.for_target(&request.target);
-        let any_gain = || {
-            let mut any_gain = request.clone();
-            any_gain.optimizations.tile_min_gain_percent = Some(0);
-            compile_shapes(&any_gain)
+        // Compiled again for a budget: keeping any tiling gain, and without Winograd convolutions.
+        let again = |any_gain: bool, winograd: bool| {
+            let mut lean = request.clone();
+            if any_gain {
+                lean.optimizations.tile_min_gain_percent = Some(0);
+            }
+            lean.optimizations.winograd &= winograd;
+            compile_shapes(&lean)
         };
         let compiled = match compile_shapes(&request) {
-            Err(CompileError::PoolBudget { .. }) if request.optimizations.tile => any_gain()?,
+            Err(CompileError::PoolBudget { .. }) if request.optimizations.tile => again(true, true)?,
             compiled => compiled?,
         };
         let applied = compiled.program().optimizations.1;
         match crate::budget::check(compiled.program(), request.sram, request.flash) {
             Err(CompileError::SramBudget { .. }) if applied.tile_declined.is_some() || applied.winograd_convs > 0 => {
-                let mut lean = request.clone();
-                if applied.tile_declined.is_some() {
-                    lean.optimizations.tile_min_gain_percent = Some(0);
-                }
-                lean.optimizations.winograd = false;
-                let compiled = compile_shapes(&lean)?;
+                let compiled = again(applied.tile_declined.is_some(), false)?;
                 crate::budget::check(compiled.program(), request.sram, request.flash)?;
                 Ok(compiled)
             }
