@@ -53,7 +53,8 @@ impl Compiled {
 /// on x86-64 and AArch64 every tiling); when the `sram` budget or a pool is exceeded without it,
 /// the model is compiled again with any gain kept, and that compilation (fitting or not) is the
 /// result. Likewise a model whose Winograd convolutions' scratch
-/// ([`crate::optimize::winograd`]) breaks the `sram` budget is compiled again without them.
+/// ([`crate::optimize::winograd`]) breaks the `sram` budget or the pools is compiled again without
+/// them.
 pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, CompileError> {
     let compile = || {
         request.check_pools()?;
@@ -68,10 +69,16 @@ pub fn compile_model(request: &crate::request::Request) -> Result<Compiled, Comp
             lean.optimizations.winograd &= winograd;
             compile_shapes(&lean)
         };
-        let compiled = match compile_shapes(&request) {
-            Err(CompileError::PoolBudget { .. }) if request.optimizations.tile => again(true, true)?,
-            compiled => compiled?,
-        };
+        // Pools too small: first keep any tiling gain, then give up the Winograd scratch too.
+        let over_pools = |c: &Result<Compiled, CompileError>| matches!(c, Err(CompileError::PoolBudget { .. }));
+        let mut compiled = compile_shapes(&request);
+        if over_pools(&compiled) && request.optimizations.tile {
+            compiled = again(true, true);
+        }
+        if over_pools(&compiled) && request.optimizations.winograd && request.optimizations.blocked_layout {
+            compiled = again(true, false);
+        }
+        let compiled = compiled?;
         let applied = compiled.program().optimizations.1;
         match crate::budget::check(compiled.program(), request.sram, request.flash) {
             Err(CompileError::SramBudget { .. }) if applied.tile_declined.is_some() || applied.winograd_convs > 0 => {

@@ -2,7 +2,8 @@
 //! ResNet-8's and ResNet-18's stride-1 3x3 layers of 32 channels or more on 16 tiles or more by
 //! F(2x2, 3x3), with weights transformed at build time and scratch for one chunk of tiles each;
 //! switched off, or on other targets, none; and a model whose Winograd scratch breaks the SRAM
-//! budget compiles without it (and, as always, tiled if its tiling was declined). (The outputs against onnxruntime and tract: the facade's `models`
+//! budget or its pools compiles without it (and, as always, tiled if its tiling was declined).
+//! (The outputs against onnxruntime and tract: the facade's `models`
 //! and `architectures` tests, which build these models for the host.)
 
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use sramfit_planner_core::compile::compile_model;
 use sramfit_planner_core::ir::Op;
 use sramfit_planner_core::ops::conv_winograd::ConvWinograd;
 use sramfit_planner_core::pipeline::Program;
+use sramfit_planner_core::pools::PoolSpec;
 use sramfit_planner_core::request::Request;
 use sramfit_planner_core::target::Target;
 use sramfit_runtime_min::{conv2d_winograd_scratch_len, winograd_weights_len};
@@ -90,4 +92,25 @@ fn a_budget_the_winograd_scratch_breaks_is_met_without_it() {
     let fitted = compile(&budgeted);
     let applied = fitted.optimizations.1;
     assert!(applied.winograd_convs == 0 && fitted.plan.arena_bytes <= direct, "{applied:?}");
+}
+
+#[test]
+fn pools_the_winograd_scratch_breaks_are_met_without_it() {
+    // The second pool's bytes with a first pool of 64 KiB and room to spare, with and without
+    // Winograd.
+    let pooled = |psram: &str, winograd: bool| {
+        let mut r = request("mnist_cnn.onnx", "x86_64-unknown-linux-gnu");
+        r.pools = vec![PoolSpec::parse("sram=64KiB").unwrap(), PoolSpec::parse(psram).unwrap()];
+        r.optimizations.set("winograd", winograd).unwrap();
+        // Without tiling, whose retry would meet these pools by tiling MNIST's layers instead.
+        r.optimizations.set("tile", false).unwrap();
+        r
+    };
+    let second = |p: &Program| p.pools.as_ref().expect("planned in pools").pools[1].bytes();
+    let direct = second(&compile(&pooled("psram=1MiB", false)));
+    let on = compile(&pooled("psram=1MiB", true));
+    assert!(on.optimizations.1.winograd_convs == 1 && second(&on) > direct, "the scratch lands in the second pool");
+    let fitted = compile(&pooled(&format!("psram={direct}"), true));
+    let applied = fitted.optimizations.1;
+    assert!(applied.winograd_convs == 0 && second(&fitted) <= direct, "{applied:?}");
 }
