@@ -26,7 +26,9 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// (ResNet-8's, MNIST's, KWS's 10x4 at stride 2, pointwise ones), output channels in tiles of two
 /// and one vectors, one band of rows and several (64 input channels of 40-wide rows; 48 of
 /// 64-wide rows, a band of one output row), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
-/// than 8 outputs and of more, stride 1 and 2, padding 0 to 2, rows as wide as the stage takes;
+/// than 8 outputs and of more (on AVX-512, rows of 8 or more at stride 1 are read from the input
+/// where it lies, with or without padding columns), stride 1 and 2, padding 0 to 2, rows as wide
+/// as the stage takes;
 /// every activation, with and without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
     use Activation::{HardSwish, None as A0, Relu, Sigmoid, Tanh};
@@ -83,6 +85,7 @@ fn cases() -> Vec<(Conv2d, bool)> {
         (dw(32, (8, 8), 2, (0, 0, 1, 1), Relu), true),
         (dw(16, (4, 168), 1, (1, 1, 1, 1), Relu), true),
         (dw(16, (5, 166), 2, (1, 1, 1, 1), A0), true),
+        (dw(32, (9, 12), 1, (0, 0, 0, 0), Relu), true),
     ]
 }
 

@@ -14,7 +14,9 @@
 //! (`[row][column][16]`, copied from the blocked input as it lies: no transposes); per output
 //! row, [`RUN`] outputs at a time (the last run overlapping the one before), each tap one
 //! unchecked load per output, multiplied and added in tap order from the bias: the bits of the
-//! NCHW depthwise kernels, whose padding taps add `w * 0` too.
+//! NCHW depthwise kernels, whose padding taps add `w * 0` too. On AVX-512, rows of [`RUN`]
+//! outputs or more at stride 1 are read from the input where it lies instead, each input vector
+//! loaded once for the three outputs it reaches and zero outside the input: the same sums.
 //!
 //! Dense (one group, any kernel, stride 1 or 2): [`super::blocked_dense`], on the same stage.
 
@@ -264,17 +266,20 @@ impl Tile<'_> {
     }
 }
 
-/// The 3x3 depthwise convolution `p`, block by block, in bands of output rows whose input rows,
-/// zero-padded, fit the stage.
+/// The 3x3 depthwise convolution `p`, block by block: with 32 vector registers (AVX-512), at
+/// stride 1 and on rows of at least [`RUN`] outputs, reading the block's input where it lies
+/// ([`Block::direct_outputs`]); otherwise in bands of output rows whose input rows, zero-padded,
+/// fit the stage ([`Block::outputs`]).
 #[inline(always)]
 fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let b = CHANNEL_BLOCK;
+    let direct = S::REGISTERS >= 32 && p.stride_w == 1 && p.out_w >= RUN;
     let cols = p.cols_read();
     let band = p.rows_fitting(STAGE / (cols * b)).min(p.out_h);
     assert!(band > 0, "conv2d_blocked_applies checked that a band fits the stage");
     let mut buf = Stage([MaybeUninit::uninit(); STAGE]);
     // The padding columns stay zero; the staged rows are written whole or as the input's.
-    let stage = zeroed(&mut buf.0, p.rows_read(band) * cols * b);
+    let stage = zeroed(&mut buf.0, if direct { 0 } else { p.rows_read(band) * cols * b });
     let (in_plane, out_plane) = (p.in_h * p.in_w, p.out_h * p.out_w);
     for n in 0..p.batch {
         for cb in 0..p.out_channels / b {
@@ -282,18 +287,19 @@ fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y
             let at = n * p.out_channels + cb * b;
             let x = &x[at * in_plane..][..in_plane * b];
             let y = &mut y[at * out_plane..][..out_plane * b];
+            if direct {
+                for oh in 0..p.out_h {
+                    block.direct_row(p, x, oh, &mut y[oh * p.out_w * b..][..p.out_w * b]);
+                }
+                continue;
+            }
             let mut oh0 = 0;
             while oh0 < p.out_h {
                 let rows = band.min(p.out_h - oh0);
                 stage_rows(p, cols, oh0, rows, x, stage);
                 for oh in oh0..oh0 + rows {
-                    block.row(
-                        p,
-                        cols,
-                        stage,
-                        (oh - oh0) * p.stride_h * cols * b,
-                        &mut y[oh * p.out_w * b..][..p.out_w * b],
-                    );
+                    let first = (oh - oh0) * p.stride_h * cols * b;
+                    block.row(p, cols, stage, first, &mut y[oh * p.out_w * b..][..p.out_w * b]);
                 }
                 oh0 += rows;
             }
@@ -385,6 +391,17 @@ impl<S: Lanes> Block<S> {
         }
     }
 
+    /// Output row `oh` (of at least [`RUN`] outputs) into `out` from the block's input `x`, [`RUN`]
+    /// outputs at a time as [`Self::row`] runs them.
+    #[inline(always)]
+    fn direct_row(&self, p: &Conv2d, x: &[f32], oh: usize, out: &mut [f32]) {
+        let mut ow = 0;
+        while ow < p.out_w {
+            self.direct_outputs(p, x, oh, ow.min(p.out_w - RUN), out);
+            ow += RUN;
+        }
+    }
+
     /// Outputs `ow0..ow0 + N` of a row (the caller's `first` and `out`), `L` channels of the
     /// block at a time: from the bias, each tap's rounded product added in tap order, then the
     /// activation.
@@ -413,6 +430,58 @@ impl<S: Lanes> Block<S> {
                     // above.
                     let xv = unsafe { S::load_ptr(sp.add(off + o * step)) };
                     *a = S::add(*a, S::mul(tap[v], xv));
+                }
+            }
+            store_run::<S, N>(p.act, acc, &mut out[ow0 * b + v * l..][..(N - 1) * b + l]);
+        }
+    }
+
+    /// Outputs `ow0..ow0 + RUN` of output row `oh` (the caller's `x` and `out`; stride 1 across),
+    /// `L` channels of the block at a time: from the bias, each tap's rounded product added in
+    /// tap order, then the activation (the bits of [`Self::outputs`]). Each input vector of a
+    /// kernel row is loaded once and multiplied by the taps of the three outputs it reaches, the
+    /// block's taps held in registers; a position outside the input is a zero vector, so a
+    /// padding tap adds `w * 0`. Against the staged kernel, one layer each (AVX-512, Zen 4, a
+    /// crate outside the workspace without flags, least p10 of eight alternating runs): VWW's
+    /// 32-channel 24x24 layer 0.62 of its time, MobileNetV2's 16-channel 48x48 one 0.64 and
+    /// 96-channel 12x12 one 0.72. Rows of fewer than [`RUN`] outputs measured slower (KWS's 5:
+    /// 1.35; 6: 1.31), as did stride 2 (up to 1.45) and AVX2's 16 registers (up to 1.46): those
+    /// keep the staged kernel.
+    #[inline(always)]
+    fn direct_outputs(&self, p: &Conv2d, x: &[f32], oh: usize, ow0: usize, out: &mut [f32]) {
+        const N: usize = RUN;
+        let (l, b) = (S::L, CHANNEL_BLOCK);
+        // Input columns a kernel row of the run reads, from column `c0` (negative in the padding).
+        let width = N + 2;
+        let c0 = ow0 as isize - p.pad_left as isize;
+        assert!(x.len() >= p.in_h * p.in_w * b && (ow0 + N) * b <= out.len());
+        for v in 0..b / l {
+            let mut taps = [S::zero(); 9];
+            for (t, tap) in taps.iter_mut().enumerate() {
+                *tap = self.taps[t][v];
+            }
+            let mut acc = [self.bias[v]; N];
+            for r in 0..3 {
+                let ih = (oh * p.stride_h + r) as isize - p.pad_top as isize;
+                let row_inside = (0..p.in_h as isize).contains(&ih);
+                // The row's first vector (unused outside the input).
+                let row = x.as_ptr().wrapping_add(if row_inside { ih as usize * p.in_w * b + v * l } else { 0 });
+                for j in 0..width {
+                    let c = c0 + j as isize;
+                    let xv = match row_inside && (0..p.in_w as isize).contains(&c) {
+                        // SAFETY: row `ih` and column `c` are inside the input, whose
+                        // `in_h * in_w * 16` floats `x` holds (asserted above): the vector's
+                        // `L` floats from `(ih * in_w + c) * 16 + v * L` lie in `x`.
+                        true => unsafe { S::load_ptr(row.add(c as usize * b)) },
+                        false => S::zero(),
+                    };
+                    // Output `o` reads column `j` as its tap `k = j - o`: in ascending `j`, each
+                    // output's taps of this row come in ascending `k`.
+                    for k in 0..3 {
+                        if j >= k && j - k < N {
+                            acc[j - k] = S::add(acc[j - k], S::mul(taps[r * 3 + k], xv));
+                        }
+                    }
                 }
             }
             store_run::<S, N>(p.act, acc, &mut out[ow0 * b + v * l..][..(N - 1) * b + l]);
