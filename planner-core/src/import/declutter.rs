@@ -1,5 +1,6 @@
 //! tract's declutter with its pass that merges identical readers of a value replaced by one that
-//! is linear in fan-out and never merges a node twice.
+//! compares the readers of values of at most [`MAX_READERS`] readers only and never merges a
+//! node twice in a round.
 //!
 //! tract's `PushSplitDown` merges identical readers of one value (two `Transpose`s of one input
 //! become one) by comparing every pair of its readers, on every optimizer round. Two faults of
