@@ -117,6 +117,12 @@ pub const fn max_pool2d_blocked_stack_bytes(_: Target) -> usize {
     core::mem::size_of::<[f32; crate::CHANNEL_BLOCK]>()
 }
 
+/// Stack bytes of [`global_pool_blocked`](crate::global_pool_blocked)'s local arrays on any
+/// target: the running sums of the blocks it adds at once.
+pub const fn global_pool_blocked_stack_bytes(_: Target) -> usize {
+    core::mem::size_of::<[[f32; crate::CHANNEL_BLOCK]; crate::blocked_pool::GROUP]>()
+}
+
 /// Stack bytes of [`to_blocked`](crate::to_blocked)'s and [`from_blocked`](crate::from_blocked)'s
 /// local arrays on `t`: none on the portable path; on x86-64 a transpose's vectors.
 pub const fn reorder_blocked_stack_bytes(t: Target) -> usize {

@@ -29,7 +29,8 @@
 //!   [`pool2d_overlapped`], [`quant_pool2d_overlapped`]).
 //! - **Channel-blocked activations**: [`conv2d_blocked`] (pointwise, dense and 3x3
 //!   depthwise layers, [`conv2d_blocked_applies`]; a first layer's NCHW input read as it is,
-//!   [`reads_nchw`]) and [`max_pool2d_blocked`] ([`max_pool2d_blocked_applies`]) on tensors
+//!   [`reads_nchw`]), [`max_pool2d_blocked`] ([`max_pool2d_blocked_applies`]) and
+//!   [`global_pool_blocked`] ([`GlobalPool`]) on tensors
 //!   stored in blocks of [`CHANNEL_BLOCK`] channels ([`blocked_index`], [`to_blocked`],
 //!   [`from_blocked`]).
 //! - **Matrix multiplication**: [`matmul`] ([`MatMul`]): batched, strided
@@ -121,7 +122,7 @@ pub use blocked::{
     blocked_index, conv2d_blocked, conv2d_blocked_applies, from_blocked, reads_nchw, takes_panels, to_blocked,
     CHANNEL_BLOCK,
 };
-pub use blocked_pool::{max_pool2d_blocked, max_pool2d_blocked_applies};
+pub use blocked_pool::{global_pool_blocked, max_pool2d_blocked, max_pool2d_blocked_applies, GlobalPool};
 pub use conv::*;
 pub use conv_shape::{Conv2d, ConvInput, ConvWeights, PANEL};
 pub use cumsum::*;

@@ -101,6 +101,15 @@ fn reduce_impl(
 /// [`FEW_GROUP`] outputs at a time (a global pooling's few positions left by the layers before).
 const FEW_VALUES: usize = 2 * LANES;
 
+/// Whether [`reduce_sum`] and [`reduce_mean`] add the `values` values of an output that are one
+/// contiguous run one after another in order, from `0.0` (as [`crate::global_pool_blocked`]
+/// does): runs of fewer than [`FEW_VALUES`], whose one chunk of [`LANES`], if any, goes into
+/// [`fold_contig_group`]'s lanes from `0.0` and from them in order into the sum, then the rest.
+/// Longer runs are summed in [`LANES`] interleaved chains.
+pub(crate) fn reduce_sums_in_order(values: usize) -> bool {
+    values < FEW_VALUES
+}
+
 /// Outputs folded together when each reduces fewer than [`FEW_VALUES`] values.
 const FEW_GROUP: usize = 8;
 

@@ -1,7 +1,8 @@
-//! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `to_blocked`,
-//! `from_blocked`): on every kernel path a blocked convolution gives the bits of `conv2d` on the
-//! NCHW tensors on that path (with its weights k-major and, for one group, in panels), and values
-//! close to an `f64` reference, a blocked max pooling the bits of `max_pool2d`; the conversions
+//! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `global_pool_blocked`,
+//! `to_blocked`, `from_blocked`): on every kernel path a blocked convolution gives the bits of
+//! `conv2d` on the NCHW tensors on that path (with its weights k-major and, for one group, in
+//! panels), and values close to an `f64` reference, a blocked max pooling the bits of
+//! `max_pool2d`, a blocked global pooling those of `avg_pool2d`, `reduce_sum` and `reduce_mean`; the conversions
 //! are each other's inverse and put channel `c` of position `q` where `blocked_index` says.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
@@ -215,6 +216,103 @@ fn blocked_max_pooling_takes_2d_windows_of_whole_blocks_only() {
     for p in not {
         assert!(!max_pool2d_blocked_applies(&p), "{p:?}");
     }
+}
+
+/// Values whose sums depend on the order they are added in (`1e8 + 1 - 1e8` is 0, `1 + 1e8 - 1e8`
+/// is 0, `1e8 - 1e8 + 1` is 1), with signed zeros and non-finite values in some planes.
+fn order_sensitive(rng: &mut Rng, n: usize, special: bool) -> Vec<f32> {
+    let values = [1e8, -1e8, 1.0, -1.0, 0.375, -0.0, 3e7];
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+    let pick = |rng: &mut Rng| match special && rng.below(40) == 0 {
+        true => specials[rng.below(specials.len())],
+        false => values[rng.below(values.len())] * (1.0 + rng.f() / 8.0),
+    };
+    (0..n).map(|_| pick(rng)).collect()
+}
+
+#[test]
+fn blocked_global_pooling_gives_the_bits_of_average_pooling_and_small_reductions_on_every_path() {
+    // KWS's 64 planes of 25x5 (one group of four blocks), ResNet-8's 64 of 8x8 in two images,
+    // five blocks (a group and one block left), planes of one position.
+    let pools = [
+        pool_params((1, 64), (25, 5), (25, 5), (1, 1), (1, 1), (0, 0, 0, 0), false, false),
+        pool_params((2, 64), (8, 8), (8, 8), (1, 1), (1, 1), (0, 0, 0, 0), false, true),
+        pool_params((1, 80), (3, 7), (3, 7), (2, 2), (1, 1), (0, 0, 0, 0), false, false),
+        pool_params((1, 16), (1, 1), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0), false, false),
+    ];
+    for (i, p) in pools.iter().enumerate() {
+        let global = GlobalPool::of_avg_pool2d(p).expect("a global average pooling");
+        let plane = p.in_h * p.in_w;
+        let x = order_sensitive(&mut Rng::new(i as u64 + 31), p.batch * p.channels * plane, i == 0);
+        let results = on_each_path(&PATHS, || {
+            let mut nchw = vec![1.0; p.batch * p.channels];
+            avg_pool2d(p, &x, &mut nchw);
+            (nchw, blocked_global(&global, &x))
+        });
+        for (path, (nchw, blocked)) in &results {
+            assert_eq!(sum_bits(blocked), sum_bits(nchw), "{p:?} on {}", path.name());
+        }
+    }
+    // VWW's 256 planes of 3x3 and MobileNetV2's 1280, ReduceSum and ReduceMean; planes of 1, 8
+    // and 15 positions (the longest that `reduce_sum` adds in order).
+    for (i, (batch, channels, (h, w))) in
+        [(1, 256, (3, 3)), (1, 1280, (3, 3)), (2, 48, (1, 1)), (1, 32, (2, 4)), (1, 96, (3, 5))].into_iter().enumerate()
+    {
+        let plane = h * w;
+        let x = order_sensitive(&mut Rng::new(i as u64 + 41), batch * channels * plane, i == 0);
+        let (out_shape, out_in_strides) = ([batch, channels], [channels * plane, plane]);
+        let p =
+            Reduce { out_shape: &out_shape, out_in_strides: &out_in_strides, red_shape: &[h, w], red_strides: &[w, 1] };
+        for mean in [false, true] {
+            let global = GlobalPool::of_reduce(batch, channels, plane, mean).expect("a reduction in order");
+            let results = on_each_path(&PATHS, || {
+                let mut nchw = vec![1.0; batch * channels];
+                match mean {
+                    true => reduce_mean(&p, &x, &mut nchw),
+                    false => reduce_sum(&p, &x, &mut nchw),
+                }
+                (nchw, blocked_global(&global, &x))
+            });
+            for (path, (nchw, blocked)) in &results {
+                assert_eq!(sum_bits(blocked), sum_bits(nchw), "{global:?} on {}", path.name());
+            }
+        }
+    }
+}
+
+/// The bit patterns of the sums `v`, every NaN as `f32::NAN`'s: which of two NaNs an addition
+/// returns is the compiler's choice (it may swap the operands), not the order of the additions.
+fn sum_bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| if f.is_nan() { f32::NAN } else { *f }.to_bits()).collect()
+}
+
+/// `global_pool_blocked` of the NCHW `x`, converted to blocked first.
+fn blocked_global(p: &GlobalPool, x: &[f32]) -> Vec<f32> {
+    let mut xb = vec![0.0; x.len()];
+    to_blocked(p.batch, p.channels, p.plane, x, &mut xb);
+    let mut y = vec![1.0; p.batch * p.channels];
+    global_pool_blocked(p, &xb, &mut y);
+    y
+}
+
+#[test]
+fn blocked_global_pooling_takes_whole_planes_of_whole_blocks_only() {
+    let ok = pool_params((1, 32), (5, 5), (5, 5), (1, 1), (1, 1), (0, 0, 0, 0), false, false);
+    assert!(GlobalPool::of_avg_pool2d(&ok).is_some());
+    let not = [
+        Pool2d { channels: 24, ..ok },
+        Pool2d { kernel_h: 4, out_h: 2, ..ok },
+        pool_params((1, 32), (5, 5), (5, 5), (1, 1), (1, 1), (1, 1, 1, 1), false, true),
+        Pool2d { in_d: 3, kernel_d: 3, ..ok },
+    ];
+    for p in not {
+        assert!(GlobalPool::of_avg_pool2d(&p).is_none(), "{p:?}");
+    }
+    assert!(GlobalPool::of_reduce(1, 32, 15, false).is_some());
+    // `reduce_sum` adds 16 values or more in interleaved chains, not in order.
+    assert!(GlobalPool::of_reduce(1, 32, 16, false).is_none());
+    assert!(GlobalPool::of_reduce(1, 40, 9, true).is_none());
+    assert!(GlobalPool::of_reduce(1, 32, 0, false).is_none());
 }
 
 /// Planes of fewer positions than an AVX2 or AVX-512 vector has lanes (converted value by

@@ -170,6 +170,8 @@ operators! {
     pool => Pool(pool::Pool),
     /// A max pooling on channel-blocked activations; input `[x]`.
     pool_blocked => PoolBlocked(pool_blocked::PoolBlocked),
+    /// A global pooling of a channel-blocked activation into an NCHW one; input `[x]`.
+    global_pool_blocked => GlobalPoolBlocked(global_pool_blocked::GlobalPoolBlocked),
     /// Reduction over some axes.
     reduce => Reduce(reduce::ReduceOp),
     /// Softmax (or log-softmax) over the middle axis of an `[outer, axis, inner]` view.

@@ -11,9 +11,12 @@
 //!
 //! Chains are the connected groups of such convolutions, of the `f32` elementwise functions of
 //! same-shape tensors between them (a residual network's sum: the same function on blocked
-//! tensors) and of the 2-D max poolings of their outputs (`runtime_min::max_pool2d_blocked`, with
+//! tensors), of the 2-D max poolings of their outputs (`runtime_min::max_pool2d_blocked`, with
 //! `max_pool2d`'s bits: MNIST's pooling, so that its chain converts the pooled tensor back, a
-//! quarter of its input), joined by the tensors one writes and another reads blocked in one
+//! quarter of its input) and of their global poolings (`runtime_min::global_pool_blocked`, with
+//! the bits of a global average pooling or of a sum over a plane of few values, writing their
+//! NCHW output, whose bytes are the same blocked: the chain ends with no conversion; KWS's pooling
+//! and the conversion before it took 1.9 us of 56), joined by the tensors one writes and another reads blocked in one
 //! layout (a first layer of fewer than 16 channels reads its NCHW input as it is and writes
 //! blocked); a group of fewer than two convolutions would pay its conversions for one layer's
 //! gain and is left as it is. The pass runs last, on the order and bands the schedule and
@@ -24,16 +27,18 @@
 //!
 //! In a kept group every convolution becomes an [`Op::ConvBlocked`] writing a new tensor
 //! `NAME.blocked` of the same shape (a max pooling becomes an [`Op::PoolBlocked`]; an
-//! elementwise step stays what it is, its tensors blocked); a step of the group reading
+//! elementwise step stays what it is, its tensors blocked; a global pooling becomes an
+//! [`Op::GlobalPoolBlocked`] writing the tensor it wrote); a step of the group reading
 //! another's output reads that tensor; an input from outside the group is converted once
 //! ([`Way::ToBlocked`], right before its first reader of the group) and a blocked output that
 //! something else reads, or that is a graph output, is converted back into its original tensor
 //! ([`Way::FromBlocked`], right after the step), so every other node, and every port, reads
-//! what it read before. No result changes: `conv2d_blocked` and `max_pool2d_blocked` give
-//! `conv2d`'s and `max_pool2d`'s bits (`runtime-min/tests/blocked.rs`).
+//! what it read before. No result changes: `conv2d_blocked`, `max_pool2d_blocked` and
+//! `global_pool_blocked` give `conv2d`'s, `max_pool2d`'s and `avg_pool2d`'s or `reduce_sum`'s bits
+//! (`runtime-min/tests/blocked.rs`).
 //!
 //! Blocked tensors are read only by blocked convolutions and poolings, conversions and those
-//! elementwise steps. The storage passes, run again afterwards, never treat the first three as
+//! elementwise steps. The storage passes, run again afterwards, never treat the first four as
 //! plane-ordered (overlap) or elementwise (in place); an elementwise step may still write over an
 //! input it reads last, which is as right for blocked tensors, all of the same layout, as for
 //! NCHW ones.
@@ -44,13 +49,15 @@ use super::Optimizations;
 use crate::ir::{DType, Graph, Node, Op, TensorId, TensorKind};
 use crate::ops::binary::BinaryOp;
 use crate::ops::conv_blocked::ConvBlocked;
+use crate::ops::global_pool_blocked::GlobalPoolBlocked;
 use crate::ops::pool::{Pool, PoolKind};
 use crate::ops::pool_blocked::PoolBlocked;
+use crate::ops::reduce::{ReduceOp, Reducer};
 use crate::ops::reorder::{Reorder, Way};
 use crate::plan;
 use crate::tensor::strides_of;
 use sramfit_runtime_min::{
-    conv2d_blocked_applies, max_pool2d_blocked_applies, reads_nchw, Conv2d, ConvWeights, CHANNEL_BLOCK,
+    conv2d_blocked_applies, max_pool2d_blocked_applies, reads_nchw, Conv2d, ConvWeights, GlobalPool, CHANNEL_BLOCK,
 };
 
 /// The fewest convolutions a chain must have to run blocked.
@@ -99,6 +106,9 @@ enum Role {
     Elementwise,
     /// A 2-D max pooling `runtime_min::max_pool2d_blocked` computes, its input read blocked.
     Pool,
+    /// A global pooling `runtime_min::global_pool_blocked` computes, its input read blocked, its
+    /// output written as it is (one value per channel, the same bytes in either layout).
+    Global(GlobalPool),
 }
 
 impl Role {
@@ -107,8 +117,13 @@ impl Role {
         match self {
             Role::Conv { slot, blocked: true } => slot..slot + 1,
             Role::Conv { blocked: false, .. } => 0..0,
-            Role::Elementwise | Role::Pool => 0..inputs,
+            Role::Elementwise | Role::Pool | Role::Global(_) => 0..inputs,
         }
+    }
+
+    /// Whether its output is written blocked (a new `NAME.blocked` tensor).
+    fn writes_blocked(self) -> bool {
+        !matches!(self, Role::Global(_))
     }
 
     /// The inputs of `n` read blocked in a chain.
@@ -142,7 +157,9 @@ fn members(g: &Graph, packed: bool) -> Vec<Option<Member>> {
             .filter(|m| m.role.blocked_inputs(n).iter().all(|&t| layout[t].is_none_or(|dims| dims == m.reads)));
         if let Some(m) = member {
             m.role.blocked_inputs(n).iter().for_each(|&t| layout[t] = Some(m.reads));
-            layout[n.output] = Some(m.writes);
+            if m.role.writes_blocked() {
+                layout[n.output] = Some(m.writes);
+            }
         }
         members.push(member);
     }
@@ -159,7 +176,7 @@ fn chains(g: &Graph, members: &[Option<Member>]) -> Vec<Vec<usize>> {
     for (j, n) in g.nodes.iter().enumerate() {
         let Some(m) = members[j] else { continue };
         for &t in m.role.blocked_inputs(n) {
-            if let Some(i) = producers[t].filter(|&i| members[i].is_some()) {
+            if let Some(i) = producers[t].filter(|&i| members[i].is_some_and(|m| m.role.writes_blocked())) {
                 let (a, b) = (find(&mut parent, i), find(&mut parent, j));
                 parent[a.max(b)] = a.min(b);
             }
@@ -181,11 +198,16 @@ fn chains(g: &Graph, members: &[Option<Member>]) -> Vec<Vec<usize>> {
 /// a feature map that is a pointwise convolution (tract's einsum of one, input 1;
 /// [`super::fold_affine::pointwise_feature_map`]), which [`rewrite`] makes a 1x1 convolution
 /// first); an `f32` elementwise function of two activations of its output's shape, whole
-/// blocks of channels; or a max pooling `runtime_min::max_pool2d_blocked` computes of an
-/// activation. With the layouts it reads and writes: a convolution's and a pooling's from their
+/// blocks of channels; a max pooling `runtime_min::max_pool2d_blocked` computes of an
+/// activation; or a global pooling `runtime_min::global_pool_blocked` computes of one
+/// ([`global`]). With the layouts it reads and writes: a convolution's and a pooling's from their
 /// parameters (a matrix product's tensors are not all 4-D), an elementwise node's from its
 /// output's shape, which its inputs share.
 fn role(g: &Graph, i: usize, packed: bool) -> Option<Member> {
+    if let Some(p) = global(g, i) {
+        let (reads, writes) = ((p.batch, p.channels, p.plane), (p.batch, p.channels, 1));
+        return Some(Member { role: Role::Global(p), reads, writes });
+    }
     let (slot, p) = match &g.nodes[i].op {
         Op::Conv(p) => (0, *p),
         Op::MatMul(_) if packed => match super::fold_affine::pointwise_feature_map(g, i)? {
@@ -219,6 +241,39 @@ fn role(g: &Graph, i: usize, packed: bool) -> Option<Member> {
     let role = Role::Conv { slot, blocked: !reads_nchw(&p) };
     let (reads, writes) = ((p.batch, p.in_channels, p.in_h * p.in_w), (p.batch, p.out_channels, p.out_h * p.out_w));
     (blocked && !matches!(x.kind, TensorKind::Const(_))).then_some(Member { role, reads, writes })
+}
+
+/// The global pooling `runtime_min::global_pool_blocked` computes with the bits of node `i`, if
+/// it has one: an `f32` activation's global average pooling (`GlobalPool::of_avg_pool2d`), or
+/// its sum or mean over the plane of a contiguous `[batch, channels, h, w]` or `[channels, h, w]`
+/// tensor (a pointwise convolution's einsum writes the latter), that plane's values added in
+/// order (`GlobalPool::of_reduce`: VWW's and MobileNetV2's 3x3).
+fn global(g: &Graph, i: usize) -> Option<GlobalPool> {
+    let x = &g.tensors[g.nodes[i].inputs[0]];
+    if x.dtype != DType::F32 || matches!(x.kind, TensorKind::Const(_)) || x.shape.first() == Some(&0) {
+        return None;
+    }
+    match &g.nodes[i].op {
+        Op::Pool(Pool { kind: PoolKind::Avg, params }) => GlobalPool::of_avg_pool2d(params),
+        Op::Reduce(ReduceOp { kind, out_in_strides, red_shape, red_strides }) => {
+            let mean = match kind {
+                Reducer::Sum => false,
+                Reducer::Mean => true,
+                _ => return None,
+            };
+            let (lead, &[h, w]) = x.shape.split_last_chunk::<2>()?;
+            let (batch, channels) = match *lead {
+                [channels] => (1, channels),
+                [batch, channels] => (batch, channels),
+                _ => return None,
+            };
+            let mut kept = strides_of(&x.shape);
+            kept[lead.len()..].fill(0);
+            let over_plane = *out_in_strides == kept && *red_shape == [h, w] && *red_strides == [w, 1];
+            over_plane.then(|| GlobalPool::of_reduce(batch, channels, h * w, mean)).flatten()
+        }
+        _ => None,
+    }
 }
 
 /// Whether binary node `i` (`b`) is an `f32` function of two activations of its output's shape,
@@ -270,7 +325,8 @@ fn rewrite(g: &mut Graph, chosen: &[bool], members: &[Option<Member>]) -> usize 
         // tensors, not the nodes.
         super::pack::pack_conv_weights(g);
     }
-    let (producers, in_chain): (_, Vec<bool>) = (g.producers(), members.iter().map(Option::is_some).collect());
+    let producers = g.producers();
+    let writes_blocked: Vec<bool> = members.iter().map(|m| m.is_some_and(|m| m.role.writes_blocked())).collect();
     // Whether each tensor is read by a node that is not chosen, or is a graph output (a chosen
     // convolution's weights and bias are read as they are, and a first layer's NCHW input).
     let mut read_as_nchw = vec![false; g.tensors.len()];
@@ -291,20 +347,25 @@ fn rewrite(g: &mut Graph, chosen: &[bool], members: &[Option<Member>]) -> usize 
         };
         for slot in m.role.blocked_slots(n.inputs.len()) {
             let x = n.inputs[slot];
-            let written_by_chain = producers[x].is_some_and(|i| in_chain[i]);
-            if !written_by_chain && blocked[x].is_none() {
+            if !producers[x].is_some_and(|i| writes_blocked[i]) && blocked[x].is_none() {
                 let xb = blocked_copy(g, x);
                 g.nodes.push(reorder(g, Way::ToBlocked, m.reads, x, xb));
                 blocked[x] = Some(xb);
             }
             n.inputs[slot] = blocked[x].expect("a chain's input is converted, or written blocked, before it is read");
         }
-        match &n.op {
-            Op::Conv(p) => {
+        match (&n.op, m.role) {
+            (_, Role::Global(p)) => {
+                // Its output stays the tensor it wrote.
+                n.op = Op::GlobalPoolBlocked(GlobalPoolBlocked(p));
+                g.nodes.push(n);
+                continue;
+            }
+            (Op::Conv(p), _) => {
                 n.op = Op::ConvBlocked(ConvBlocked(*p));
                 convs += 1;
             }
-            Op::Pool(pool) => n.op = Op::PoolBlocked(PoolBlocked(pool.params)),
+            (Op::Pool(pool), _) => n.op = Op::PoolBlocked(PoolBlocked(pool.params)),
             _ => {}
         }
         let y = n.output;
@@ -419,6 +480,7 @@ mod tests {
             Op::Conv(_) => "Conv".to_string(),
             Op::ConvBlocked(_) => "ConvBlocked".to_string(),
             Op::PoolBlocked(_) => "PoolBlocked".to_string(),
+            Op::GlobalPoolBlocked(_) => "GlobalPoolBlocked".to_string(),
             _ => n.source_op.clone(),
         };
         g.nodes.iter().map(|n| (kind(n), name(n.output), n.inputs.iter().take(1).map(|&t| name(t)).collect())).collect()
@@ -574,6 +636,114 @@ mod tests {
         let mut avg = g.clone();
         avg.nodes[2].op = Op::Pool(Pool { kind: PoolKind::Avg, params });
         assert_eq!(role(&avg, 2, false), None);
+    }
+
+    /// Appends `op` reading `x`, writing `name` of `[1, channels, 1, 1]`; returns it.
+    fn pooled(g: &mut Graph, name: &str, op: Op, x: TensorId) -> TensorId {
+        let channels = g.tensors[x].shape[1];
+        let y = g.add_tensor(name, vec![1, channels, 1, 1], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new(name, op, vec![x], y));
+        y
+    }
+
+    /// The sum over the `h x w` plane of a `[1, channels, h, w]` tensor, as tract lowers it.
+    fn plane_sum(channels: usize, h: usize, w: usize) -> Op {
+        let plane = h * w;
+        Op::Reduce(ReduceOp {
+            kind: Reducer::Sum,
+            out_in_strides: vec![channels * plane, plane, 0, 0],
+            red_shape: vec![h, w],
+            red_strides: vec![w, 1],
+        })
+    }
+
+    #[test]
+    fn a_global_pooling_ends_its_chain_without_a_conversion() {
+        // KWS's end: two layers, a global average pooling, a dense layer reading it.
+        let (mut g, x) = graph(16, 5);
+        let a = push(&mut g, "a", conv(16, 32, 5, None), x);
+        let b = push(&mut g, "b", conv(32, 32, 5, Some(1)), a);
+        let params = rt::Pool2d {
+            batch: 1,
+            channels: 32,
+            in_d: 1,
+            out_d: 1,
+            kernel_d: 1,
+            stride_d: 1,
+            dilation_d: 1,
+            pad_front: 0,
+            pad_back: 0,
+            in_h: 5,
+            in_w: 5,
+            out_h: 1,
+            out_w: 1,
+            kernel_h: 5,
+            kernel_w: 5,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            count_include_pad: false,
+        };
+        let p = pooled(&mut g, "p", Op::Pool(Pool { kind: PoolKind::Avg, params }), b);
+        // Two 1x1 layers on the pooled channels (a squeeze-and-excitation block's): a chain of
+        // their own, which converts the pooled tensor, written NCHW.
+        let e = push(&mut g, "e", Conv2d { weights: ConvWeights::KMajor, ..Conv2d::pointwise(32, 16, 1) }, p);
+        let f = push(&mut g, "f", Conv2d { weights: ConvWeights::KMajor, ..Conv2d::pointwise(16, 32, 1) }, e);
+        g.outputs.push(f);
+        let o = Optimizations { overlap: false, ..Default::default() };
+        assert_eq!(block_chains(&mut g, &o), 4);
+        assert_eq!(
+            steps(&g),
+            [
+                step("ToBlocked", "x.blocked", "x"),
+                step("ConvBlocked", "a.blocked", "x.blocked"),
+                step("ConvBlocked", "b.blocked", "a.blocked"),
+                step("GlobalPoolBlocked", "p", "b.blocked"),
+                step("ToBlocked", "p.blocked", "p"),
+                step("ConvBlocked", "e.blocked", "p.blocked"),
+                step("ConvBlocked", "f.blocked", "e.blocked"),
+                step("FromBlocked", "f", "f.blocked"),
+            ]
+        );
+        let Op::GlobalPoolBlocked(GlobalPoolBlocked(global)) = g.nodes[3].op else { panic!("a global pooling") };
+        assert_eq!(global, GlobalPool { batch: 1, channels: 32, plane: 25, mean: true });
+
+        // VWW's end: a sum over a 3x3 plane, the mean's division a step of its own.
+        let (mut g, x) = graph(16, 3);
+        let a = push(&mut g, "a", conv(16, 16, 3, None), x);
+        let b = push(&mut g, "b", conv(16, 16, 3, None), a);
+        let s = pooled(&mut g, "s", plane_sum(16, 3, 3), b);
+        g.outputs.push(s);
+        assert_eq!(block_chains(&mut g, &o), 2);
+        assert_eq!(steps(&g)[3], step("GlobalPoolBlocked", "s", "b.blocked"));
+        let Op::GlobalPoolBlocked(GlobalPoolBlocked(global)) = g.nodes[3].op else { panic!("a global pooling") };
+        assert_eq!(global, GlobalPool { batch: 1, channels: 16, plane: 9, mean: false });
+        // Over 16 positions `reduce_sum` adds in interleaved chains: the sum stays NCHW.
+        let (mut g, x) = graph(16, 4);
+        let a = push(&mut g, "a", conv(16, 16, 4, None), x);
+        pooled(&mut g, "s", plane_sum(16, 4, 4), a);
+        assert_eq!(role(&g, 1, false), None);
+        // Nor is a sum over anything but the plane of its input one.
+        g.nodes[1].op = plane_sum(16, 3, 5);
+        assert_eq!(role(&g, 1, false), None);
+        // A pointwise convolution's einsum writes `[channels, h, w]` (VWW's last layer).
+        let mut g = Graph::default();
+        let x = g.add_tensor("x", vec![32, 3, 3], DType::F32, TensorKind::Activation);
+        let sum = Op::Reduce(ReduceOp {
+            kind: Reducer::Sum,
+            out_in_strides: vec![9, 0, 0],
+            red_shape: vec![3, 3],
+            red_strides: vec![3, 1],
+        });
+        let y = g.add_tensor("s", vec![32, 1, 1], DType::F32, TensorKind::Activation);
+        g.nodes.push(Node::new("s", sum, vec![x], y));
+        let global = GlobalPool { batch: 1, channels: 32, plane: 9, mean: false };
+        assert_eq!(role(&g, 0, false).map(|m| m.role), Some(Role::Global(global)));
     }
 
     #[test]
