@@ -28,7 +28,8 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// and one vectors, one band of rows and several (64 input channels of 40-wide rows; 48 of
 /// 64-wide rows, a band of one output row), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
 /// than 8 outputs and of more (on AVX-512, rows of 8 or more at stride 1 are read from the input
-/// where it lies, with or without padding columns), stride 1 and 2, padding 0 to 2, rows as wide
+/// where it lies, with or without padding columns, and so are rows of 8 or more at stride 2,
+/// runs reading padding on the left, the right or neither), stride 1 and 2, padding 0 to 2, rows as wide
 /// as the stage takes;
 /// every activation, with and without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
@@ -87,6 +88,8 @@ fn cases() -> Vec<(Conv2d, bool)> {
         (dw(16, (4, 168), 1, (1, 1, 1, 1), Relu), true),
         (dw(16, (5, 166), 2, (1, 1, 1, 1), A0), true),
         (dw(32, (9, 12), 1, (0, 0, 0, 0), Relu), true),
+        (dw(16, (5, 49), 2, (1, 1, 1, 1), Relu), false),
+        (dw(32, (4, 34), 2, (0, 0, 1, 1), clip), true),
     ]
 }
 

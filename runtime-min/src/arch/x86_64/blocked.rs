@@ -267,13 +267,13 @@ impl Tile<'_> {
 }
 
 /// The 3x3 depthwise convolution `p`, block by block: with 32 vector registers (AVX-512), at
-/// stride 1 and on rows of at least [`RUN`] outputs, reading the block's input where it lies
+/// column stride 1 or 2 and on rows of at least [`RUN`] outputs, reading the block's input where it lies
 /// ([`Block::direct_outputs`]); otherwise in bands of output rows whose input rows, zero-padded,
 /// fit the stage ([`Block::outputs`]).
 #[inline(always)]
 fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let b = CHANNEL_BLOCK;
-    let direct = S::REGISTERS >= 32 && p.stride_w == 1 && p.out_w >= RUN;
+    let direct = S::REGISTERS >= 32 && p.stride_w <= 2 && p.out_w >= RUN;
     let cols = p.cols_read();
     let band = p.rows_fitting(STAGE / (cols * b)).min(p.out_h);
     assert!(band > 0, "conv2d_blocked_applies checked that a band fits the stage");
@@ -392,12 +392,23 @@ impl<S: Lanes> Block<S> {
     }
 
     /// Output row `oh` (of at least [`RUN`] outputs) into `out` from the block's input `x`, [`RUN`]
-    /// outputs at a time as [`Self::row`] runs them.
+    /// outputs at a time as [`Self::row`] runs them; a run whose input columns all lie inside the
+    /// input checks none (at stride 1, MobileNetV2's 48x48 layer in 0.80 of the time of checking
+    /// every column, VWW's 24x24 one 0.92).
     #[inline(always)]
     fn direct_row(&self, p: &Conv2d, x: &[f32], oh: usize, out: &mut [f32]) {
         let mut ow = 0;
         while ow < p.out_w {
-            self.direct_outputs(p, x, oh, ow.min(p.out_w - RUN), out);
+            let ow0 = ow.min(p.out_w - RUN);
+            // Whether the run's input columns all lie inside the input: no check per column.
+            let first = (ow0 * p.stride_w) as isize - p.pad_left as isize;
+            let inside = first >= 0 && first as usize + (RUN - 1) * p.stride_w + 3 <= p.in_w;
+            match (p.stride_w, inside) {
+                (1, true) => self.direct_outputs::<1, false>(p, x, oh, ow0, out),
+                (1, false) => self.direct_outputs::<1, true>(p, x, oh, ow0, out),
+                (_, true) => self.direct_outputs::<2, false>(p, x, oh, ow0, out),
+                (_, false) => self.direct_outputs::<2, true>(p, x, oh, ow0, out),
+            }
             ow += RUN;
         }
     }
@@ -436,24 +447,52 @@ impl<S: Lanes> Block<S> {
         }
     }
 
-    /// Outputs `ow0..ow0 + RUN` of output row `oh` (the caller's `x` and `out`; stride 1 across),
-    /// `L` channels of the block at a time: from the bias, each tap's rounded product added in
-    /// tap order, then the activation (the bits of [`Self::outputs`]). Each input vector of a
-    /// kernel row is loaded once and multiplied by the taps of the three outputs it reaches, the
-    /// block's taps held in registers; a position outside the input is a zero vector, so a
-    /// padding tap adds `w * 0`. Against the staged kernel, one layer each (AVX-512, Zen 4, a
-    /// crate outside the workspace without flags, least p10 of eight alternating runs): VWW's
-    /// 32-channel 24x24 layer 0.62 of its time, MobileNetV2's 16-channel 48x48 one 0.64 and
-    /// 96-channel 12x12 one 0.72. Rows of fewer than [`RUN`] outputs measured slower (KWS's 5:
-    /// 1.35; 6: 1.31), as did stride 2 (up to 1.45) and AVX2's 16 registers (up to 1.46): those
-    /// keep the staged kernel.
+    /// The block's vector at column `c` of an input row of the block's input (`row`: its first
+    /// vector of the lanes wanted, where `row_inside`), or zero where the row or, `CHECKED`, the
+    /// column lies outside the input.
+    ///
+    /// # Safety
+    /// Where `row_inside`, `row` points into the block's input at the row's start and, unless
+    /// `CHECKED`, `0 <= c < in_w`.
     #[inline(always)]
-    fn direct_outputs(&self, p: &Conv2d, x: &[f32], oh: usize, ow0: usize, out: &mut [f32]) {
+    unsafe fn input<const CHECKED: bool>(p: &Conv2d, row: *const f32, row_inside: bool, c: isize) -> S::V {
+        match row_inside && (!CHECKED || (0..p.in_w as isize).contains(&c)) {
+            // SAFETY: the row and column are inside the input (the caller's contract), so its
+            // vector's `L` floats from `c * 16` on lie in it.
+            true => unsafe { S::load_ptr(row.add(c as usize * CHANNEL_BLOCK)) },
+            false => S::zero(),
+        }
+    }
+
+    /// Outputs `ow0..ow0 + RUN` of output row `oh` (the caller's `x` and `out`; `STRIDE` across;
+    /// `CHECKED`: whether any of their input columns lies outside the input), `L` channels of the
+    /// block at a time: from the bias, each tap's rounded product added in tap order, then the
+    /// activation (the bits of [`Self::outputs`]), the block's taps held in registers; a
+    /// position outside the input is a zero vector, so a padding tap adds `w * 0`. At stride 1
+    /// each input vector of a kernel row is loaded once and multiplied by the taps of the three
+    /// outputs it reaches; at stride 2 output after output, each tap's vector loaded (a column
+    /// order there, over 17 columns, measured 2x slower; this order at stride 1 1.5x). Against
+    /// the staged kernel, one layer each (AVX-512, Zen 4, a crate outside the workspace without
+    /// flags, least p10 of eight alternating runs): VWW's 32-channel 24x24 layer 0.62 of its
+    /// time, MobileNetV2's 16-channel 48x48 one 0.64 and 96-channel 12x12 one 0.72; at stride 2
+    /// VWW's 16-channel 48x48 one 0.51 (p50). Rows of fewer than [`RUN`] outputs measured slower
+    /// (KWS's 5: 1.35; 6: 1.31), as did AVX2's 16 registers (up to 1.46): those keep the staged
+    /// kernel.
+    #[inline(always)]
+    fn direct_outputs<const STRIDE: usize, const CHECKED: bool>(
+        &self,
+        p: &Conv2d,
+        x: &[f32],
+        oh: usize,
+        ow0: usize,
+        out: &mut [f32],
+    ) {
         const N: usize = RUN;
         let (l, b) = (S::L, CHANNEL_BLOCK);
         // Input columns a kernel row of the run reads, from column `c0` (negative in the padding).
-        let width = N + 2;
-        let c0 = ow0 as isize - p.pad_left as isize;
+        let width = (N - 1) * STRIDE + 3;
+        let c0 = (ow0 * STRIDE) as isize - p.pad_left as isize;
+        assert!(CHECKED || (c0 >= 0 && c0 as usize + width <= p.in_w));
         assert!(x.len() >= p.in_h * p.in_w * b && (ow0 + N) * b <= out.len());
         for v in 0..b / l {
             let mut taps = [S::zero(); 9];
@@ -466,20 +505,26 @@ impl<S: Lanes> Block<S> {
                 let row_inside = (0..p.in_h as isize).contains(&ih);
                 // The row's first vector (unused outside the input).
                 let row = x.as_ptr().wrapping_add(if row_inside { ih as usize * p.in_w * b + v * l } else { 0 });
-                for j in 0..width {
-                    let c = c0 + j as isize;
-                    let xv = match row_inside && (0..p.in_w as isize).contains(&c) {
-                        // SAFETY: row `ih` and column `c` are inside the input, whose
-                        // `in_h * in_w * 16` floats `x` holds (asserted above): the vector's
-                        // `L` floats from `(ih * in_w + c) * 16 + v * L` lie in `x`.
-                        true => unsafe { S::load_ptr(row.add(c as usize * b)) },
-                        false => S::zero(),
-                    };
-                    // Output `o` reads column `j` as its tap `k = j - o`: in ascending `j`, each
-                    // output's taps of this row come in ascending `k`.
-                    for k in 0..3 {
-                        if j >= k && j - k < N {
-                            acc[j - k] = S::add(acc[j - k], S::mul(taps[r * 3 + k], xv));
+                if STRIDE == 1 {
+                    for j in 0..width {
+                        // SAFETY: `row` is row `ih`'s in `x` where `row_inside`, and column
+                        // `c0 + j` is checked, or inside the input (asserted above).
+                        let xv = unsafe { Self::input::<CHECKED>(p, row, row_inside, c0 + j as isize) };
+                        // Output `o` reads column `j` as its tap `k = j - o`: in ascending `j`,
+                        // each output's taps of this row come in ascending `k`.
+                        for k in 0..3 {
+                            if j >= k && j - k < N {
+                                acc[j - k] = S::add(acc[j - k], S::mul(taps[r * 3 + k], xv));
+                            }
+                        }
+                    }
+                } else {
+                    for (o, a) in acc.iter_mut().enumerate() {
+                        for k in 0..3 {
+                            let c = c0 + (o * STRIDE + k) as isize;
+                            // SAFETY: as above, column `c` of the run's.
+                            let xv = unsafe { Self::input::<CHECKED>(p, row, row_inside, c) };
+                            *a = S::add(*a, S::mul(taps[r * 3 + k], xv));
                         }
                     }
                 }
