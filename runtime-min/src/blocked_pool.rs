@@ -121,8 +121,8 @@ pub struct GlobalPool {
 }
 
 impl GlobalPool {
-    /// The global pooling whose bits are [`crate::avg_pool2d`]'s for `p`, if it is one: a 2-D window
-    /// over the whole plane without padding or dilation, whole blocks of channels.
+    /// The global pooling whose bits are [`crate::avg_pool2d`]'s for `p`, if it is one: a 2-D
+    /// window over the whole plane without padding or dilation, whole blocks of channels.
     pub fn of_avg_pool2d(p: &Pool2d) -> Option<GlobalPool> {
         let flat = p.in_d == 1 && p.out_d == 1 && p.kernel_d == 1 && p.stride_d == 1 && p.pad_front + p.pad_back == 0;
         let unpadded =

@@ -1,8 +1,8 @@
 //! Channel-blocked activations (`conv2d_blocked`, `max_pool2d_blocked`, `global_pool_blocked`,
 //! `to_blocked`, `from_blocked`): on every kernel path a blocked convolution gives the bits of
 //! `conv2d` on the NCHW tensors on that path (with its weights k-major and, for one group, in
-//! panels), and values close to an `f64` reference, a blocked max pooling the bits of
-//! `max_pool2d`, a blocked global pooling those of `avg_pool2d`, `reduce_sum` and `reduce_mean`; the conversions
+//! panels), and values close to an `f64` reference, a blocked max pooling the bits of `max_pool2d`,
+//! a blocked global pooling those of `avg_pool2d`, `reduce_sum` and `reduce_mean`; the conversions
 //! are each other's inverse and put channel `c` of position `q` where `blocked_index` says.
 //!
 //! Forcing a path is process-wide, so every test here holds [`PATHS`] while it runs.
@@ -20,18 +20,17 @@ static PATHS: Mutex<()> = Mutex::new(());
 /// pointwise output channels in tiles of four, three, two and one AVX-512 vectors; planes in one
 /// tile of all their positions (1, 4, 9 and 10), in a whole number of tiles, and with a last tile
 /// overlapping the one before; two images; dense layers with ResNet-8's and MNIST's shapes (3x3,
-/// stride 1 and 2, a strided 1x1 shortcut), without padding, with padding only after the last
-/// value the windows read, and with padding they read (1 or 2 before, after, or both: whole
-/// kernel rows and single taps skipped), rows of every tile width (16, 12, 8, 6, 4 and fewer than
-/// a tile) and with a last tile overlapping the one before, first layers of 1 to 8 NCHW channels
-/// (ResNet-8's, MNIST's, KWS's 10x4 at stride 2, pointwise ones), output channels in tiles of two
-/// and one vectors, one band of rows and several (64 input channels of 40-wide rows; 48 of
-/// 64-wide rows, a band of one output row), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
+/// stride 1 and 2, a strided 1x1 shortcut), without padding, with padding only after the last value
+/// the windows read, and with padding they read (1 or 2 before, after, or both: whole kernel rows
+/// and single taps skipped), rows of every tile width (16, 12, 8, 6, 4 and fewer than a tile) and
+/// with a last tile overlapping the one before, first layers of 1 to 8 NCHW channels (ResNet-8's,
+/// MNIST's, KWS's 10x4 at stride 2, pointwise ones), output channels in tiles of two and one
+/// vectors, one band of rows and several (64 input channels of 40-wide rows; 48 of 64-wide rows, a
+/// band of one output row), a 2x5 kernel with unequal strides and padding; depthwise rows of fewer
 /// than 8 outputs and of more (on AVX-512, rows of 8 or more at stride 1 are read from the input
-/// where it lies, with or without padding columns, and so are rows of 8 or more at stride 2,
-/// runs reading padding on the left, the right or neither), stride 1 and 2, padding 0 to 2, rows as wide
-/// as the stage takes;
-/// every activation, with and without a vector form.
+/// where it lies, with or without padding columns, and so are rows of 8 or more at stride 2, runs
+/// reading padding on the left, the right or neither), stride 1 and 2, padding 0 to 2, rows as wide
+/// as the stage takes; every activation, with and without a vector form.
 fn cases() -> Vec<(Conv2d, bool)> {
     use Activation::{HardSwish, None as A0, Relu, Sigmoid, Tanh};
     let clip = Activation::Clip { min: -0.25, max: 0.5 };

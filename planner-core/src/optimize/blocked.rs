@@ -15,9 +15,9 @@
 //! `max_pool2d`'s bits: MNIST's pooling, so that its chain converts the pooled tensor back, a
 //! quarter of its input) and of their global poolings (`runtime_min::global_pool_blocked`, with
 //! the bits of a global average pooling or of a sum over a plane of few values, writing their
-//! NCHW output, whose bytes are the same blocked: the chain ends with no conversion; KWS's pooling
-//! and the conversion before it took 1.9 us of 56), joined by the tensors one writes and another reads blocked in one
-//! layout (a first layer of fewer than 16 channels reads its NCHW input as it is and writes
+//! NCHW output, whose bytes are the same blocked: the chain ends with no conversion; KWS's
+//! pooling and the conversion before it took 1.9 us of 56), joined by the tensors one writes and
+//! another reads blocked in one layout (a first layer of fewer than 16 channels reads its NCHW input as it is and writes
 //! blocked); a group of fewer than two convolutions would pay its conversions for one layer's
 //! gain and is left as it is. The pass runs last, on the order and bands the schedule and
 //! tiling chose, and keeps a chain only where its conversions do not raise the arena's lower

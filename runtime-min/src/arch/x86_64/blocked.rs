@@ -267,8 +267,8 @@ impl Tile<'_> {
 }
 
 /// The 3x3 depthwise convolution `p`, block by block: with 32 vector registers (AVX-512), at
-/// column stride 1 or 2 and on rows of at least [`RUN`] outputs, reading the block's input where it lies
-/// ([`Block::direct_outputs`]); otherwise in bands of output rows whose input rows, zero-padded,
+/// column stride 1 or 2 and on rows of at least [`RUN`] outputs, reading the block's input where
+/// it lies ([`Block::direct_outputs`]); otherwise in bands of output rows whose input rows, zero-padded,
 /// fit the stage ([`Block::outputs`]).
 #[inline(always)]
 fn depthwise<S: Lanes>(p: &Conv2d, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
