@@ -456,6 +456,38 @@ mod tests {
         y
     }
 
+    /// A 2-D pooling of `[1, channels, size, size]` by `kernel x kernel` windows at stride
+    /// `kernel`, without padding.
+    fn pool2d(channels: usize, size: usize, kernel: usize) -> rt::Pool2d {
+        let out = size / kernel;
+        rt::Pool2d {
+            batch: 1,
+            channels,
+            in_d: 1,
+            out_d: 1,
+            kernel_d: 1,
+            stride_d: 1,
+            dilation_d: 1,
+            pad_front: 0,
+            pad_back: 0,
+            in_h: size,
+            in_w: size,
+            out_h: out,
+            out_w: out,
+            kernel_h: kernel,
+            kernel_w: kernel,
+            stride_h: kernel,
+            stride_w: kernel,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            count_include_pad: false,
+        }
+    }
+
     /// Appends a step of `p` reading `x`; returns its output, `name`.
     fn push(g: &mut Graph, name: &str, p: Conv2d, x: TensorId) -> TensorId {
         let w_len = p.out_channels * p.in_channels / p.groups * p.kernel_h * p.kernel_w;
@@ -583,32 +615,7 @@ mod tests {
         let first = Conv2d { in_channels: 1, ..dense3x3(16, 12) };
         let a = push(&mut g, "a", first, x);
         let b = push(&mut g, "b", dense3x3(16, 12), a);
-        let params = rt::Pool2d {
-            batch: 1,
-            channels: 16,
-            in_d: 1,
-            out_d: 1,
-            kernel_d: 1,
-            stride_d: 1,
-            dilation_d: 1,
-            pad_front: 0,
-            pad_back: 0,
-            in_h: 12,
-            in_w: 12,
-            out_h: 6,
-            out_w: 6,
-            kernel_h: 2,
-            kernel_w: 2,
-            stride_h: 2,
-            stride_w: 2,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            pad_bottom: 0,
-            pad_right: 0,
-            count_include_pad: false,
-        };
+        let params = pool2d(16, 12, 2);
         let p = g.add_tensor("p", vec![1, 16, 6, 6], DType::F32, TensorKind::Activation);
         g.nodes.push(Node::new("p", Op::Pool(Pool { kind: PoolKind::Max, params }), vec![b], p));
         // A dense layer reading the pooled tensor as 576 channels at one position (MNIST's
@@ -663,32 +670,7 @@ mod tests {
         let (mut g, x) = graph(16, 5);
         let a = push(&mut g, "a", conv(16, 32, 5, None), x);
         let b = push(&mut g, "b", conv(32, 32, 5, Some(1)), a);
-        let params = rt::Pool2d {
-            batch: 1,
-            channels: 32,
-            in_d: 1,
-            out_d: 1,
-            kernel_d: 1,
-            stride_d: 1,
-            dilation_d: 1,
-            pad_front: 0,
-            pad_back: 0,
-            in_h: 5,
-            in_w: 5,
-            out_h: 1,
-            out_w: 1,
-            kernel_h: 5,
-            kernel_w: 5,
-            stride_h: 1,
-            stride_w: 1,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            pad_bottom: 0,
-            pad_right: 0,
-            count_include_pad: false,
-        };
+        let params = pool2d(32, 5, 5);
         let p = pooled(&mut g, "p", Op::Pool(Pool { kind: PoolKind::Avg, params }), b);
         // Two 1x1 layers on the pooled channels (a squeeze-and-excitation block's): a chain of
         // their own, which converts the pooled tensor, written NCHW.
